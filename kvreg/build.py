@@ -1,0 +1,124 @@
+"""Build the DuckDB database: base tables from the registry, then the SQL views in order.
+
+The database is written to a temporary file beside the target and renamed
+into place only when everything succeeded, so a failed validation or build
+never leaves a partial database and never touches an existing one.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+DEFAULT_DB = Path(".kvreg") / "kvreg.duckdb"
+
+
+def view_files() -> list:
+    """The view SQL files (``kvreg/sql/NNN_<view>.sql``) in the order they are applied."""
+    files = [f for f in resources.files("kvreg.sql").iterdir() if f.name.endswith(".sql")]
+    return sorted(files, key=lambda f: f.name)
+
+
+def registry_commit(root: Path) -> str | None:
+    """The git commit of the project checkout (with ``-dirty`` when it has changes), or None."""
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "."], capture_output=True,
+                               text=True, timeout=10).stdout.strip()
+        return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def populate(con, registry) -> None:
+    """Create every base table from ``registry`` and every view, on an open connection."""
+    from kvreg.tables import frames
+
+    for name, df in frames(registry).items():
+        con.register("_frame", df)
+        con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM _frame')
+        con.unregister("_frame")
+    commit = registry_commit(registry.root)
+    con.execute("CREATE TABLE build_info AS SELECT ? AS registry_commit", [commit])
+    for f in view_files():
+        con.execute(f.read_text())
+
+
+def build(root: Path | str = ".", db: Path | str | None = None) -> Path:
+    """Validate the project at ``root`` and write its database atomically.
+
+    Args:
+        root: the project directory.
+        db: target file; default ``ROOT/.kvreg/kvreg.duckdb``.
+
+    Returns:
+        The path of the database written.
+
+    Raises:
+        KvregError: the registry has problems; nothing is written.
+        duckdb.Error: a view failed to build; nothing is written.
+    """
+    import duckdb
+
+    from kvreg.registry import load_registry
+
+    root = Path(root)
+    target = Path(db) if db else root / DEFAULT_DB
+    registry = load_registry(root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".kvreg-build-", suffix=".duckdb", dir=target.parent)
+    os.close(fd)
+    os.unlink(tmp)  # DuckDB wants to create the file itself
+    try:
+        con = duckdb.connect(tmp)
+        try:
+            populate(con, registry)
+        finally:
+            con.close()
+        os.replace(tmp, target)
+    finally:
+        for leftover in (tmp, tmp + ".wal"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+    return target
+
+
+def is_stale(root: Path, db: Path) -> bool:
+    """True when ``db`` is missing or older than any YAML or SQL file it is built from."""
+    if not db.exists():
+        return True
+    built = db.stat().st_mtime
+    from kvreg.registry import discover
+
+    inputs = [p for _, p in discover(root)] + [Path(str(f)) for f in view_files()]
+    return any(p.stat().st_mtime > built for p in inputs if p.exists())
+
+
+def connect(root: Path | str = ".", db: Path | str | None = None, read_only: bool = True):
+    """Open the project's database, building it first when missing or stale.
+
+    Returns:
+        A DuckDB connection (read-only by default, for analysts' queries).
+    """
+    import duckdb
+
+    root = Path(root)
+    target = Path(db) if db else root / DEFAULT_DB
+    if is_stale(root, target):
+        build(root, target)
+    return duckdb.connect(str(target), read_only=read_only)
+
+
+def memory_connection(root: Path | str = "."):
+    """A fresh in-memory database with the project's tables and views (for tests and diffs)."""
+    import duckdb
+
+    from kvreg.registry import load_registry
+
+    con = duckdb.connect(":memory:")
+    populate(con, load_registry(Path(root)))
+    return con

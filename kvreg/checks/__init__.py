@@ -1,0 +1,33 @@
+"""Cross-entry registry checks: each ``*.sql`` file here is a query returning offending rows.
+
+Every query returns ``file, line, key, message, hint``; the file stem (with
+dashes) is the problem code.  They run over the same base tables the build
+loads, in an in-memory DuckDB (CONVENTIONS.md, kvreg habit 3).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from kvreg.problems import Problem
+
+
+def run_checks(registry) -> list[Problem]:
+    """Run every check query over ``registry``'s tables; return the problems found."""
+    import duckdb
+
+    from kvreg.tables import frames
+
+    con = duckdb.connect(":memory:")
+    for name, df in frames(registry).items():
+        con.register(f"_{name}", df)
+        con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "_{name}"')
+    problems = []
+    for f in sorted(resources.files("kvreg.checks").iterdir(), key=lambda p: p.name):
+        if not f.name.endswith(".sql"):
+            continue
+        code = f.name.removesuffix(".sql").split("_", 1)[1].replace("_", "-")
+        for file, line, key, message, hint in con.execute(f.read_text()).fetchall():
+            problems.append(Problem(file, int(line), 1, key, code, message, hint))
+    con.close()
+    return problems

@@ -1,0 +1,137 @@
+"""``kvreg fit``: naive vs first-principles capacity for one model on one device.
+
+All arithmetic is in the views (``capacity`` and the ``capacity_for_pool``
+macro); this module picks the rows and lays them out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+
+from kvreg import formats as f
+
+
+class UsageError(ValueError):
+    """A command-line argument names something that does not exist (exit 2)."""
+
+
+@dataclasses.dataclass
+class FitResult:
+    """The rows of one fit: ``rows`` has one dict per context (columns of ``capacity``)."""
+
+    model_id: str
+    hardware_id: str | None
+    engine_id: str
+    weights_dtype: str | None
+    kv_dtype: str
+    tp: int
+    kv_pool_bytes: float | None
+    rows: list[dict]
+
+
+def _check(con, table: str, column: str, value: str, what: str) -> None:
+    known = [r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM {table} ORDER BY 1").fetchall()]
+    if value not in known:
+        near = difflib.get_close_matches(value, known, n=3)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise UsageError(f"unknown {what} {value!r}{hint} (known: {', '.join(known)})")
+
+
+def _dicts(cur) -> list[dict]:
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def fit(con, model: str, hardware: str | None, *, engine: str = "first-principles", weights_dtype: str | None = None,
+        kv_dtype: str = "bf16", tp: int = 1, contexts: list[int] | None = None,
+        kv_pool_bytes: float | None = None) -> FitResult:
+    """Capacity of ``model`` on ``hardware`` at each context.
+
+    Args:
+        con: a connection to a built database.
+        model, hardware, engine: registry ids (hardware may be None with ``kv_pool_bytes``).
+        weights_dtype: weight precision; default the model's own dtype.
+        kv_dtype: KV cache precision.
+        tp: tensor-parallel size (per-rank figures).
+        contexts: context lengths in tokens; default the model's contexts ≤ native from
+            the ladder (8Ki, 32Ki, 128Ki) plus its native context.
+        kv_pool_bytes: when given, the KV pool per device in bytes ("I have this much
+            free"), replacing the hardware/engine budget.
+
+    Returns:
+        A :class:`FitResult` (rows sorted by context).
+
+    Raises:
+        UsageError: an id, dtype or tp value that the database does not know.
+    """
+    _check(con, "models", "model_id", model, "model")
+    _check(con, "precisions WHERE for_kv", "dtype", kv_dtype, "KV dtype")
+    _check(con, "tp_sizes", "tp::VARCHAR", str(tp), "tp size")
+    if weights_dtype is None:
+        weights_dtype = con.execute("SELECT dtype FROM models WHERE model_id = ?", [model]).fetchone()[0]
+    if contexts is None:
+        contexts = [r[0] for r in con.execute(
+            "SELECT context_tokens FROM contexts, models WHERE model_id = ? AND (context_tokens IN (8192, 32768, 131072)"
+            " OR context_tokens = native_context_tokens) AND context_tokens <= native_context_tokens ORDER BY 1",
+            [model]).fetchall()]
+    if kv_pool_bytes is not None:
+        cur = con.execute(
+            "SELECT * FROM capacity_for_pool(?) WHERE model_id = ? AND kv_dtype = ? AND tp = ?"
+            " AND list_contains(?, context_tokens) ORDER BY context_tokens",
+            [kv_pool_bytes, model, kv_dtype, tp, contexts])
+    else:
+        if hardware is None:
+            raise UsageError("give a HARDWARE id or --kv-pool SIZE")
+        _check(con, "hardware", "hardware_id", hardware, "hardware")
+        _check(con, "engines", "engine_id", engine, "engine")
+        _check(con, "precisions WHERE for_weights", "dtype", weights_dtype, "weights dtype")
+        cur = con.execute(
+            "SELECT * FROM capacity WHERE model_id = ? AND hardware_id = ? AND engine_id = ? AND weights_dtype = ?"
+            " AND kv_dtype = ? AND tp = ? AND list_contains(?, context_tokens) ORDER BY context_tokens",
+            [model, hardware, engine, weights_dtype, kv_dtype, tp, contexts])
+    rows = _dicts(cur)
+    missing = sorted(set(contexts) - {r["context_tokens"] for r in rows})
+    if missing:
+        raise UsageError(f"context(s) {', '.join(map(str, missing))} are not on the contexts axis; "
+                         "use a ladder value (1Ki … 1Mi) or a model's native context")
+    return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows)
+
+
+def render_fit(r: FitResult) -> str:
+    """A terminal table: per-sequence bytes and max concurrency, naive beside first principles."""
+    out = []
+    where = f"on {r.hardware_id} · engine {r.engine_id} · weights {r.weights_dtype}" if r.kv_pool_bytes is None \
+        else "in a given KV pool"
+    out.append(f"{r.model_id} {where} · KV {r.kv_dtype} · TP {r.tp}")
+    if not r.rows:
+        return out[0] + "\n(no rows)"
+    first = r.rows[0]
+    out.append(f"Per sequence: growing part {f.bytes_binary(first['growing_bytes'] / first['context_tokens'])}/token"
+               f" · bounded (window) part {f.bytes_binary(first['bounded_bytes'])}"
+               f" at {first['context_tokens']:,} tokens · recurrent state {f.bytes_binary(first['state_bytes'])}"
+               f" (of which conv {f.bytes_binary(first['conv_state_bytes'])})"
+               f" · naive {f.bytes_binary(first['naive_seq_bytes'] / first['context_tokens'])}/token")
+    if r.kv_pool_bytes is None:
+        out.append(f"Memory per device: usable {f.gib(first['usable_bytes'])} × util"
+                   f" = {f.gib(first['claimed_bytes'])} − reserve {f.gib(first['reserve_bytes'])}"
+                   f" − residents {f.gib(first['resident_bytes'])} − weights {f.gib(first['weights_bytes'])}"
+                   f" ({first['weights_basis']}) = KV pool {f.gib(first['pool_bytes'])} ({f.gb(first['pool_bytes'])})")
+        out.append(f"Naive pool: marketed {f.gb(first['naive_pool_bytes'] + first['weights_bytes'])}"
+                   f" − weights {f.gb(first['weights_bytes'])} = {f.gb(first['naive_pool_bytes'])}")
+    else:
+        out.append(f"KV pool (given): {f.gib(r.kv_pool_bytes)} ({f.gb(r.kv_pool_bytes)})")
+    header = ("context", "per seq (first principles)", "per seq (naive)", "max seqs", "naive max seqs", "naive ÷ fp")
+    table = [header]
+    for row in r.rows:
+        ratio = row["naive_max_seqs"] / row["max_seqs"] if row["max_seqs"] else None
+        table.append((f"{row['context_tokens']:,}", f.bytes_binary(row["seq_bytes"]), f.bytes_binary(row["naive_seq_bytes"]),
+                      f.count(row["max_seqs"]), f.count(row["naive_max_seqs"]), f.ratio(ratio)))
+    widths = [max(len(str(t[i])) for t in table) for i in range(len(header))]
+    for i, t in enumerate(table):
+        out.append("  ".join(str(c).rjust(w) if j else str(c).ljust(w) for j, (c, w) in enumerate(zip(t, widths))))
+        if i == 0:
+            out.append("  ".join("-" * w for w in widths))
+    if any(row["max_seqs"] == 0 for row in r.rows):
+        out.append("Warning: at some contexts not even one sequence fits.")
+    return "\n".join(out)

@@ -1,0 +1,73 @@
+"""Named number formats, defined once for the CLI and the Jinja templates.
+
+Binary sizes always carry KiB/MiB/GiB (2^10, 2^20, 2^30 bytes); decimal sizes
+carry GB (10^9 bytes).  No unnamed unit is ever printed.
+"""
+
+from __future__ import annotations
+
+import math
+
+_BINARY = [("B", 1), ("KiB", 2**10), ("MiB", 2**20), ("GiB", 2**30), ("TiB", 2**40)]
+
+
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if abs(x - round(x)) < 1e-9 else f"{x:,.2f}"
+
+
+def bytes_binary(n: float | None) -> str:
+    """Bytes in the smallest binary unit that keeps the figure under 10,000: ``2,080 MiB``, ``30 GiB``."""
+    if n is None or (isinstance(n, float) and math.isnan(n)):
+        return "n/a"
+    for unit, size in _BINARY:
+        if abs(n) / size < 10_000 or unit == "TiB":
+            return f"{_num(n / size)} {unit}"
+    raise AssertionError("unreachable")
+
+
+def gib(n: float | None) -> str:
+    """Bytes as GiB with two decimals: ``79.60 GiB``."""
+    return "n/a" if n is None else f"{n / 2**30:,.2f} GiB"
+
+
+def mib(n: float | None) -> str:
+    """Bytes as whole MiB: ``2,080 MiB``."""
+    return "n/a" if n is None else f"{n / 2**20:,.0f} MiB"
+
+
+def gb(n: float | None) -> str:
+    """Bytes as decimal GB with two decimals: ``54.00 GB``."""
+    return "n/a" if n is None else f"{n / 1e9:,.2f} GB"
+
+
+def tokens(n: float | None) -> str:
+    """A token count with thousands separators: ``32,768 tokens``."""
+    return "n/a" if n is None else f"{int(n):,} tokens"
+
+
+def count(n: float | None) -> str:
+    """A whole count with thousands separators."""
+    return "n/a" if n is None else f"{int(n):,}"
+
+
+def ratio(x: float | None) -> str:
+    """A ratio such as ``14.77×``; n/a when undefined."""
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:,.2f}×"
+
+
+def tok_s(x: float | None) -> str:
+    """Tokens per second: ``23.3 tok/s``."""
+    return "n/a" if x is None else f"{x:,.1f} tok/s"
+
+
+def ms(seconds: float | None) -> str:
+    """Seconds shown as milliseconds: ``43.0 ms``."""
+    return "n/a" if seconds is None else f"{seconds * 1e3:,.1f} ms"
+
+
+def usd(x: float | None) -> str:
+    """US dollars: ``$3.78``."""
+    return "n/a" if x is None else f"${x:,.2f}"
+
+
+FILTERS = {f.__name__: f for f in (bytes_binary, gib, mib, gb, tokens, count, ratio, tok_s, ms, usd)}

@@ -1,0 +1,63 @@
+"""The one problem record and the one error type that carries a list of them.
+
+Every complaint kvreg makes about input (YAML syntax, schema, cross-entry
+checks, report definitions) is a :class:`Problem` with a location, a key path,
+a stable code, a message and a hint.  All problems are collected and reported
+at once, sorted by file and line (CONVENTIONS.md, kvreg habit 4).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with one input file.
+
+    ``line`` and ``col`` are 1-based (0 when unknown); ``key`` is the dotted
+    key path inside the file (``layer_groups.1.window``); ``code`` is stable
+    and documented in docs/validation.md.
+    """
+
+    file: str
+    line: int
+    col: int
+    key: str
+    code: str
+    message: str
+    hint: str = ""
+
+    def render(self) -> str:
+        """``file:line:col: code: key: message (hint: ...)``, one line, for terminals."""
+        where = f"{self.file}:{self.line}:{self.col}"
+        key = f" {self.key}:" if self.key else ""
+        hint = f"\n    hint: {self.hint}" if self.hint else ""
+        return f"{where}: {self.code}:{key} {self.message}{hint}"
+
+    def github(self) -> str:
+        """A GitHub Actions annotation line (``::error file=…,line=…::``)."""
+        msg = f"{self.code}: {self.key}: {self.message}" + (f" (hint: {self.hint})" if self.hint else "")
+        return f"::error file={self.file},line={self.line},col={self.col}::{msg}"
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class KvregError(Exception):
+    """Raised with every problem found; nothing is written when it is raised."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = sorted(set(problems))
+        super().__init__(f"{len(self.problems)} problem(s)")
+
+    def render(self, fmt: str = "text") -> str:
+        """Render all problems as ``text`` (one block each), ``github`` or ``json``."""
+        if fmt == "json":
+            return json.dumps([p.as_dict() for p in self.problems], indent=2)
+        if fmt == "github":
+            return "\n".join(p.github() for p in self.problems)
+        lines = [p.render() for p in self.problems]
+        lines.append(f"{len(self.problems)} problem(s) found.")
+        return "\n".join(lines)

@@ -1,0 +1,197 @@
+"""Find, parse and validate every entry of a kvreg project.
+
+A project is a directory holding ``registry/models``, ``registry/engines``,
+``hardware`` (and, as other kinds are added, more folders); each YAML file is
+one entry whose ``id`` is the file stem.  :func:`load_registry` returns the
+validated entries or raises :class:`KvregError` with every problem found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import typing
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from kvreg.problems import KvregError, Problem
+from kvreg.schema.common import Entry
+from kvreg.schema.engine import EngineEntry
+from kvreg.schema.hardware import HardwareEntry
+from kvreg.schema.model import ModelEntry
+from kvreg.yamlsrc import Document, load_document
+
+
+@dataclasses.dataclass(frozen=True)
+class Kind:
+    """One kind of entry: where its files live and which schema validates them."""
+
+    name: str
+    folder: str
+    schema: type[Entry]
+
+
+KINDS: list[Kind] = [
+    Kind("model", "registry/models", ModelEntry),
+    Kind("engine", "registry/engines", EngineEntry),
+    Kind("hardware", "hardware", HardwareEntry),
+]
+
+
+@dataclasses.dataclass
+class Loaded:
+    """A validated entry with the document it came from (for file:line lookups)."""
+
+    kind: str
+    entry: Entry
+    doc: Document
+
+
+@dataclasses.dataclass
+class Registry:
+    """Every validated entry of a project, by kind and id."""
+
+    root: Path
+    entries: dict[str, dict[str, Loaded]]
+
+    def of(self, kind: str) -> dict[str, Entry]:
+        """Entries of one kind, ``{id: entry}``, sorted by id."""
+        return {k: v.entry for k, v in sorted(self.entries.get(kind, {}).items())}
+
+
+_CODES = {
+    "extra_forbidden": "unknown-key",
+    "missing": "missing-key",
+    "literal_error": "bad-choice",
+    "string_pattern_mismatch": "bad-id",
+    "layer_sum": "layer-count-mismatch",
+    "too_short": "too-few-items",
+}
+
+
+def _code(err: dict) -> str:
+    t = err["type"]
+    if t in ("greater_than", "greater_than_equal") and (err.get("ctx") or {}).get("gt", (err.get("ctx") or {}).get("ge")) in (0, 0.0):
+        return "not-positive"
+    if t in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        return "out-of-range"
+    if t.endswith("_type") or t.endswith("_parsing") or t in ("model_attributes_type", "is_instance_of"):
+        return "wrong-type"
+    return _CODES.get(t, t.replace("_", "-"))
+
+
+def _inner_models(annotation) -> list[type[BaseModel]]:
+    """Pydantic model classes reachable inside a type annotation (Optional, list, dict, Measure)."""
+    out = []
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        out.append(annotation)
+    for arg in typing.get_args(annotation):
+        out.extend(_inner_models(arg))
+    return out
+
+
+def _fields_at(schema: type[BaseModel], path: tuple) -> set[str]:
+    """Known field names of the model found at ``path`` below ``schema``."""
+    models = [schema]
+    for part in path:
+        if isinstance(part, int):
+            continue
+        nxt = []
+        for m in models:
+            f = m.model_fields.get(part)
+            if f is not None:
+                nxt.extend(_inner_models(f.annotation))
+        models = nxt or models
+    return {name for m in models for name in m.model_fields}
+
+
+def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[Entry]) -> list[Problem]:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+        ctx = err.get("ctx") or {}
+        if ctx.get("path"):
+            loc = loc + tuple(int(p) if p.isdigit() else p for p in str(ctx["path"]).split("."))
+        code = _code(err)
+        key = ".".join(map(str, loc))
+        line, col = doc.where(loc)
+        msg = err["msg"].removeprefix("Value error, ")
+        hint = ctx.get("hint", "")
+        if code == "unknown-key":
+            known = _fields_at(schema, loc[:-1])
+            near = difflib.get_close_matches(str(loc[-1]), sorted(known), n=1, cutoff=0.5)
+            msg = f"unknown key {loc[-1]!r}"
+            hint = (f"did you mean {near[0]!r}? " if near else "") + f"known keys here: {', '.join(sorted(known))}"
+        elif code == "missing-key" and loc and loc[-1] == "sources":
+            code, msg = "missing-source", "the entry cites no source"
+            hint = "add sources: [{url: ..., note: ...}]; every entry must say where its numbers come from"
+        elif code == "too-few-items" and loc and loc[-1] == "sources":
+            code, msg = "missing-source", "the entry's sources list is empty"
+            hint = "add at least one source with a url or a title"
+        elif code == "bad-unit":
+            msg = ctx.get("message", msg)
+        elif code in ("wrong-type", "bad-choice", "not-positive", "out-of-range") and "input" in err:
+            msg = f"{msg} (got {err['input']!r})"
+        problems.append(Problem(doc.file, line, col, key, code, msg, hint))
+    return problems
+
+
+def discover(root: Path) -> list[tuple[Kind, Path]]:
+    """Every entry file below ``root``, sorted by kind order then path."""
+    found = []
+    for kind in KINDS:
+        folder = root / kind.folder
+        if folder.is_dir():
+            found.extend((kind, p) for p in sorted(folder.glob("*.y*ml")))
+    return found
+
+
+def load_registry(root: Path | str = ".") -> Registry:
+    """Parse and validate every entry under ``root`` (a kvreg project directory).
+
+    Runs the per-entry schema checks, then the cross-entry checks
+    (``kvreg/checks/*.sql``) over the loaded tables.
+
+    Raises:
+        KvregError: with all problems found, sorted by file and line.
+    """
+    root = Path(root)
+    problems: list[Problem] = []
+    entries: dict[str, dict[str, Loaded]] = {k.name: {} for k in KINDS}
+    seen: dict[str, str] = {}
+    for kind, path in discover(root):
+        display = path.relative_to(root).as_posix()
+        doc, probs = load_document(path, display)
+        problems.extend(probs)
+        if doc is None:
+            continue
+        if not isinstance(doc.data, dict):
+            problems.append(Problem(display, 1, 1, "", "wrong-type", "an entry must be a YAML mapping",
+                                    "start the file with id: " + path.stem))
+            continue
+        try:
+            entry = kind.schema.model_validate(doc.data)
+        except ValidationError as exc:
+            problems.extend(_problems_from_validation(exc, doc, kind.schema))
+            continue
+        line, col = doc.where(("id",))
+        if entry.id != path.stem:
+            problems.append(Problem(display, line, col, "id", "id-file-mismatch",
+                                    f"id {entry.id!r} differs from the file name {path.stem!r}",
+                                    f"rename the file to {entry.id}.yaml or set id: {path.stem}"))
+            continue
+        if (kind.name, entry.id) in seen:
+            problems.append(Problem(display, line, col, "id", "duplicate-id",
+                                    f"{kind.name} id {entry.id!r} is already used by {seen[(kind.name, entry.id)]}",
+                                    "ids must be unique within a kind"))
+            continue
+        seen[(kind.name, entry.id)] = display
+        entries[kind.name][entry.id] = Loaded(kind.name, entry, doc)
+    registry = Registry(root, entries)
+    from kvreg.checks import run_checks  # late: needs duckdb
+
+    problems.extend(run_checks(registry))
+    if problems:
+        raise KvregError(problems)
+    return registry

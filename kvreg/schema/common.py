@@ -1,0 +1,131 @@
+"""Field types shared by every registry entry: quantities with units, sources, provenance.
+
+A numeric field may be written bare (``bandwidth: 3.35 TB/s``) or with its own
+provenance (``bandwidth: {value: 3.35 TB/s, source: mle_accel, confidence: read}``).
+Both parse to a :class:`Measure`; the entry-level ``confidence`` fills in where
+a field gives none.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from kvreg.units import UnitError, parse_quantity, to_int
+
+Confidence = Literal["measured", "read", "derived", "estimated"]
+"""How a number was obtained: measured on a machine, read from a config or
+datasheet, derived by arithmetic from read numbers, or estimated (registry/README.md)."""
+
+DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4")
+Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4"]
+
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
+
+
+def _unit(kind: str, integral: bool):
+    def parse(v: Any):
+        try:
+            x = parse_quantity(v, kind)
+        except UnitError as exc:
+            raise PydanticCustomError("bad_unit", "{message}", {"message": str(exc), "hint": exc.hint})
+        return to_int(x) if integral else x
+    return BeforeValidator(parse)
+
+
+Bytes = Annotated[int, _unit("bytes", True), Field(gt=0)]
+"""Bytes (``80 GB``, ``79.6 GiB`` or a bare integer); must be > 0."""
+BytesOrZero = Annotated[int, _unit("bytes", True), Field(ge=0)]
+Bandwidth = Annotated[float, _unit("bandwidth", False), Field(gt=0)]
+"""Bytes per second (``3.35 TB/s``)."""
+Flops = Annotated[float, _unit("flops", False), Field(gt=0)]
+"""FLOP per second (``989 TFLOP/s``)."""
+Tokens = Annotated[int, _unit("tokens", True), Field(gt=0)]
+"""Tokens (``8K`` = 8,000; ``32Ki`` = 32,768; bare integers)."""
+Count = Annotated[float, _unit("count", False), Field(gt=0)]
+"""A plain positive number such as a parameter count (``70.6e9``)."""
+EntryId = Annotated[str, Field(pattern=ID_RE.pattern)]
+
+T = TypeVar("T")
+
+
+class Strict(BaseModel):
+    """Base for every entry model: unknown keys are errors, never ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Measure(Strict, Generic[T]):
+    """A number with optional provenance: ``value`` plus ``source`` / ``confidence`` / ``note``."""
+
+    value: T
+    source: str | None = None
+    confidence: Confidence | None = None
+    note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrap_bare(cls, data: Any) -> Any:
+        return data if isinstance(data, dict) else {"value": data}
+
+
+class Source(Strict):
+    """Where an entry's facts come from.  ``id`` lets fields cite it (``source: <id>``)."""
+
+    id: str | None = None
+    url: str | None = None
+    title: str | None = None
+    date: dt.date | str | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _has_reference(self):
+        if not (self.url or self.title):
+            raise PydanticCustomError("source_empty", "a source needs a url or a title",
+                                      {"hint": "write url: https://... or title: 'NVIDIA H100 datasheet'"})
+        return self
+
+
+class Entry(Strict):
+    """Fields every registry entry has: an id equal to its file stem, sources, default confidence."""
+
+    id: EntryId
+    name: str | None = None
+    sources: Annotated[list[Source], Field(min_length=1)]
+    confidence: Confidence = "read"
+    notes: str | None = None
+
+    def measures(self) -> list[tuple[str, Measure]]:
+        """Every :class:`Measure` in the entry with its dotted key path (for the provenance table)."""
+        out: list[tuple[str, Measure]] = []
+
+        def walk(obj, path):
+            if isinstance(obj, Measure):
+                out.append((path, obj))
+            elif isinstance(obj, BaseModel):
+                for name in type(obj).model_fields:
+                    walk(getattr(obj, name), f"{path}.{name}" if path else name)
+            elif isinstance(obj, dict):
+                for k, v in obj.items():
+                    walk(v, f"{path}.{k}")
+            elif isinstance(obj, list):
+                for i, v in enumerate(obj):
+                    walk(v, f"{path}.{i}")
+
+        walk(self, "")
+        return out
+
+    @model_validator(mode="after")
+    def _field_sources_resolve(self):
+        ids = {s.id for s in self.sources if s.id}
+        for path, m in self.measures():
+            if m.source is not None and m.source not in ids:
+                raise PydanticCustomError(
+                    "unknown_source", "{path}: source {src!r} is not one of this entry's sources",
+                    {"path": path, "src": m.source,
+                     "hint": f"add a source with id: {m.source} under sources, or cite one of {sorted(ids) or 'none'}"})
+        return self

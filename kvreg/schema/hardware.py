@@ -1,0 +1,80 @@
+"""A hardware entry: one accelerator or host (hardware/*.yaml).
+
+Memory is stored twice on purpose: the marketed label (what the naive planner
+subtracts from) and the usable bytes the runtime reports (what kvreg budgets
+against).  ``memory_basis`` says whether ``memory_usable`` was reported by a
+runtime or estimated from the label (hardware_facts.yaml, finding
+``marketed_label_units_inconsistent``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import model_validator
+from pydantic_core import PydanticCustomError
+
+from kvreg.schema.common import Bandwidth, Bytes, Dtype, EntryId, Entry, Flops, Measure, Strict
+
+
+class Interconnect(Strict):
+    """Accelerator-to-accelerator link; ``bandwidth`` is one direction, per accelerator."""
+
+    name: str
+    bandwidth: Measure[Bandwidth]
+
+
+class Price(Strict):
+    """Rental price of one accelerator (or host) per hour, with where and when it was seen."""
+
+    usd_per_hour: Measure[float]
+    provider: str
+    date: dt.date
+
+
+class Resident(Strict):
+    """Memory held by something other than the served model (OS, caches, another model).
+
+    Either ``bytes`` directly, or ``model`` (a registry model id) whose weights
+    at ``weights_dtype`` are resident.
+    """
+
+    name: str
+    bytes: Measure[Bytes] | None = None
+    model: EntryId | None = None
+    weights_dtype: Dtype | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self):
+        if (self.bytes is None) == (self.model is None):
+            raise PydanticCustomError("resident_size", "a resident needs exactly one of bytes or model",
+                                      {"path": "", "hint": "write bytes: 12 GB, or model: <model id> with weights_dtype"})
+        return self
+
+
+class HardwareEntry(Entry):
+    """One accelerator (per-device figures) or one host with unified memory."""
+
+    vendor: str
+    kind: Literal["accelerator", "host"] = "accelerator"
+    memory_marketed: Measure[Bytes]
+    memory_usable: Measure[Bytes]
+    memory_basis: Literal["runtime", "marketed"]
+    unified_memory: bool = False
+    bandwidth: Measure[Bandwidth] | None = None
+    peak_flops: dict[Dtype, Measure[Flops]] = {}
+    native_precisions: list[Dtype] = []
+    interconnect: Interconnect | None = None
+    price: Price | None = None
+    residents: list[Resident] = []
+
+    @model_validator(mode="after")
+    def _usable_le_marketed(self):
+        # Unified-memory hosts and marketed-in-GiB parts may legitimately exceed the
+        # decimal label slightly; a usable figure 10 % above it is a unit slip.
+        if self.memory_usable.value > 1.1 * self.memory_marketed.value:
+            raise PydanticCustomError(
+                "usable_gt_marketed", "memory_usable is more than 10 % above memory_marketed",
+                {"path": "memory_usable", "hint": "check the units: GiB is 2^30 bytes, GB is 10^9"})
+        return self

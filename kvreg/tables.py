@@ -1,0 +1,193 @@
+"""Validated entries → one pandas frame per entity, each checked by a pandera schema.
+
+The frames are exactly the DuckDB base tables the SQL views read.  Column
+names carry their unit (``*_bytes``, ``*_tokens``, ``*_per_s``); every value is
+in base units.  ``file``/``line`` columns let SQL checks point back at YAML.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+
+from kvreg.registry import Registry
+from kvreg.units import KIB, MIB
+
+# Bytes per element of each precision.  mxfp4: 32 fp4 values share one 8-bit
+# scale (OCP MX spec v1.0) → (32·4+8)/(32·8) = 0.53125; nvfp4: 16 fp4 values
+# share one fp8 scale (NVIDIA Blackwell docs) → (16·4+8)/(16·8) = 0.5625.
+PRECISIONS = [
+    # dtype, bytes/element, usable for weights, for KV cache, note
+    ("fp32", 4.0, True, False, "IEEE single"),
+    ("bf16", 2.0, True, True, "bfloat16"),
+    ("fp16", 2.0, True, False, "IEEE half; a KV cache in fp16 costs the same as bf16"),
+    ("fp8", 1.0, True, True, "e4m3/e5m2, per-tensor scales outside the page (vLLM)"),
+    ("int8", 1.0, True, False, "8-bit integer weights"),
+    ("int4", 0.5, True, False, "4-bit weights, group scales not counted"),
+    ("mxfp4", 0.53125, True, False, "OCP MX fp4: 32 values + one 8-bit scale"),
+    ("nvfp4", 0.5625, True, False, "NVIDIA fp4: 16 values + one fp8 scale"),
+]
+
+# Standard context ladder 1Ki … 1Mi tokens (powers of two), plus each model's native context.
+CONTEXT_LADDER = [2**k for k in range(10, 21)]
+TP_SIZES = [1, 2, 4, 8, 16]
+
+I, F, S, B = "Int64", "Float64", "string", "boolean"
+
+# table -> {column: (pandas dtype, nullable)}
+TABLES: dict[str, dict[str, tuple[str, bool]]] = {
+    "models": {
+        "model_id": (S, False), "name": (S, True), "hf_id": (S, True), "family": (S, True),
+        "architecture": (S, True), "layers": (I, False), "hidden_size": (I, False),
+        "vocab_size": (I, True), "attention_heads": (I, True), "native_context_tokens": (I, False),
+        "params_total": (F, False), "params_active": (F, False), "dtype": (S, False),
+        "moe_experts": (I, True), "moe_experts_per_token": (I, True), "moe_shared_experts": (I, True),
+        "confidence": (S, False), "file": (S, False), "line": (I, False),
+    },
+    "layer_groups": {
+        "model_id": (S, False), "group_idx": (I, False), "kind": (S, False), "layer_count": (I, False),
+        "shares_layers": (B, False), "kv_heads": (I, True), "head_dim": (I, True), "v_head_dim": (I, True),
+        "k_eq_v": (B, False), "window_tokens": (I, True), "chunk_tokens": (I, True),
+        "kv_lora_rank": (I, True), "qk_rope_head_dim": (I, True), "variant": (S, True),
+        "reuses": (S, True), "file": (S, False), "line": (I, False),
+    },
+    "state_tensors": {
+        "model_id": (S, False), "group_idx": (I, False), "tensor_idx": (I, False), "role": (S, False),
+        "dtype": (S, False), "elements": (I, False), "split_dim": (I, False),
+    },
+    "checkpoints": {
+        "model_id": (S, False), "weights_dtype": (S, False), "checkpoint_bytes": (I, False),
+    },
+    "hardware": {
+        "hardware_id": (S, False), "name": (S, True), "vendor": (S, False), "kind": (S, False),
+        "marketed_bytes": (I, False), "usable_bytes": (I, False), "memory_basis": (S, False),
+        "unified_memory": (B, False), "bandwidth_bytes_per_s": (F, True),
+        "interconnect_name": (S, True), "interconnect_bytes_per_s": (F, True),
+        "price_usd_per_hour": (F, True), "price_provider": (S, True), "price_date": (S, True),
+        "confidence": (S, False), "file": (S, False), "line": (I, False),
+    },
+    "hardware_flops": {"hardware_id": (S, False), "dtype": (S, False), "flop_per_s": (F, False)},
+    "hardware_precisions": {"hardware_id": (S, False), "dtype": (S, False)},
+    "residents": {
+        "hardware_id": (S, False), "resident_idx": (I, False), "name": (S, False),
+        "resident_bytes": (I, True), "model_id": (S, True), "weights_dtype": (S, True),
+        "file": (S, False), "line": (I, False),
+    },
+    "engines": {
+        "engine_id": (S, False), "name": (S, True), "engine": (S, False), "releases": (S, True),
+        "gpu_memory_utilization": (F, False), "reserve_bytes": (I, False), "block_size_tokens": (I, False),
+        "file": (S, False), "line": (I, False),
+    },
+    "sources": {
+        "kind": (S, False), "entry_id": (S, False), "source_idx": (I, False), "source_id": (S, True),
+        "url": (S, True), "title": (S, True), "date": (S, True), "note": (S, True),
+    },
+    "provenance": {
+        "kind": (S, False), "entry_id": (S, False), "field": (S, False), "value": (F, False),
+        "source_id": (S, True), "confidence": (S, False), "note": (S, True),
+    },
+    "precisions": {
+        "dtype": (S, False), "bytes_per_element": (F, False), "for_weights": (B, False),
+        "for_kv": (B, False), "note": (S, False),
+    },
+    "contexts": {"context_tokens": (I, False), "label": (S, False)},
+    "tp_sizes": {"tp": (I, False)},
+}
+
+SCHEMAS = {
+    name: pa.DataFrameSchema({c: pa.Column(t, nullable=n) for c, (t, n) in cols.items()}, strict=True, coerce=True)
+    for name, cols in TABLES.items()
+}
+
+
+def context_label(tokens: int) -> str:
+    """``32Ki`` for 32,768; ``1Mi`` for 1,048,576; plain digits otherwise."""
+    if tokens % MIB == 0:
+        return f"{tokens // MIB}Mi"
+    if tokens % KIB == 0:
+        return f"{tokens // KIB}Ki"
+    return f"{tokens:,}"
+
+
+def _rows(registry: Registry) -> dict[str, list[dict]]:
+    rows: dict[str, list[dict]] = {name: [] for name in TABLES}
+    for kind, loaded in registry.entries.items():
+        for eid, item in sorted(loaded.items()):
+            e = item.entry
+            for i, s in enumerate(e.sources):
+                rows["sources"].append(dict(kind=kind, entry_id=eid, source_idx=i, source_id=s.id, url=s.url,
+                                            title=s.title, date=None if s.date is None else str(s.date), note=s.note))
+            for path, m in e.measures():
+                rows["provenance"].append(dict(kind=kind, entry_id=eid, field=path, value=float(m.value),
+                                               source_id=m.source, confidence=m.confidence or e.confidence,
+                                               note=m.note))
+    for mid, item in sorted(registry.entries.get("model", {}).items()):
+        m, doc = item.entry, item.doc
+        rows["models"].append(dict(
+            model_id=mid, name=m.name, hf_id=m.hf_id, family=m.family, architecture=m.architecture,
+            layers=m.layers, hidden_size=m.hidden_size, vocab_size=m.vocab_size, attention_heads=m.attention_heads,
+            native_context_tokens=m.native_context.value, params_total=m.params_total.value,
+            params_active=(m.params_active or m.params_total).value, dtype=m.dtype,
+            moe_experts=m.moe.experts if m.moe else None,
+            moe_experts_per_token=m.moe.experts_per_token if m.moe else None,
+            moe_shared_experts=m.moe.shared_experts if m.moe else None,
+            confidence=m.confidence, file=doc.file, line=doc.where(("id",))[0]))
+        for gi, g in enumerate(m.layer_groups):
+            rows["layer_groups"].append(dict(
+                model_id=mid, group_idx=gi, kind=g.kind, layer_count=g.count, shares_layers=g.shares_layers,
+                kv_heads=g.kv_heads, head_dim=g.head_dim, v_head_dim=g.v_head_dim, k_eq_v=bool(g.k_eq_v),
+                window_tokens=g.window, chunk_tokens=g.chunk, kv_lora_rank=g.kv_lora_rank,
+                qk_rope_head_dim=g.qk_rope_head_dim, variant=g.variant, reuses=g.reuses,
+                file=doc.file, line=doc.where(("layer_groups", gi))[0]))
+            for ti, t in enumerate(g.state or []):
+                rows["state_tensors"].append(dict(model_id=mid, group_idx=gi, tensor_idx=ti, role=t.role,
+                                                  dtype=t.dtype, elements=t.elements, split_dim=t.shape[t.axis]))
+        for dtype, cb in sorted(m.checkpoints.items()):
+            rows["checkpoints"].append(dict(model_id=mid, weights_dtype=dtype, checkpoint_bytes=cb.value))
+    for hid, item in sorted(registry.entries.get("hardware", {}).items()):
+        h, doc = item.entry, item.doc
+        rows["hardware"].append(dict(
+            hardware_id=hid, name=h.name, vendor=h.vendor, kind=h.kind, marketed_bytes=h.memory_marketed.value,
+            usable_bytes=h.memory_usable.value, memory_basis=h.memory_basis, unified_memory=h.unified_memory,
+            bandwidth_bytes_per_s=h.bandwidth.value if h.bandwidth else None,
+            interconnect_name=h.interconnect.name if h.interconnect else None,
+            interconnect_bytes_per_s=h.interconnect.bandwidth.value if h.interconnect else None,
+            price_usd_per_hour=h.price.usd_per_hour.value if h.price else None,
+            price_provider=h.price.provider if h.price else None,
+            price_date=str(h.price.date) if h.price else None,
+            confidence=h.confidence, file=doc.file, line=doc.where(("id",))[0]))
+        for dtype, f in sorted(h.peak_flops.items()):
+            rows["hardware_flops"].append(dict(hardware_id=hid, dtype=dtype, flop_per_s=f.value))
+        for dtype in sorted(set(h.native_precisions)):
+            rows["hardware_precisions"].append(dict(hardware_id=hid, dtype=dtype))
+        for ri, r in enumerate(h.residents):
+            rows["residents"].append(dict(
+                hardware_id=hid, resident_idx=ri, name=r.name, resident_bytes=r.bytes.value if r.bytes else None,
+                model_id=r.model, weights_dtype=r.weights_dtype, file=doc.file,
+                line=doc.where(("residents", ri))[0]))
+    for eid, item in sorted(registry.entries.get("engine", {}).items()):
+        e, doc = item.entry, item.doc
+        rows["engines"].append(dict(
+            engine_id=eid, name=e.name, engine=e.engine, releases=e.releases,
+            gpu_memory_utilization=e.gpu_memory_utilization.value, reserve_bytes=e.runtime_reserve.value,
+            block_size_tokens=e.block_size, file=doc.file, line=doc.where(("id",))[0]))
+    rows["precisions"] = [dict(dtype=d, bytes_per_element=b, for_weights=w, for_kv=k, note=n)
+                          for d, b, w, k, n in PRECISIONS]
+    natives = {r["native_context_tokens"] for r in rows["models"]}
+    rows["contexts"] = [dict(context_tokens=c, label=context_label(c)) for c in sorted(set(CONTEXT_LADDER) | natives)]
+    rows["tp_sizes"] = [dict(tp=t) for t in TP_SIZES]
+    return rows
+
+
+def frames(registry: Registry) -> dict[str, pd.DataFrame]:
+    """One validated DataFrame per base table (see :data:`TABLES`).
+
+    Raises:
+        pandera.errors.SchemaError: a loader bug produced a column of the wrong
+            type or a null where none is allowed (entries were already validated).
+    """
+    out = {}
+    for name, rows in _rows(registry).items():
+        df = pd.DataFrame(rows, columns=list(TABLES[name]))
+        out[name] = SCHEMAS[name].validate(df)
+    return out

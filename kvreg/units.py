@@ -1,0 +1,108 @@
+"""One parser for every quantity a registry entry may write with a unit.
+
+Everything is stored in base units: bytes, bytes/s, FLOP/s, tokens, USD.
+A bare number means the field's base unit.  Binary prefixes (Ki, Mi, Gi, Ti)
+are powers of 2^10; decimal prefixes (K, M, G, T, P) are powers of 10^3, as
+in SI (DESIGN.md "Units").  Strings that could mean either (``80G``, ``80 gb``)
+are rejected with a hint rather than guessed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50}
+DECIMAL = {"": 1, "K": 10**3, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+
+# kind -> accepted unit suffixes (after the prefix) and an example for hints.
+KINDS = {
+    "bytes": (("B",), "80 GB, 79.6 GiB, 512 MiB"),
+    "bandwidth": (("B/s",), "3.35 TB/s, 819 GB/s"),
+    "flops": (("FLOP/s", "FLOPS"), "989 TFLOP/s"),
+    "tokens": (("", "tokens", "tok"), "8K, 32Ki, 131072"),
+    "count": (("",), "70.6e9, 70.6B params is not accepted: write 70.6e9"),
+}
+
+_NUMBER = r"[0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?"
+_QUANTITY = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[A-Za-z/ ]*?)\s*$")
+
+
+class UnitError(ValueError):
+    """A quantity string that cannot be read unambiguously; ``hint`` says how to write it."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.hint = hint
+
+
+def _split_prefix(unit: str) -> tuple[int, str] | None:
+    """Return (multiplier, rest) for the longest known prefix of ``unit``."""
+    for table in (BINARY, DECIMAL):
+        for prefix in sorted(table, key=len, reverse=True):
+            if prefix and unit.startswith(prefix):
+                return table[prefix], unit[len(prefix):]
+    return 1, unit
+
+
+def parse_quantity(value: object, kind: str) -> float:
+    """Parse ``value`` into the base unit of ``kind``.
+
+    Args:
+        value: an int/float (already in base units) or a string such as
+            ``"80 GB"``, ``"79.6 GiB"``, ``"3.35 TB/s"``, ``"989 TFLOP/s"``,
+            ``"8K"`` or ``"32Ki"`` (tokens).
+        kind: one of ``bytes``, ``bandwidth``, ``flops``, ``tokens``, ``count``.
+
+    Returns:
+        The value in base units (bytes, bytes/s, FLOP/s, tokens) as a float;
+        callers round where the unit is integral.
+
+    Raises:
+        UnitError: the string has no number, an unknown or ambiguous unit, or a
+            unit of another kind (``80 GB`` where tokens are expected).
+    """
+    suffixes, example = KINDS[kind]
+    if isinstance(value, bool):
+        raise UnitError(f"expected a {kind} quantity, got a boolean", f"write e.g. {example}")
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UnitError(f"{value} is not a finite number", f"write e.g. {example}")
+        return float(value)
+    if not isinstance(value, str):
+        raise UnitError(f"expected a number or a string with a unit, got {type(value).__name__}",
+                        f"write e.g. {example}")
+    m = _QUANTITY.match(value)
+    if not m:
+        raise UnitError(f"cannot read {value!r} as a {kind} quantity", f"write e.g. {example}")
+    number = float(m["num"].replace("_", "").replace(",", ""))
+    unit = m["unit"].replace(" ", "")
+    if kind in ("tokens", "count") and unit in ("", "tokens", "tok"):
+        return number
+    mult, rest = _split_prefix(unit)
+    if rest in suffixes:
+        return number * mult
+    # Diagnose the common mistakes precisely.
+    if kind == "tokens" and rest in ("", "tokens", "tok"):
+        return number * mult
+    hint = f"write e.g. {example}"
+    if unit and unit[-1:] in ("G", "M", "T", "K") and kind in ("bytes", "bandwidth"):
+        hint = f"{value!r} is ambiguous: write {m['num']} {unit}B (10^n bytes) or {m['num']} {unit}iB (2^n bytes)"
+    elif unit.lower() != unit and unit.lower() in {s.lower() for s in suffixes} | {"gb", "gib", "mb", "tb"}:
+        hint = f"units are case-sensitive: write e.g. {example}"
+    elif unit and rest not in suffixes:
+        other = [k for k, (sfx, _) in KINDS.items() if rest in sfx and k != kind and rest]
+        if other:
+            hint = f"{unit!r} is a {other[0]} unit but this field takes {kind}: write e.g. {example}"
+    raise UnitError(f"cannot read {value!r} as a {kind} quantity", hint)
+
+
+def to_int(value: float) -> int:
+    """Round a base-unit float to the nearest integer (bytes and tokens are whole)."""
+    return int(round(value))
+
+
+GIB = 2**30
+MIB = 2**20
+KIB = 2**10
+GB = 10**9
