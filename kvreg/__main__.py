@@ -1,0 +1,3 @@
+from kvreg.cli import main
+
+main()
