@@ -31,6 +31,9 @@ PRECISIONS = [
 # Standard context ladder 1Ki … 1Mi tokens (powers of two), plus each model's native context.
 CONTEXT_LADDER = [2**k for k in range(10, 21)]
 TP_SIZES = [1, 2, 4, 8, 16]
+# Concurrent sequences per replica for the roofline grid: 1, 2, 4, …, 1024.  A scenario's own
+# capacity limit (max_seqs) is a column of the roofline view, not a row here.
+BATCH_SIZES = [2**k for k in range(0, 11)]
 
 I, F, S, B = "Int64", "Float64", "string", "boolean"
 
@@ -92,6 +95,10 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     },
     "contexts": {"context_tokens": (I, False), "label": (S, False)},
     "tp_sizes": {"tp": (I, False)},
+    "batch_sizes": {"batch": (I, False)},
+    "hardware_efficiency": {
+        "hardware_id": (S, False), "bandwidth_efficiency": (F, True), "compute_efficiency": (F, True),
+    },
 }
 
 SCHEMAS = {
@@ -158,6 +165,11 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
             confidence=h.confidence, file=doc.file, line=doc.where(("id",))[0]))
         for dtype, f in sorted(h.peak_flops.items()):
             rows["hardware_flops"].append(dict(hardware_id=hid, dtype=dtype, flop_per_s=f.value))
+        if h.efficiency is not None:
+            eff = h.efficiency
+            rows["hardware_efficiency"].append(dict(
+                hardware_id=hid, bandwidth_efficiency=eff.bandwidth.value if eff.bandwidth else None,
+                compute_efficiency=eff.compute.value if eff.compute else None))
         for dtype in sorted(set(h.native_precisions)):
             rows["hardware_precisions"].append(dict(hardware_id=hid, dtype=dtype))
         for ri, r in enumerate(h.residents):
@@ -176,6 +188,7 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
     natives = {r["native_context_tokens"] for r in rows["models"]}
     rows["contexts"] = [dict(context_tokens=c, label=context_label(c)) for c in sorted(set(CONTEXT_LADDER) | natives)]
     rows["tp_sizes"] = [dict(tp=t) for t in TP_SIZES]
+    rows["batch_sizes"] = [dict(batch=b) for b in BATCH_SIZES]
     return rows
 
 

@@ -10,9 +10,9 @@ runtime or estimated from the label (hardware_facts.yaml, finding
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from kvreg.schema.common import Bandwidth, Bytes, Dtype, EntryId, Entry, Flops, Measure, Strict
@@ -31,6 +31,21 @@ class Price(Strict):
     usd_per_hour: Measure[float]
     provider: str
     date: dt.date
+
+
+Fraction = Annotated[float, Field(gt=0, le=1)]
+
+
+class Efficiency(Strict):
+    """Achieved fraction of a ceiling, as measured or reported for this hardware (and engine).
+
+    ``bandwidth`` is the share of ``bandwidth`` a real decode step reaches (memory-bound
+    regime); ``compute`` the share of ``peak_flops`` a real prefill reaches.  The roofline
+    view's ceiling columns use 1.0; its ``expected_*`` columns use these (kvreg/sql/120_hardware_peaks.sql).
+    """
+
+    bandwidth: Measure[Fraction] | None = None
+    compute: Measure[Fraction] | None = None
 
 
 class Resident(Strict):
@@ -67,6 +82,7 @@ class HardwareEntry(Entry):
     native_precisions: list[Dtype] = []
     interconnect: Interconnect | None = None
     price: Price | None = None
+    efficiency: Efficiency | None = None
     residents: list[Resident] = []
 
     @model_validator(mode="after")
