@@ -137,5 +137,39 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
     click.echo(render_fit(result))
 
 
+@main.command()
+@click.option("--model", required=True, help="Registry model id.")
+@click.option("--users", required=True, type=click.IntRange(min=1), help="Concurrent sequences to serve.")
+@click.option("--context", "context", required=True, help="Context of each sequence in tokens (32K = 32,000; 32Ki).")
+@click.option("--tpot-ms", required=True, type=click.FloatRange(min=0, min_open=True),
+              help="Time per output token each sequence needs, ms.")
+@click.option("--ttft-ms", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Optional time-to-first-token target, ms (checked against the prefill floor).")
+@click.option("--weights-dtype", "weights_dtypes", multiple=True, help="Weight precision(s); default the model's own.")
+@click.option("--kv-dtype", "kv_dtypes", multiple=True, help="KV precision(s); default bf16.")
+@click.option("--engine", default="first-principles", show_default=True)
+@click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Feasible rows shown.")
+@project_option
+@db_option
+def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, engine, top, project, db):
+    """Accelerators a workload needs: replicas, GPUs, $/hour and the binding constraint, cheapest first."""
+    from kvreg.build import connect
+    from kvreg.fit import UsageError
+    from kvreg.plan import plan as run_plan, render_plan
+
+    (context_tokens,) = _tokens((context,))
+    try:
+        con = connect(project, db)
+    except KvregError as exc:
+        _fail(exc)
+    try:
+        result = run_plan(con, model, users=users, context_tokens=context_tokens, tpot_s=tpot_ms / 1e3,
+                          ttft_s=None if ttft_ms is None else ttft_ms / 1e3, weights_dtypes=list(weights_dtypes),
+                          kv_dtypes=list(kv_dtypes), engine=engine)
+    except UsageError as exc:
+        raise click.UsageError(str(exc))
+    click.echo(render_plan(result, top=top))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -42,7 +42,8 @@
 --                                plus its KV written once
 --   prefill_intensity            prefill_flop ÷ prefill_bytes
 --   prefill_floor_s              greatest(prefill_flop ÷ tp·peak, prefill_bytes ÷ tp·bandwidth) + its all-reduces:
---                                the TTFT floor with no queueing
+--                                the TTFT floor with no queueing; NULL without a FLOP figure (prefill is
+--                                compute-bound, a bandwidth-only floor would mislead)
 -- Source: kv-cache-chapter.txt §2.4, §2.5, §4.2; kv-arithmetic-hybrid-attention.txt (decode on the Mac).
 CREATE OR REPLACE VIEW roofline AS
 WITH scen AS (
@@ -115,8 +116,9 @@ SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_to
            AS compute_bound_context_tokens,
        prefill_flop, prefill_bytes,
        prefill_flop / prefill_bytes AS prefill_intensity,
-       greatest(prefill_flop / (tp * peak_flop_per_s), prefill_bytes / (tp * bandwidth_bytes_per_s))
-           + coalesce(context_tokens * allreduce_s_per_token, 0) AS prefill_floor_s,
+       CASE WHEN peak_flop_per_s IS NOT NULL
+            THEN greatest(prefill_flop / (tp * peak_flop_per_s), prefill_bytes / (tp * bandwidth_bytes_per_s))
+                 + coalesce(context_tokens * allreduce_s_per_token, 0) END AS prefill_floor_s,
        bandwidth_efficiency, compute_efficiency,
        CASE WHEN bandwidth_efficiency IS NOT NULL
             THEN greatest(decode_memory_s / bandwidth_efficiency, decode_compute_s / coalesce(compute_efficiency, 1))

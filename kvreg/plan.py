@@ -1,0 +1,125 @@
+"""``kvreg plan``: how many accelerators a workload needs, cheapest configuration first.
+
+All arithmetic is in the ``plans`` table macro (kvreg/sql/145_plans.sql); this
+module checks the arguments, picks the rows for one model and lays them out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kvreg import formats as f
+from kvreg.fit import UsageError, _check, _dicts
+
+
+@dataclasses.dataclass
+class PlanResult:
+    """One workload's plans for one model.
+
+    ``feasible`` and ``infeasible`` hold one dict per configuration (columns of
+    ``plans``), ``feasible`` cheapest first (configurations without a price after
+    the priced ones, fewest GPUs first), ``infeasible`` with the longest
+    servable context first.
+    """
+
+    model_id: str
+    engine_id: str
+    users: int
+    context_tokens: int
+    tpot_s: float
+    ttft_s: float | None
+    weights_dtypes: list[str]
+    kv_dtypes: list[str]
+    feasible: list[dict]
+    infeasible: list[dict]
+
+
+def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttft_s: float | None = None,
+         weights_dtypes: list[str] | None = None, kv_dtypes: list[str] | None = None,
+         engine: str = "first-principles") -> PlanResult:
+    """Every hardware × precision × TP configuration for the workload, cheapest first.
+
+    Args:
+        con: a connection to a built database.
+        model: a registry model id.
+        users: concurrent sequences (> 0).
+        context_tokens: context of each sequence, tokens (> 0).
+        tpot_s: time per output token each sequence needs, seconds (> 0).
+        ttft_s: optional prefill (time to first token) target, seconds; checked against the prefill floor.
+        weights_dtypes: weight precisions to consider; default the model's own dtype.
+        kv_dtypes: KV-cache precisions to consider; default bf16.
+        engine: engine id whose memory pool is used.
+
+    Returns:
+        A :class:`PlanResult`.
+
+    Raises:
+        UsageError: an unknown id or dtype, or a non-positive workload figure.
+    """
+    if users < 1 or context_tokens < 1 or not tpot_s > 0 or (ttft_s is not None and not ttft_s > 0):
+        raise UsageError("users, context, TPOT (and TTFT when given) must be positive")
+    _check(con, "models", "model_id", model, "model")
+    _check(con, "engines", "engine_id", engine, "engine")
+    if not weights_dtypes:
+        weights_dtypes = [con.execute("SELECT dtype FROM models WHERE model_id = ?", [model]).fetchone()[0]]
+    kv_dtypes = kv_dtypes or ["bf16"]
+    for d in weights_dtypes:
+        _check(con, "precisions WHERE for_weights", "dtype", d, "weights dtype")
+    for d in kv_dtypes:
+        _check(con, "precisions WHERE for_kv", "dtype", d, "KV dtype")
+    rows = _dicts(con.execute(
+        "SELECT * FROM plans(?, ?, ?, ?) WHERE model_id = ? AND engine_id = ?"
+        " AND list_contains(?, weights_dtype) AND list_contains(?, kv_dtype)"
+        " ORDER BY feasible DESC, usd_per_hour NULLS LAST, gpus, hardware_id, tp, weights_dtype, kv_dtype",
+        [users, context_tokens, tpot_s, ttft_s, model, engine, weights_dtypes, kv_dtypes]))
+    feasible = [r for r in rows if r["feasible"]]
+    infeasible = sorted((r for r in rows if not r["feasible"]),
+                        key=lambda r: (-(r["max_context_tokens"] or -1), r["hardware_id"], r["tp"]))
+    return PlanResult(model, engine, users, context_tokens, tpot_s, ttft_s, list(weights_dtypes), list(kv_dtypes),
+                      feasible, infeasible)
+
+
+def _table(rows: list[tuple]) -> list[str]:
+    widths = [max(len(str(t[i])) for t in rows) for i in range(len(rows[0]))]
+    out = []
+    for i, t in enumerate(rows):
+        out.append("  ".join(str(c).rjust(w) if j else str(c).ljust(w) for j, (c, w) in enumerate(zip(t, widths))))
+        if i == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return out
+
+
+def render_plan(r: PlanResult, top: int = 10) -> str:
+    """A terminal report: the workload, the cheapest ``top`` configurations, then why the others fail."""
+    ttft = f" · TTFT ≤ {f.ms(r.ttft_s)}" if r.ttft_s is not None else ""
+    out = [f"{r.model_id} · {r.users:,} users × {f.tokens(r.context_tokens)} · TPOT ≤ {f.ms(r.tpot_s)}{ttft}"
+           f" · engine {r.engine_id} · weights {'/'.join(r.weights_dtypes)} · KV {'/'.join(r.kv_dtypes)}"]
+    if r.feasible:
+        out.append("Cheapest first. replicas = ceil(users ÷ min(capacity, rate limit)); "
+                   "rate limit = largest batch whose decode step ≤ TPOT.")
+        table = [("hardware", "weights", "KV", "TP", "capacity/replica", "rate limit", "replicas", "batch",
+                  "GPUs", "$/hour", "binding", "TPOT at batch", "rate basis")]
+        for p in r.feasible[:top]:
+            table.append((p["hardware_id"], p["weights_dtype"], p["kv_dtype"], p["tp"],
+                          f.count(p["max_seqs_per_replica"]), f.count(p["rate_max_batch"]), f.count(p["replicas"]),
+                          f.count(p["batch_per_replica"]), f.count(p["gpus"]), f.usd(p["usd_per_hour"]),
+                          p["binding_constraint"], f.ms(p["tpot_at_batch_s"]), p["rate_basis"]))
+        out += _table(table)
+        if len(r.feasible) > top:
+            out.append(f"({len(r.feasible) - top} more feasible configurations not shown)")
+        best = r.feasible[0]
+        out.append(f"Best: {best['replicas']} × {best['hardware_id']} TP {best['tp']} = {best['gpus']} GPUs"
+                   f" at {f.usd(best['usd_per_hour'])}/hour; binding constraint: {best['binding_constraint']}.")
+    else:
+        out.append("No configuration serves this workload.")
+        best = r.infeasible[0] if r.infeasible else None
+        if best is not None and best["max_context_tokens"] is not None:
+            out.append(f"Longest context one sequence could have within the TPOT: {f.tokens(best['max_context_tokens'])}"
+                       f" on {best['hardware_id']} TP {best['tp']} ({best['weights_dtype']} weights,"
+                       f" {best['kv_dtype']} KV); reason here: {best['reason']}.")
+    if r.infeasible:
+        out.append("Cannot serve it:")
+        for p in r.infeasible:
+            longest = "" if p["max_context_tokens"] is None else f" (longest context that would: {p['max_context_tokens']:,})"
+            out.append(f"  {p['hardware_id']} TP {p['tp']} {p['weights_dtype']}/{p['kv_dtype']}: {p['reason']}{longest}")
+    return "\n".join(out)

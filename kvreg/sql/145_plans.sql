@@ -1,0 +1,132 @@
+-- plans(users, context_tokens, tpot_s, ttft_s := NULL): table macro, how many replicas of each
+-- configuration a workload needs and what they cost.
+-- Workload: `users` concurrent sequences, each at `context_tokens` of context, each needing a decode
+--   rate ≥ 1 / tpot_s tokens per second, and (optional) a prefill floor ≤ ttft_s.
+-- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp (a replica = tp devices).
+-- Inputs: memory_pools, decode_coefficients, hardware_peaks, model_weights; macros kv_read_bytes,
+--   decode_flop, params_read.
+-- Rates use the hardware's stated bandwidth/compute efficiency when it has one (rate_basis =
+--   'expected'), else the ceiling (rate_basis = 'ceiling'); the TTFT check uses the prefill floor.
+-- Units: sequences, devices, seconds, tokens, USD per hour, bytes.
+--   max_seqs_per_replica  capacity: floor(KV pool per rank ÷ per-rank bytes of one sequence at the context)
+--   rate_max_batch        the largest batch whose decode step still fits in tpot_s:
+--                         memory: (W + B·kv)/BW + B·allreduce ≤ tpot; compute: B·(f/peak + allreduce) ≤ tpot.
+--                         MoE: W is the weight read at min(capacity, users) (experts hit, uniform routing
+--                         assumed), an upper bound for any smaller batch, so the answer is safe
+--   replicas              ceil(users ÷ min(max_seqs_per_replica, rate_max_batch))
+--   batch_per_replica     ceil(users ÷ replicas): the batch each replica actually runs
+--   tpot_at_batch_s       the decode step at that batch (expected or ceiling, see rate_basis)
+--   gpus                  replicas × tp; usd_per_hour = gpus × price (NULL when no price)
+--   binding_constraint    'capacity' (the KV pool holds fewer than the rate allows), 'tpot' (the rate
+--                         allows fewer), or 'none' (one replica holds every user within both)
+--   feasible, reason      why a configuration cannot serve the workload at all (no bandwidth figure; TP > 1
+--                         without an interconnect figure; weights do not fit; one sequence does not fit;
+--                         one sequence alone misses the TPOT; the prefill floor misses the TTFT)
+--   max_context_tokens    the longest context at which ONE sequence fits and meets tpot on one replica
+--                         (linear beyond every window; NULL when the cache does not grow with context, or
+--                         when the configuration fails for a reason no shorter context mends)
+-- Source: kv-cache-chapter.txt §2.4–2.5 (step = (P·p + B·s·k) ÷ BW), Megatron-LM all-reduces (see roofline).
+CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL) AS TABLE
+WITH base AS (
+    SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, k.kv_dtype, p.tp,
+           p.pool_bytes, mw.weights_bytes, k.params_total, k.params_active, k.moe_experts, k.moe_experts_per_token,
+           kv_read_bytes(k.growing_token_bytes, k.bounded_groups, k.state_bytes, context_tokens) AS seq_rank_bytes,
+           decode_flop(k.params_active, k.hidden_size, k.unbounded_attn_layers, k.bounded_groups,
+                       k.state_flop_per_token, context_tokens) AS flop_per_token,
+           k.growing_token_bytes * p.tp AS growing_token_bytes,
+           (coalesce(list_sum(list_transform(k.bounded_groups, lambda g: g.token_bytes * g.window_tokens)), 0)
+               + k.state_bytes) AS constant_rank_bytes,
+           2 * k.params_active + k.state_flop_per_token
+               + 4 * k.hidden_size * coalesce(list_sum(list_transform(k.bounded_groups,
+                                                     lambda g: g.layers * g.window_tokens)), 0) AS constant_flop,
+           4 * k.hidden_size * k.unbounded_attn_layers AS flop_per_context_token,
+           p.tp * h.bandwidth_bytes_per_s * coalesce(h.bandwidth_efficiency, 1) AS bw,
+           p.tp * h.peak_flop_per_s * coalesce(h.compute_efficiency, 1) AS peak,
+           p.tp * h.bandwidth_bytes_per_s AS ceiling_bw, p.tp * h.peak_flop_per_s AS ceiling_peak,
+           CASE WHEN h.bandwidth_efficiency IS NULL THEN 'ceiling' ELSE 'expected' END AS rate_basis,
+           CASE WHEN p.tp = 1 THEN 0.0
+                ELSE 2 * k.layers * 2.0 * (p.tp - 1) / p.tp * k.hidden_size * 2 / h.interconnect_bytes_per_s
+                END AS ar_s,
+           h.price_usd_per_hour
+    FROM memory_pools p
+    JOIN model_weights mw ON mw.model_id = p.model_id AND mw.weights_dtype = p.weights_dtype
+    JOIN decode_coefficients k ON k.model_id = p.model_id AND k.tp = p.tp
+    JOIN hardware_peaks h ON h.hardware_id = p.hardware_id AND h.weights_dtype = p.weights_dtype
+),
+cap AS (
+    SELECT b.*, b.seq_rank_bytes * b.tp AS seq_bytes,
+           CASE WHEN b.pool_bytes >= b.seq_rank_bytes THEN floor(b.pool_bytes / b.seq_rank_bytes) ELSE 0 END::BIGINT
+               AS max_seqs_per_replica,
+           b.weights_bytes * params_read(b.params_total, b.params_active, b.moe_experts, b.moe_experts_per_token,
+                                         1) / b.params_total AS weights_read_b1,
+           b.weights_bytes * params_read(b.params_total, b.params_active, b.moe_experts, b.moe_experts_per_token,
+                                         context_tokens) / b.params_total AS prefill_weights_read
+    FROM base b
+),
+rate AS (
+    SELECT c.*,
+           c.weights_bytes * params_read(c.params_total, c.params_active, c.moe_experts, c.moe_experts_per_token,
+                                         greatest(1, least(c.max_seqs_per_replica, users))) / c.params_total
+               AS weights_read_cap,
+           CASE WHEN c.ceiling_peak IS NOT NULL
+                THEN greatest(context_tokens * c.flop_per_token / c.ceiling_peak,
+                              (c.prefill_weights_read + c.seq_bytes) / c.ceiling_bw)
+                     + context_tokens * coalesce(c.ar_s, 0) END AS prefill_floor_s
+    FROM cap c
+),
+batch AS (
+    SELECT r.*,
+           least(floor((tpot_s - r.weights_read_cap / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0))),
+                 floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0))))::BIGINT AS rate_max_batch
+    FROM rate r
+),
+judged AS (
+    SELECT b.*,
+           CASE WHEN b.bw IS NULL THEN 'no bandwidth figure for this hardware'
+                WHEN b.tp > 1 AND b.ar_s IS NULL THEN 'tp > 1 needs an interconnect figure for this hardware'
+                WHEN b.pool_bytes <= 0 THEN 'the weights alone do not fit the device memory at this TP'
+                WHEN b.max_seqs_per_replica < 1 THEN 'memory: one sequence of this context does not fit the KV pool'
+                WHEN b.rate_max_batch < 1 THEN 'tpot: a single sequence decodes slower than the TPOT target'
+                WHEN ttft_s IS NOT NULL AND b.prefill_floor_s IS NULL
+                    THEN 'ttft: no FLOP figure for this hardware to check the TTFT target against'
+                WHEN ttft_s IS NOT NULL AND b.prefill_floor_s > ttft_s THEN 'ttft: the prefill floor exceeds the TTFT target'
+           END AS reason
+    FROM batch b
+),
+sized AS (
+    SELECT j.*, j.reason IS NULL AS feasible,
+           CASE WHEN j.reason IS NULL
+                THEN ceil(users / least(j.max_seqs_per_replica, j.rate_max_batch))::BIGINT END AS replicas
+    FROM judged j
+),
+run AS (
+    SELECT s.*, ceil(users / s.replicas)::BIGINT AS batch_per_replica
+    FROM sized s
+)
+SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp,
+       users AS workload_users, context_tokens AS workload_context_tokens,
+       tpot_s AS workload_tpot_s, ttft_s AS workload_ttft_s,
+       r.feasible, r.reason,
+       r.max_seqs_per_replica, greatest(r.rate_max_batch, 0) AS rate_max_batch,
+       r.replicas, r.batch_per_replica, r.replicas * r.tp AS gpus,
+       r.price_usd_per_hour * r.replicas * r.tp AS usd_per_hour,
+       CASE WHEN NOT r.feasible THEN NULL
+            WHEN users <= least(r.max_seqs_per_replica, r.rate_max_batch) THEN 'none'
+            WHEN r.max_seqs_per_replica <= r.rate_max_batch THEN 'capacity' ELSE 'tpot' END AS binding_constraint,
+       r.rate_basis,
+       greatest((r.weights_bytes * params_read(r.params_total, r.params_active, r.moe_experts,
+                                               r.moe_experts_per_token, r.batch_per_replica) / r.params_total
+                 + r.batch_per_replica * r.seq_bytes) / r.bw,
+                r.batch_per_replica * r.flop_per_token / r.peak)
+           + r.batch_per_replica * coalesce(r.ar_s, 0) AS tpot_at_batch_s,
+       r.prefill_floor_s,
+       r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
+       CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
+                 AND (r.tp = 1 OR r.ar_s IS NOT NULL) THEN greatest(0, floor(least(
+                (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
+                ((tpot_s - coalesce(r.ar_s, 0)) * r.bw - r.weights_read_b1 - r.constant_rank_bytes * r.tp)
+                    / r.growing_token_bytes,
+                CASE WHEN r.flop_per_context_token > 0
+                     THEN ((tpot_s - coalesce(r.ar_s, 0)) * r.peak - r.constant_flop) / r.flop_per_context_token END
+            )))::BIGINT END AS max_context_tokens
+FROM run r
