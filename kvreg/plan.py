@@ -74,7 +74,9 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
         [users, context_tokens, tpot_s, ttft_s, model, engine, weights_dtypes, kv_dtypes]))
     feasible = [r for r in rows if r["feasible"]]
     infeasible = sorted((r for r in rows if not r["feasible"]),
-                        key=lambda r: (-(r["max_context_tokens"] or -1), r["hardware_id"], r["tp"]))
+                        key=lambda r: (r["max_context_tokens"] is None, -(r["max_context_tokens"] or 0),
+                                       r["single_seq_tpot_s"] is None, r["single_seq_tpot_s"] or 0,
+                                       r["hardware_id"], r["tp"]))
     return PlanResult(model, engine, users, context_tokens, tpot_s, ttft_s, list(weights_dtypes), list(kv_dtypes),
                       feasible, infeasible)
 
@@ -114,9 +116,11 @@ def render_plan(r: PlanResult, top: int = 10) -> str:
         out.append("No configuration serves this workload.")
         best = r.infeasible[0] if r.infeasible else None
         if best is not None and best["max_context_tokens"] is not None:
-            out.append(f"Longest context one sequence could have within the TPOT: {f.tokens(best['max_context_tokens'])}"
-                       f" on {best['hardware_id']} TP {best['tp']} ({best['weights_dtype']} weights,"
-                       f" {best['kv_dtype']} KV); reason here: {best['reason']}.")
+            out.append(f"Best option: {best['hardware_id']} TP {best['tp']} ({best['weights_dtype']} weights,"
+                       f" {best['kv_dtype']} KV): {best['reason']}.")
+            out.append(f"Longest context one sequence could have there within the TPOT:"
+                       f" {f.tokens(best['max_context_tokens'])}; one sequence alone decodes at"
+                       f" {f.ms(best['single_seq_tpot_s'])} per token at this context.")
     if r.infeasible:
         out.append("Cannot serve it:")
         for p in r.infeasible:

@@ -16,6 +16,7 @@
 --   replicas              ceil(users ÷ min(max_seqs_per_replica, rate_max_batch))
 --   batch_per_replica     ceil(users ÷ replicas): the batch each replica actually runs
 --   tpot_at_batch_s       the decode step at that batch (expected or ceiling, see rate_basis)
+--   single_seq_tpot_s     the decode step of one sequence alone (the fastest any sequence can go here)
 --   gpus                  replicas × tp; usd_per_hour = gpus × price (NULL when no price)
 --   binding_constraint    'capacity' (the KV pool holds fewer than the rate allows), 'tpot' (the rate
 --                         allows fewer), or 'none' (one replica holds every user within both)
@@ -119,6 +120,8 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
                  + r.batch_per_replica * r.seq_bytes) / r.bw,
                 r.batch_per_replica * r.flop_per_token / r.peak)
            + r.batch_per_replica * coalesce(r.ar_s, 0) AS tpot_at_batch_s,
+       greatest((r.weights_read_b1 + r.seq_bytes) / r.bw, r.flop_per_token / r.peak) + coalesce(r.ar_s, 0)
+           AS single_seq_tpot_s,
        r.prefill_floor_s,
        r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
        CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
