@@ -303,3 +303,49 @@ def test_costs_without_price_are_null(con):
                  " AND weights_dtype='bf16' AND kv_dtype='bf16' AND context_tokens=8192 AND batch=1")
     assert c["usd_per_hour"] is None and c["usd_per_million_output_tokens"] is None
     assert c["decode_tok_per_s"] > 0
+
+
+# --- hardware efficiency: validated as data ------------------------------------------------------
+
+def test_efficiency_above_one_is_a_problem_with_its_position(tmp_path):
+    from kvreg.problems import KvregError
+    from kvreg.registry import load_registry
+    from tests.registry_factory import engine_entry, hardware_entry, write_project
+
+    write_project(tmp_path, {"m": {"layers": 1, "groups": [{"kind": "full", "count": 1, "kv_heads": 8, "head_dim": 128}]}},
+                  {"hw": hardware_entry("hw", efficiency={"bandwidth": 1.5})}, {"first-principles": engine_entry()})
+    with pytest.raises(KvregError) as exc:
+        load_registry(tmp_path)
+    (p,) = exc.value.problems
+    assert (p.file, p.key, p.code) == ("hardware/hw.yaml", "efficiency.bandwidth.value", "out-of-range")
+
+
+def test_fixture_without_interconnect_leaves_allreduce_null():
+    from tests.registry_factory import con_for, hardware_entry
+
+    c = con_for(models={"m": {"layers": 2, "groups": [{"kind": "full", "count": 2, "kv_heads": 8, "head_dim": 128}]}},
+                hardware={"hw": hardware_entry("hw", peak_flops={"bf16": "989 TFLOP/s"})})
+    r = one(c, "SELECT * FROM roofline WHERE model_id='m' AND weights_dtype='bf16' AND kv_dtype='bf16'"
+               " AND tp=2 AND context_tokens=8192 AND batch=1")
+    assert r["allreduce_s"] is None and r["expected_decode_step_s"] is None
+    # The step still has its memory and compute floors: a lower bound on time without the link.
+    assert r["decode_step_s"] == pytest.approx(max(r["decode_memory_s"], r["decode_compute_s"]))
+    assert one(c, "SELECT reason FROM plans(4, 8192, 0.05) WHERE model_id='m' AND weights_dtype='bf16'"
+                  " AND kv_dtype='bf16' AND tp=2")["reason"] == "tp > 1 needs an interconnect figure for this hardware"
+
+
+# --- docs/sql.md names every column of these views ------------------------------------------------
+
+@pytest.mark.parametrize("relation", ["decode_coefficients", "decode_costs", "hardware_peaks", "roofline", "costs",
+                                      "plans(1, 8192, 0.05)", "batch_sizes", "hardware_efficiency"])
+def test_docs_name_every_column(con, relation):
+    import re
+
+    from tests.conftest import ROOT
+
+    text = (ROOT / "docs" / "sql.md").read_text()
+    section = text[text.index("## Roofline, costs and plans"):]
+    named = set(re.findall(r"`([a-z_0-9]+)`", section))
+    cols = [d[0] for d in con.execute(f"SELECT * FROM {relation} LIMIT 0").description]
+    missing = [c for c in cols if c not in named]
+    assert not missing, f"{relation}: undocumented columns {missing}"
