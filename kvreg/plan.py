@@ -109,6 +109,13 @@ def render_plan(r: PlanResult, top: int = 10) -> str:
         out += _table(table)
         if len(r.feasible) > top:
             out.append(f"({len(r.feasible) - top} more feasible configurations not shown)")
+        unpriced = sorted({p["hardware_id"] for p in r.feasible[:top] if p["usd_per_hour"] is None})
+        if unpriced:
+            out.append(f"Note: $/hour n/a = no price in the registry for {', '.join(unpriced)}; sorted after priced rows.")
+        at_ceiling = sorted({p["hardware_id"] for p in r.feasible[:top] if p["rate_basis"] == "ceiling"})
+        if at_ceiling:
+            out.append(f"Note: no stated efficiency for {', '.join(at_ceiling)}: its rate is the bandwidth ceiling"
+                       " (optimistic).")
         best = r.feasible[0]
         out.append(f"Best: {best['replicas']} × {best['hardware_id']} TP {best['tp']} = {best['gpus']} GPUs"
                    f" at {f.usd(best['usd_per_hour'])}/hour; binding constraint: {best['binding_constraint']}.")

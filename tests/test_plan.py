@@ -125,3 +125,24 @@ def test_unknown_model_is_a_usage_error(db):
                                     "--tpot-ms", "50", "--project", str(ROOT), "--db", db])
     assert res.exit_code == 2
     assert "unknown model 'llama-70b'" in res.output
+
+
+# --- invariants of every feasible plan, for any workload -----------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(users=st.integers(1, 3000), context=st.integers(500, 300_000), tpot_ms=st.floats(5, 300))
+def test_feasible_plans_meet_both_constraints_with_fewest_replicas(con, users, context, tpot_ms):
+    tpot = tpot_ms / 1e3
+    rows = con.execute("SELECT * FROM plans(?, ?, ?) WHERE feasible", [users, context, tpot]).fetchall()
+    cols = [d[0] for d in con.description]
+    for row in (dict(zip(cols, r)) for r in rows):
+        assert 1 <= row["batch_per_replica"] <= row["max_seqs_per_replica"]
+        assert row["tpot_at_batch_s"] <= tpot * (1 + 1e-12)
+        assert row["replicas"] * row["batch_per_replica"] >= users
+        limit = min(row["max_seqs_per_replica"], row["rate_max_batch"])
+        # one replica fewer could not hold everyone at the per-replica limit
+        assert (row["replicas"] - 1) * limit < users
+        assert row["gpus"] == row["replicas"] * row["tp"]
