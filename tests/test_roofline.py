@@ -349,3 +349,18 @@ def test_docs_name_every_column(con, relation):
     cols = [d[0] for d in con.execute(f"SELECT * FROM {relation} LIMIT 0").description]
     missing = [c for c in cols if c not in named]
     assert not missing, f"{relation}: undocumented columns {missing}"
+
+
+# --- §4.2: where the cache overtakes the weights ---------------------------------------------------
+
+def test_crossover_70b_52_at_8k_3_3_at_128k_and_8b_15_at_8k(con):
+    assert int(roof(con, "llama-3.1-70b", "h100-sxm-80gb", 8192)["crossover_batch"]) == 52
+    assert round(roof(con, "llama-3.1-70b", "h100-sxm-80gb", 131072)["crossover_batch"], 1) == 3.3
+    assert round(roof(con, "llama-3.1-8b", "h100-sxm-80gb", 8192)["crossover_batch"]) == 15
+
+
+def test_fp8_kv_doubles_ceiling_and_crossover(con):
+    bf16 = roof(con, "llama-3.1-70b", "h100-sxm-80gb", 8192, kv="bf16")
+    fp8 = roof(con, "llama-3.1-70b", "h100-sxm-80gb", 8192, kv="fp8")
+    assert fp8["batch_ceiling_tok_per_s"] == pytest.approx(2 * bf16["batch_ceiling_tok_per_s"])
+    assert fp8["crossover_batch"] == pytest.approx(2 * bf16["crossover_batch"])
