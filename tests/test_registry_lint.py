@@ -78,3 +78,28 @@ def test_every_price_has_provider_date_and_source(reg):
         assert isinstance(h.price.date, dt.date), hid
         assert h.price.provider, hid
         assert h.price.usd_per_hour.source, hid
+
+
+# --- the `mlp` layer kind (added for Nemotron-H's MLP-only and MoE-only blocks) -----------------
+
+def test_mlp_layers_count_toward_layers_but_store_nothing():
+    from tests.conftest import one
+    from tests.registry_factory import con_for
+
+    con = con_for(models={"m": {"layers": 3, "groups": [
+        {"kind": "full", "count": 1, "kv_heads": 8, "head_dim": 128},
+        {"kind": "mlp", "count": 2}]}})
+    r = one(con, "SELECT * FROM kv_sequence_costs WHERE model_id='m' AND kv_dtype='bf16' AND tp=1 AND context_tokens=1024")
+    assert r["growing_token_bytes"] == 2 * 8 * 128 * 2          # the one attention layer only
+    assert r["naive_token_bytes"] == 2 * 8 * 128 * 2            # a layer with no mixer is not "attention"
+    assert r["state_bytes"] == 0
+
+
+def test_mlp_layer_rejects_attention_fields(tmp_path):
+    from kvreg.problems import KvregError
+    from tests.registry_factory import write_project
+
+    write_project(tmp_path, models={"m": {"layers": 1, "groups": [{"kind": "mlp", "count": 1, "kv_heads": 8}]}})
+    with pytest.raises(KvregError) as err:
+        load_registry(tmp_path)
+    assert any(p.code == "field-not-for-kind" for p in err.value.problems)
