@@ -3,7 +3,8 @@
 Each layer group has a ``kind`` that prices memory its own way (DESIGN.md,
 "Models: layers by kind"): ``full``, ``sliding`` (window), ``chunked`` (chunk),
 ``mla`` (latent), ``recurrent`` (constant state), ``shared`` (reuses another
-layer's KV, stores nothing).  Group counts sum to ``layers`` unless a group
+layer's KV, stores nothing), ``mlp`` (no token mixer at all, stores nothing:
+Nemotron-H counts its MLP-only and MoE-only blocks as layers).  Group counts sum to ``layers`` unless a group
 ``shares_layers`` (Falcon-H1 runs attention and Mamba2 in the same layers).
 """
 
@@ -17,7 +18,7 @@ from pydantic_core import PydanticCustomError
 
 from kvreg.schema.common import Bytes, Count, Dtype, Entry, Measure, Strict, Tokens
 
-Kind = Literal["full", "sliding", "chunked", "mla", "recurrent", "shared"]
+Kind = Literal["full", "sliding", "chunked", "mla", "recurrent", "shared", "mlp"]
 
 # Which optional fields each kind accepts; anything else set on a group is an
 # error, so a window written on a full layer is never silently ignored.
@@ -28,6 +29,7 @@ KIND_FIELDS: dict[str, set[str]] = {
     "mla": {"kv_lora_rank", "qk_rope_head_dim", "kv_heads", "head_dim", "v_head_dim"},
     "recurrent": {"state", "variant"},
     "shared": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "reuses"},
+    "mlp": set(),
 }
 REQUIRED: dict[str, set[str]] = {
     "full": {"kv_heads", "head_dim"},
@@ -36,6 +38,7 @@ REQUIRED: dict[str, set[str]] = {
     "mla": {"kv_lora_rank", "qk_rope_head_dim"},
     "recurrent": {"state"},
     "shared": set(),
+    "mlp": set(),
 }
 OPTIONAL_ANY = {"kind", "count", "shares_layers", "note"}
 

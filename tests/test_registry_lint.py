@@ -1,0 +1,105 @@
+"""Registry lint over the shipped entries: valid, sourced, unique (issue #7, registry/README.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+
+from kvreg.cli import main
+from kvreg.registry import load_registry
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def reg():
+    return load_registry(ROOT)
+
+
+def test_kvreg_validate_is_clean():
+    result = CliRunner().invoke(main, ["validate", "--project", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().endswith("entries valid.")
+
+
+def test_registry_has_the_issue_7_breadth(reg):
+    assert len(reg.of("model")) >= 35
+    assert len(reg.of("hardware")) >= 20
+
+
+def test_every_entry_has_a_source_with_url_or_title(reg):
+    for kind, entries in reg.entries.items():
+        for eid, loaded in entries.items():
+            assert loaded.entry.sources, f"{kind} {eid} has no source"
+            for s in loaded.entry.sources:
+                assert s.url or s.title, f"{kind} {eid}: source {s.id} names nothing"
+
+
+def test_every_model_and_hardware_number_cites_a_source(con):
+    rows = con.execute("SELECT kind, entry_id, field FROM provenance "
+                       "WHERE kind IN ('model', 'hardware') AND source_id IS NULL ORDER BY ALL").fetchall()
+    assert rows == []
+
+
+def test_every_number_has_a_confidence_level(con):
+    levels = {r[0] for r in con.execute("SELECT DISTINCT confidence FROM provenance").fetchall()}
+    assert levels <= {"measured", "read", "derived", "estimated"}
+
+
+def test_every_hardware_entry_states_its_memory_basis(reg):
+    for hid, loaded in reg.entries["hardware"].items():
+        assert "memory_basis" in loaded.doc.data, f"{hid}: memory_basis must be written, not defaulted"
+        h = loaded.entry
+        if h.memory_basis == "marketed":
+            # a figure not reported by a runtime is an estimate, and says how it was converted
+            assert h.memory_usable.confidence == "estimated", hid
+            assert h.memory_usable.note, hid
+
+
+def test_no_two_entries_share_an_id(reg):
+    ids = Counter(eid for entries in reg.entries.values() for eid in entries)
+    assert [i for i, n in ids.items() if n > 1] == []
+    for entries in reg.entries.values():
+        for eid, loaded in entries.items():
+            assert loaded.entry.id == eid
+
+
+def test_no_two_models_share_an_hf_id(reg):
+    hf = Counter(m.hf_id for m in reg.of("model").values() if m.hf_id)
+    assert [h for h, n in hf.items() if n > 1] == []
+
+
+def test_every_price_has_provider_date_and_source(reg):
+    priced = {hid: h for hid, h in reg.of("hardware").items() if h.price}
+    assert priced, "some hardware should carry a price"
+    for hid, h in priced.items():
+        assert isinstance(h.price.date, dt.date), hid
+        assert h.price.provider, hid
+        assert h.price.usd_per_hour.source, hid
+
+
+# --- the `mlp` layer kind (added for Nemotron-H's MLP-only and MoE-only blocks) -----------------
+
+def test_mlp_layers_count_toward_layers_but_store_nothing():
+    from tests.conftest import one
+    from tests.registry_factory import con_for
+
+    con = con_for(models={"m": {"layers": 3, "groups": [
+        {"kind": "full", "count": 1, "kv_heads": 8, "head_dim": 128},
+        {"kind": "mlp", "count": 2}]}})
+    r = one(con, "SELECT * FROM kv_sequence_costs WHERE model_id='m' AND kv_dtype='bf16' AND tp=1 AND context_tokens=1024")
+    assert r["growing_token_bytes"] == 2 * 8 * 128 * 2          # the one attention layer only
+    assert r["naive_token_bytes"] == 2 * 8 * 128 * 2            # a layer with no mixer is not "attention"
+    assert r["state_bytes"] == 0
+
+
+def test_mlp_layer_rejects_attention_fields(tmp_path):
+    from kvreg.problems import KvregError
+    from tests.registry_factory import write_project
+
+    write_project(tmp_path, models={"m": {"layers": 1, "groups": [{"kind": "mlp", "count": 1, "kv_heads": 8}]}})
+    with pytest.raises(KvregError) as err:
+        load_registry(tmp_path)
+    assert any(p.code == "field-not-for-kind" for p in err.value.problems)
