@@ -147,11 +147,12 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
               help="Optional time-to-first-token target, ms (checked against the prefill floor).")
 @click.option("--weights-dtype", "weights_dtypes", multiple=True, help="Weight precision(s); default the model's own.")
 @click.option("--kv-dtype", "kv_dtypes", multiple=True, help="KV precision(s); default bf16.")
+@click.option("--hardware", "hardware", multiple=True, help="Hardware id(s) to compare; default all.")
 @click.option("--engine", default="first-principles", show_default=True)
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Feasible rows shown.")
 @project_option
 @db_option
-def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, engine, top, project, db):
+def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, project, db):
     """Accelerators a workload needs: replicas, GPUs, $/hour and the binding constraint, cheapest first."""
     from kvreg.build import connect
     from kvreg.fit import UsageError
@@ -165,7 +166,8 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, eng
     try:
         result = run_plan(con, model, users=users, context_tokens=context_tokens, tpot_s=tpot_ms / 1e3,
                           ttft_s=None if ttft_ms is None else ttft_ms / 1e3, weights_dtypes=list(weights_dtypes),
-                          kv_dtypes=list(kv_dtypes), engine=engine)
+                          kv_dtypes=list(kv_dtypes), engine=engine,
+                          hardware=list(hardware))
     except UsageError as exc:
         raise click.UsageError(str(exc))
     click.echo(render_plan(result, top=top))

@@ -36,7 +36,7 @@ class PlanResult:
 
 def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttft_s: float | None = None,
          weights_dtypes: list[str] | None = None, kv_dtypes: list[str] | None = None,
-         engine: str = "first-principles") -> PlanResult:
+         engine: str = "first-principles", hardware: list[str] | None = None) -> PlanResult:
     """Every hardware × precision × TP configuration for the workload, cheapest first.
 
     Args:
@@ -49,6 +49,7 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
         weights_dtypes: weight precisions to consider; default the model's own dtype.
         kv_dtypes: KV-cache precisions to consider; default bf16.
         engine: engine id whose memory pool is used.
+        hardware: hardware ids to compare; default every hardware entry.
 
     Returns:
         A :class:`PlanResult`.
@@ -67,11 +68,15 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
         _check(con, "precisions WHERE for_weights", "dtype", d, "weights dtype")
     for d in kv_dtypes:
         _check(con, "precisions WHERE for_kv", "dtype", d, "KV dtype")
+    for h in hardware or []:
+        _check(con, "hardware", "hardware_id", h, "hardware")
+    if not hardware:
+        hardware = [r[0] for r in con.execute("SELECT hardware_id FROM hardware").fetchall()]
     rows = _dicts(con.execute(
         "SELECT * FROM plans(?, ?, ?, ?) WHERE model_id = ? AND engine_id = ?"
-        " AND list_contains(?, weights_dtype) AND list_contains(?, kv_dtype)"
+        " AND list_contains(?, weights_dtype) AND list_contains(?, kv_dtype) AND list_contains(?, hardware_id)"
         " ORDER BY feasible DESC, usd_per_hour NULLS LAST, gpus, hardware_id, tp, weights_dtype, kv_dtype",
-        [users, context_tokens, tpot_s, ttft_s, model, engine, weights_dtypes, kv_dtypes]))
+        [users, context_tokens, tpot_s, ttft_s, model, engine, weights_dtypes, kv_dtypes, hardware]))
     feasible = [r for r in rows if r["feasible"]]
     infeasible = sorted((r for r in rows if not r["feasible"]),
                         key=lambda r: (r["max_context_tokens"] is None, -(r["max_context_tokens"] or 0),
