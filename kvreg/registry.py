@@ -107,7 +107,13 @@ def _fields_at(schema: type[BaseModel], path: tuple) -> set[str]:
 
 
 def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[Entry]) -> list[Problem]:
-    problems = []
+    """One :class:`Problem` per pydantic error, placed at the offending key of ``doc``.
+
+    A misspelt required key shows up twice in pydantic (the typo is unknown, the
+    real key is missing); the two are reported as one unknown-key problem whose
+    hint names the missing key.
+    """
+    problems: list[tuple[tuple, Problem]] = []
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
         ctx = err.get("ctx") or {}
@@ -133,8 +139,18 @@ def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[
             msg = ctx.get("message", msg)
         elif code in ("wrong-type", "bad-choice", "not-positive", "out-of-range") and "input" in err:
             msg = f"{msg} (got {err['input']!r})"
-        problems.append(Problem(doc.file, line, col, key, code, msg, hint))
-    return problems
+        problems.append((loc, Problem(doc.file, line, col, key, code, msg, hint)))
+    missing = {loc for loc, p in problems if p.code == "missing-key"}
+    merged: set[tuple] = set()
+    out = []
+    for loc, p in problems:
+        if p.code == "unknown-key":
+            near = difflib.get_close_matches(str(loc[-1]), sorted(_fields_at(schema, loc[:-1])), n=1, cutoff=0.5)
+            if near and loc[:-1] + (near[0],) in missing:
+                merged.add(loc[:-1] + (near[0],))
+                p = dataclasses.replace(p, hint=f"did you mean {near[0]!r}? it is required and missing here")
+        out.append((loc, p))
+    return [p for loc, p in out if not (p.code == "missing-key" and loc in merged)]
 
 
 def discover(root: Path) -> list[tuple[Kind, Path]]:

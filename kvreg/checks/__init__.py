@@ -22,12 +22,21 @@ def run_checks(registry) -> list[Problem]:
     for name, df in frames(registry).items():
         con.register(f"_{name}", df)
         con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "_{name}"')
+    docs = {item.doc.file: item.doc for loaded in registry.entries.values() for item in loaded.values()}
     problems = []
     for f in sorted(resources.files("kvreg.checks").iterdir(), key=lambda p: p.name):
         if not f.name.endswith(".sql"):
             continue
         code = f.name.removesuffix(".sql").split("_", 1)[1].replace("_", "-")
         for file, line, key, message, hint in con.execute(f.read_text()).fetchall():
-            problems.append(Problem(file, int(line), 1, key, code, message, hint))
+            # Point at the offending key itself when its document knows it (the
+            # query's line is that of the enclosing entry or list item).
+            col = 1
+            doc = docs.get(file)
+            if doc is not None and key:
+                path = tuple(int(k) if k.isdigit() else k for k in key.split("."))
+                if path in doc.positions:
+                    line, col = doc.positions[path]
+            problems.append(Problem(file, int(line), col, key, code, message, hint))
     con.close()
     return problems

@@ -107,7 +107,7 @@ class LayerGroup(Strict):
             key = sorted(missing)[0]
             raise PydanticCustomError(
                 "missing", "a {kind!r} layer group needs {key!r}",
-                {"key": key, "kind": self.kind, "path": "",
+                {"key": key, "kind": self.kind, "path": key,
                  "hint": f"a {self.kind} group requires {sorted(REQUIRED[self.kind])}"})
         return self
 
