@@ -135,6 +135,9 @@ def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[
         elif code == "too-few-items" and loc and loc[-1] == "sources":
             code, msg = "missing-source", "the entry's sources list is empty"
             hint = "add at least one source with a url or a title"
+        elif code == "bad-id":
+            msg = f"id {err.get('input')!r} is not a valid entry id"
+            hint = "ids are lower-case letters, digits, dots and dashes, starting with a letter or digit"
         elif code == "bad-unit":
             msg = ctx.get("message", msg)
         elif code in ("wrong-type", "bad-choice", "not-positive", "out-of-range") and "input" in err:

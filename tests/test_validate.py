@@ -180,12 +180,14 @@ def test_field_that_does_not_apply_to_the_kind(tmp_path):
     p = only(model(tmp_path, "    head_dim: 128", "    head_dim: 128\n    window: 4096"))
     assert where(p) == ("field-not-for-kind", "registry/models/m.yaml", 11)
     assert p["key"] == "layer_groups.0.window"
+    assert p["message"] == "'window' does not apply to a 'full' layer group"
 
 
 def test_kind_without_its_required_field(tmp_path):
     p = only(model(tmp_path, "kind: full", "kind: sliding"))
     assert where(p) == ("missing-key", "registry/models/m.yaml", 7)
     assert p["key"] == "layer_groups.0.window"
+    assert p["message"] == "a 'sliding' layer group needs 'window'"
 
 
 def test_duplicate_id_yaml_and_yml(tmp_path):
@@ -193,6 +195,48 @@ def test_duplicate_id_yaml_and_yml(tmp_path):
     p = only(root)
     assert where(p) == ("duplicate-id", "registry/models/m.yml", 1)
     assert p["message"] == "model id 'm' is already used by registry/models/m.yaml"
+
+
+def test_malformed_id(tmp_path):
+    p = only(model(tmp_path, "id: m", "id: M_1"))
+    assert where(p) == ("bad-id", "registry/models/m.yaml", 1)
+    assert p["message"] == "id 'M_1' is not a valid entry id"
+
+
+def test_unknown_choice(tmp_path):
+    p = only(model(tmp_path, "kind: full", "kind: fancy"))
+    assert where(p) == ("bad-choice", "registry/models/m.yaml", 7)
+    assert p["message"].endswith("(got 'fancy')")
+
+
+def test_empty_layer_groups(tmp_path):
+    text = MODEL[:MODEL.index("layer_groups")] + "layer_groups: []\nsources:\n  - title: t\n"
+    p = only(project(tmp_path, {"registry/models/m.yaml": text}))
+    assert where(p) == ("too-few-items", "registry/models/m.yaml", 6)
+
+
+def test_utilization_above_one_is_out_of_range(tmp_path):
+    engine = ("id: first-principles\nengine: first-principles\ngpu_memory_utilization: 1.5\n"
+              "runtime_reserve: 6 GiB\nsources:\n  - title: t\n")
+    p = only(project(tmp_path, {"registry/engines/first-principles.yaml": engine}))
+    assert where(p) == ("out-of-range", "registry/engines/first-principles.yaml", 3)
+
+
+def test_resident_needs_bytes_or_model(tmp_path):
+    p = only(project(tmp_path, {"hardware/hw.yaml": HARDWARE + "residents:\n  - name: os\n"}))
+    assert where(p) == ("resident-size", "hardware/hw.yaml", 10)
+
+
+def test_two_models_with_one_hf_id(tmp_path):
+    root = project(tmp_path, {"registry/models/m.yaml": MODEL.replace("id: m", "id: m\nhf_id: org/m"),
+                              "registry/models/n.yaml": MODEL.replace("id: m", "id: n\nhf_id: org/m")})
+    p = only(root)
+    assert where(p) == ("duplicate-hf-id", "registry/models/n.yaml", 2)
+
+
+def test_entry_that_is_not_a_mapping(tmp_path):
+    p = only(project(tmp_path, {"registry/models/m.yaml": "- id: m\n"}))
+    assert where(p) == ("wrong-type", "registry/models/m.yaml", 1)
 
 
 def test_id_differing_from_file_stem(tmp_path):
@@ -245,6 +289,7 @@ def test_field_citing_an_unknown_source(tmp_path):
     p = only(model(tmp_path, "params_total: 8e9", "params_total: {value: 8e9, source: nowhere}"))
     assert where(p) == ("unknown-source", "registry/models/m.yaml", 5)
     assert p["key"] == "params_total.source"
+    assert p["message"] == "source 'nowhere' is not one of this entry's sources"
 
 
 def test_duplicate_yaml_key(tmp_path):
