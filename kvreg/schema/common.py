@@ -127,5 +127,6 @@ class Entry(Strict):
                 raise PydanticCustomError(
                     "unknown_source", "source '{src}' is not one of this entry's sources",
                     {"path": f"{path}.source", "src": m.source,
-                     "hint": f"add a source with id: {m.source} under sources, or cite one of {sorted(ids) or 'none'}"})
+                     "hint": f"add a source with id: {m.source} under sources"
+                             + (f", or cite one of {', '.join(sorted(ids))}" if ids else " (no source has an id yet)")})
         return self
