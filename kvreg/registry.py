@@ -54,6 +54,9 @@ class Registry:
 
     root: Path
     entries: dict[str, dict[str, Loaded]]
+    invalid: set[tuple[str, str]] = dataclasses.field(default_factory=set)
+    """(kind, file stem) of entry files that exist but failed validation; references to
+    them are not reported again as missing."""
 
     def of(self, kind: str) -> dict[str, Entry]:
         """Entries of one kind, ``{id: entry}``, sorted by id."""
@@ -166,6 +169,28 @@ def discover(root: Path) -> list[tuple[Kind, Path]]:
     return found
 
 
+def _validate(kind: Kind, path: Path, display: str, doc: Document | None, problems: list[Problem]) -> Entry | None:
+    """The validated entry of one parsed file, or None after appending its problems."""
+    if doc is None:
+        return None
+    if not isinstance(doc.data, dict):
+        problems.append(Problem(display, 1, 1, "", "wrong-type", "an entry must be a YAML mapping",
+                                "start the file with id: " + path.stem))
+        return None
+    try:
+        entry = kind.schema.model_validate(doc.data)
+    except ValidationError as exc:
+        problems.extend(_problems_from_validation(exc, doc, kind.schema))
+        return None
+    if entry.id != path.stem:
+        line, col = doc.where(("id",))
+        problems.append(Problem(display, line, col, "id", "id-file-mismatch",
+                                f"id {entry.id!r} differs from the file name {path.stem!r}",
+                                f"rename the file to {entry.id}.yaml or set id: {path.stem}"))
+        return None
+    return entry
+
+
 def load_registry(root: Path | str = ".") -> Registry:
     """Parse and validate every entry under ``root`` (a kvreg project directory).
 
@@ -178,36 +203,26 @@ def load_registry(root: Path | str = ".") -> Registry:
     root = Path(root)
     problems: list[Problem] = []
     entries: dict[str, dict[str, Loaded]] = {k.name: {} for k in KINDS}
-    seen: dict[str, str] = {}
+    invalid: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], str] = {}
     for kind, path in discover(root):
         display = path.relative_to(root).as_posix()
+        # Two files with one stem (m.yaml, m.yml) are one id twice, valid or not.
+        first = seen.setdefault((kind.name, path.stem), display)
         doc, probs = load_document(path, display)
         problems.extend(probs)
-        if doc is None:
-            continue
-        if not isinstance(doc.data, dict):
-            problems.append(Problem(display, 1, 1, "", "wrong-type", "an entry must be a YAML mapping",
-                                    "start the file with id: " + path.stem))
-            continue
-        try:
-            entry = kind.schema.model_validate(doc.data)
-        except ValidationError as exc:
-            problems.extend(_problems_from_validation(exc, doc, kind.schema))
-            continue
-        line, col = doc.where(("id",))
-        if entry.id != path.stem:
-            problems.append(Problem(display, line, col, "id", "id-file-mismatch",
-                                    f"id {entry.id!r} differs from the file name {path.stem!r}",
-                                    f"rename the file to {entry.id}.yaml or set id: {path.stem}"))
-            continue
-        if (kind.name, entry.id) in seen:
+        if first != display:
+            line, col = doc.where(("id",)) if doc else (1, 1)
             problems.append(Problem(display, line, col, "id", "duplicate-id",
-                                    f"{kind.name} id {entry.id!r} is already used by {seen[(kind.name, entry.id)]}",
+                                    f"{kind.name} id {path.stem!r} is already used by {first}",
                                     "ids must be unique within a kind"))
             continue
-        seen[(kind.name, entry.id)] = display
-        entries[kind.name][entry.id] = Loaded(kind.name, entry, doc)
-    registry = Registry(root, entries)
+        entry = _validate(kind, path, display, doc, problems)
+        if entry is None:
+            invalid.add((kind.name, path.stem))
+        else:
+            entries[kind.name][entry.id] = Loaded(kind.name, entry, doc)
+    registry = Registry(root, entries, invalid)
     from kvreg.checks import run_checks  # late: needs duckdb
 
     problems.extend(run_checks(registry))

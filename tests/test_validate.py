@@ -252,6 +252,19 @@ def test_reference_to_a_missing_entry(tmp_path):
     assert p["key"] == "residents.0.model"
 
 
+def test_reference_to_an_invalid_entry_is_not_reported_twice(tmp_path):
+    hw = HARDWARE + "residents:\n  - name: other model\n    model: m\n"
+    root = project(tmp_path, {"hardware/hw.yaml": hw, "registry/models/m.yaml": MODEL.replace("layers: 2", "layers: 3")})
+    assert [where(p) for p in problems(root)] == [("layer-count-mismatch", "registry/models/m.yaml", 6)]
+
+
+def test_duplicate_id_is_reported_even_when_the_first_file_is_invalid(tmp_path):
+    root = project(tmp_path, {"registry/models/m.yaml": MODEL.replace("layers: 2", "layers: 3"),
+                              "registry/models/m.yml": MODEL})
+    assert [where(p) for p in problems(root)] == [("layer-count-mismatch", "registry/models/m.yaml", 6),
+                                                  ("duplicate-id", "registry/models/m.yml", 1)]
+
+
 def test_reference_to_an_existing_entry_is_fine(tmp_path):
     hw = HARDWARE + "residents:\n  - name: other model\n    model: m\n    weights_dtype: int8\n"
     assert validate(project(tmp_path, {"hardware/hw.yaml": hw})).exit_code == 0

@@ -1,5 +1,7 @@
 """Cross-entry registry checks: each ``*.sql`` file here is a query returning offending rows.
 
+Besides the base tables, the queries see ``invalid_entries(kind, entry_id)``: entry files
+that failed validation, so a reference to one is not also reported as missing.
 Every query returns ``file, line, key, message, hint``; the file stem (with
 dashes) is the problem code.  They run over the same base tables the build
 loads, in an in-memory DuckDB (CONVENTIONS.md, kvreg habit 3).
@@ -23,6 +25,11 @@ def run_checks(registry) -> list[Problem]:
         con.register(f"_{name}", df)
         con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "_{name}"')
     docs = {item.doc.file: item.doc for loaded in registry.entries.values() for item in loaded.values()}
+    import pandas as pd
+
+    invalid = pd.DataFrame(sorted(registry.invalid), columns=["kind", "entry_id"], dtype="string")
+    con.register("_invalid_entries", invalid)
+    con.execute("CREATE TABLE invalid_entries AS SELECT * FROM _invalid_entries")
     problems = []
     for f in sorted(resources.files("kvreg.checks").iterdir(), key=lambda p: p.name):
         if not f.name.endswith(".sql"):
