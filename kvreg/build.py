@@ -106,8 +106,8 @@ def is_stale(root: Path, db: Path) -> bool:
     """True when ``db`` is missing or older than any input it is built from.
 
     Inputs are every entry file, the entry folders themselves (a folder's mtime
-    changes when an entry is deleted or renamed, which no remaining file shows)
-    and the view SQL files.
+    changes when an entry is deleted or renamed, which no remaining file shows),
+    the view SQL files and kvreg's own modules and check queries.
     """
     if not db.exists():
         return True
@@ -115,6 +115,9 @@ def is_stale(root: Path, db: Path) -> bool:
     from kvreg.registry import KINDS, discover
 
     inputs = [p for _, p in discover(root)] + [root / k.folder for k in KINDS] + [Path(str(f)) for f in view_files()]
+    # kvreg's own code decides what the tables hold: a newer or upgraded kvreg rebuilds too.
+    package = Path(str(resources.files("kvreg")))
+    inputs += [p for p in package.rglob("*") if p.suffix in (".py", ".sql")]
     return any(p.stat().st_mtime > built for p in inputs if p.exists())
 
 

@@ -102,6 +102,8 @@ def sql(query: str, project: Path, db: Path | None, fmt: str):
         con = connect(project, db)
     except KvregError as exc:
         _fail(exc)
+    if not query.strip():
+        raise click.UsageError("QUERY is empty: give a SQL statement, e.g. \"SELECT * FROM capacity LIMIT 5\"")
     try:
         cur = con.execute(query)
     except duckdb.Error as exc:

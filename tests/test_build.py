@@ -7,6 +7,7 @@ database byte-identical and no temporary file beside it.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -36,8 +37,6 @@ def db_dir_files(root: Path) -> list[str]:
 
 def age(paths, seconds_ago: float) -> None:
     """Set the mtime of ``paths`` to ``seconds_ago`` seconds in the past."""
-    import time
-
     t = time.time() - seconds_ago
     for p in paths:
         os.utime(p, (t, t))
@@ -116,7 +115,10 @@ def test_fresh_database_is_not_rebuilt(tmp_path):
 def test_sql_rebuilds_when_a_yaml_file_is_newer(tmp_path):
     root = project(tmp_path)
     db = build(root)
-    age([db], 60)
+    age([p for p in root.rglob("*") if ".kvreg" not in p.parts], 120)
+    age([db], 0)
+    assert not is_stale(root, db)
+    time.sleep(0.05)
     path = root / "registry/models/a.yaml"
     path.write_text(path.read_text().replace("id: a", "id: a\nname: Renamed"))
     assert is_stale(root, db)
@@ -130,12 +132,22 @@ def test_sql_rebuilds_when_an_entry_file_is_deleted(tmp_path):
     # Every input older than the database, so only the deletion can make it stale.
     inputs = [p for p in root.rglob("*") if ".kvreg" not in p.parts]
     age(inputs, 120)
-    age([db], 60)
+    age([db], 0)
     assert not is_stale(root, db)
+    time.sleep(0.05)  # past the file system's coarse timestamp tick
     (root / "registry/models/b.yaml").unlink()
     assert is_stale(root, db)
     r = run("sql", "SELECT string_agg(model_id, ',') AS ids FROM models", "--project", root, "--format", "csv")
     assert (r.exit_code, r.output) == (0, "ids\na\n")
+
+
+def test_newer_kvreg_code_makes_the_database_stale(tmp_path):
+    root = project(tmp_path)
+    db = build(root)
+    age([db], 0)
+    assert not is_stale(root, db)
+    age([db], 10**6)   # older than the package's own files, as after upgrading kvreg
+    assert is_stale(root, db)
 
 
 def test_stale_database_with_a_now_invalid_registry_is_kept(tmp_path):

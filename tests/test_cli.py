@@ -130,6 +130,12 @@ def test_sql_error_is_a_usage_error(db):
     assert "no_such_view" in r.output
 
 
+def test_sql_empty_query_is_a_usage_error(db):
+    r = run(db, "sql", "  ")
+    assert r.exit_code == 2
+    assert "QUERY is empty" in r.output
+
+
 def test_every_command_is_documented_in_the_readme():
     readme = (ROOT / "README.md").read_text()
     missing = [name for name in main.commands if f"`kvreg {name}" not in readme]
