@@ -35,7 +35,14 @@ def registry_commit(root: Path) -> str | None:
 
 
 def populate(con, registry) -> None:
-    """Create every base table from ``registry`` and every view, on an open connection."""
+    """Create every base table from ``registry`` and every view, on an open connection.
+
+    Raises:
+        KvregError: a view's SQL failed (code ``view-failed``, file = the view's SQL file).
+    """
+    import duckdb
+
+    from kvreg.problems import KvregError, Problem
     from kvreg.tables import frames
 
     for name, df in frames(registry).items():
@@ -45,7 +52,15 @@ def populate(con, registry) -> None:
     commit = registry_commit(registry.root)
     con.execute("CREATE TABLE build_info AS SELECT ? AS registry_commit", [commit])
     for f in view_files():
-        con.execute(f.read_text())
+        try:
+            con.execute(f.read_text())
+        except duckdb.Error as exc:
+            # A broken view is a bug in kvreg (or in a view added to it), not in the
+            # registry; it is still reported as a problem so the build stops cleanly.
+            raise KvregError([Problem(f"kvreg/sql/{f.name}", 1, 1, "", "view-failed",
+                                      f"view {f.name.removesuffix('.sql')} failed to build: "
+                                      f"{str(exc).splitlines()[0]}",
+                                      "fix the SQL file; the existing database was left untouched")]) from exc
 
 
 def build(root: Path | str = ".", db: Path | str | None = None) -> Path:
@@ -88,13 +103,21 @@ def build(root: Path | str = ".", db: Path | str | None = None) -> Path:
 
 
 def is_stale(root: Path, db: Path) -> bool:
-    """True when ``db`` is missing or older than any YAML or SQL file it is built from."""
+    """True when ``db`` is missing or older than any input it is built from.
+
+    Inputs are every entry file, the entry folders themselves (a folder's mtime
+    changes when an entry is deleted or renamed, which no remaining file shows),
+    the view SQL files and kvreg's own modules and check queries.
+    """
     if not db.exists():
         return True
     built = db.stat().st_mtime
-    from kvreg.registry import discover
+    from kvreg.registry import KINDS, discover
 
-    inputs = [p for _, p in discover(root)] + [Path(str(f)) for f in view_files()]
+    inputs = [p for _, p in discover(root)] + [root / k.folder for k in KINDS] + [Path(str(f)) for f in view_files()]
+    # kvreg's own code decides what the tables hold: a newer or upgraded kvreg rebuilds too.
+    package = Path(str(resources.files("kvreg")))
+    inputs += [p for p in package.rglob("*") if p.suffix in (".py", ".sql")]
     return any(p.stat().st_mtime > built for p in inputs if p.exists())
 
 

@@ -13,7 +13,7 @@ import click
 
 from kvreg.problems import KvregError
 
-project_option = click.option("--project", "project", type=click.Path(file_okay=False, path_type=Path),
+project_option = click.option("--project", "project", type=click.Path(exists=True, file_okay=False, path_type=Path),
                               default=Path("."), show_default=True, help="The kvreg project directory.")
 db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
                          help="Database file (default PROJECT/.kvreg/kvreg.duckdb).")
@@ -102,6 +102,8 @@ def sql(query: str, project: Path, db: Path | None, fmt: str):
         con = connect(project, db)
     except KvregError as exc:
         _fail(exc)
+    if not query.strip():
+        raise click.UsageError("QUERY is empty: give a SQL statement, e.g. \"SELECT * FROM capacity LIMIT 5\"")
     try:
         cur = con.execute(query)
     except duckdb.Error as exc:

@@ -35,7 +35,8 @@ def _check(con, table: str, column: str, value: str, what: str) -> None:
     if value not in known:
         near = difflib.get_close_matches(value, known, n=3)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
-        raise UsageError(f"unknown {what} {value!r}{hint} (known: {', '.join(known)})")
+        listing = f" (known: {', '.join(known)})" if len(known) <= 12 else f" ({len(known)} known; list them with kvreg sql)"
+        raise UsageError(f"unknown {what} {value!r}{hint}{listing}")
 
 
 def _dicts(cur) -> list[dict]:

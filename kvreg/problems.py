@@ -37,12 +37,24 @@ class Problem:
         return f"{where}: {self.code}:{key} {self.message}{hint}"
 
     def github(self) -> str:
-        """A GitHub Actions annotation line (``::error file=…,line=…::``)."""
+        """A GitHub Actions annotation line (``::error file=…,line=…::``).
+
+        Newlines and ``%`` are escaped as the workflow-command syntax requires
+        (``%0A``, ``%25``), and ``:``/``,`` in property values too, so a multi-line
+        hint (a YAML excerpt) stays one annotation.
+        """
         msg = f"{self.code}: {self.key}: {self.message}" + (f" (hint: {self.hint})" if self.hint else "")
-        return f"::error file={self.file},line={self.line},col={self.col}::{msg}"
+        return (f"::error file={_escape(self.file, True)},line={self.line},col={self.col},"
+                f"title={_escape('kvreg ' + self.code, True)}::{_escape(msg)}")
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def _escape(text: str, prop: bool = False) -> str:
+    """Escape a GitHub workflow-command message (or, with ``prop``, a property value)."""
+    out = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return out.replace(":", "%3A").replace(",", "%2C") if prop else out
 
 
 class KvregError(Exception):

@@ -54,6 +54,9 @@ class Registry:
 
     root: Path
     entries: dict[str, dict[str, Loaded]]
+    invalid: set[tuple[str, str]] = dataclasses.field(default_factory=set)
+    """(kind, file stem) of entry files that exist but failed validation; references to
+    them are not reported again as missing."""
 
     def of(self, kind: str) -> dict[str, Entry]:
         """Entries of one kind, ``{id: entry}``, sorted by id."""
@@ -107,7 +110,13 @@ def _fields_at(schema: type[BaseModel], path: tuple) -> set[str]:
 
 
 def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[Entry]) -> list[Problem]:
-    problems = []
+    """One :class:`Problem` per pydantic error, placed at the offending key of ``doc``.
+
+    A misspelt required key shows up twice in pydantic (the typo is unknown, the
+    real key is missing); the two are reported as one unknown-key problem whose
+    hint names the missing key.
+    """
+    problems: list[tuple[tuple, Problem]] = []
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
         ctx = err.get("ctx") or {}
@@ -129,12 +138,25 @@ def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[
         elif code == "too-few-items" and loc and loc[-1] == "sources":
             code, msg = "missing-source", "the entry's sources list is empty"
             hint = "add at least one source with a url or a title"
+        elif code == "bad-id":
+            msg = f"id {err.get('input')!r} is not a valid entry id"
+            hint = "ids are lower-case letters, digits, dots and dashes, starting with a letter or digit"
         elif code == "bad-unit":
             msg = ctx.get("message", msg)
         elif code in ("wrong-type", "bad-choice", "not-positive", "out-of-range") and "input" in err:
             msg = f"{msg} (got {err['input']!r})"
-        problems.append(Problem(doc.file, line, col, key, code, msg, hint))
-    return problems
+        problems.append((loc, Problem(doc.file, line, col, key, code, msg, hint)))
+    missing = {loc for loc, p in problems if p.code == "missing-key"}
+    merged: set[tuple] = set()
+    out = []
+    for loc, p in problems:
+        if p.code == "unknown-key":
+            near = difflib.get_close_matches(str(loc[-1]), sorted(_fields_at(schema, loc[:-1])), n=1, cutoff=0.5)
+            if near and loc[:-1] + (near[0],) in missing:
+                merged.add(loc[:-1] + (near[0],))
+                p = dataclasses.replace(p, hint=f"did you mean {near[0]!r}? it is required and missing here")
+        out.append((loc, p))
+    return [p for loc, p in out if not (p.code == "missing-key" and loc in merged)]
 
 
 def discover(root: Path) -> list[tuple[Kind, Path]]:
@@ -145,6 +167,28 @@ def discover(root: Path) -> list[tuple[Kind, Path]]:
         if folder.is_dir():
             found.extend((kind, p) for p in sorted(folder.glob("*.y*ml")))
     return found
+
+
+def _validate(kind: Kind, path: Path, display: str, doc: Document | None, problems: list[Problem]) -> Entry | None:
+    """The validated entry of one parsed file, or None after appending its problems."""
+    if doc is None:
+        return None
+    if not isinstance(doc.data, dict):
+        problems.append(Problem(display, 1, 1, "", "wrong-type", "an entry must be a YAML mapping",
+                                "start the file with id: " + path.stem))
+        return None
+    try:
+        entry = kind.schema.model_validate(doc.data)
+    except ValidationError as exc:
+        problems.extend(_problems_from_validation(exc, doc, kind.schema))
+        return None
+    if entry.id != path.stem:
+        line, col = doc.where(("id",))
+        problems.append(Problem(display, line, col, "id", "id-file-mismatch",
+                                f"id {entry.id!r} differs from the file name {path.stem!r}",
+                                f"rename the file to {entry.id}.yaml or set id: {path.stem}"))
+        return None
+    return entry
 
 
 def load_registry(root: Path | str = ".") -> Registry:
@@ -159,36 +203,26 @@ def load_registry(root: Path | str = ".") -> Registry:
     root = Path(root)
     problems: list[Problem] = []
     entries: dict[str, dict[str, Loaded]] = {k.name: {} for k in KINDS}
-    seen: dict[str, str] = {}
+    invalid: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], str] = {}
     for kind, path in discover(root):
         display = path.relative_to(root).as_posix()
+        # Two files with one stem (m.yaml, m.yml) are one id twice, valid or not.
+        first = seen.setdefault((kind.name, path.stem), display)
         doc, probs = load_document(path, display)
         problems.extend(probs)
-        if doc is None:
-            continue
-        if not isinstance(doc.data, dict):
-            problems.append(Problem(display, 1, 1, "", "wrong-type", "an entry must be a YAML mapping",
-                                    "start the file with id: " + path.stem))
-            continue
-        try:
-            entry = kind.schema.model_validate(doc.data)
-        except ValidationError as exc:
-            problems.extend(_problems_from_validation(exc, doc, kind.schema))
-            continue
-        line, col = doc.where(("id",))
-        if entry.id != path.stem:
-            problems.append(Problem(display, line, col, "id", "id-file-mismatch",
-                                    f"id {entry.id!r} differs from the file name {path.stem!r}",
-                                    f"rename the file to {entry.id}.yaml or set id: {path.stem}"))
-            continue
-        if (kind.name, entry.id) in seen:
+        if first != display:
+            line, col = doc.where(("id",)) if doc else (1, 1)
             problems.append(Problem(display, line, col, "id", "duplicate-id",
-                                    f"{kind.name} id {entry.id!r} is already used by {seen[(kind.name, entry.id)]}",
+                                    f"{kind.name} id {path.stem!r} is already used by {first}",
                                     "ids must be unique within a kind"))
             continue
-        seen[(kind.name, entry.id)] = display
-        entries[kind.name][entry.id] = Loaded(kind.name, entry, doc)
-    registry = Registry(root, entries)
+        entry = _validate(kind, path, display, doc, problems)
+        if entry is None:
+            invalid.add((kind.name, path.stem))
+        else:
+            entries[kind.name][entry.id] = Loaded(kind.name, entry, doc)
+    registry = Registry(root, entries, invalid)
     from kvreg.checks import run_checks  # late: needs duckdb
 
     problems.extend(run_checks(registry))

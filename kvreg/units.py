@@ -45,6 +45,24 @@ def _split_prefix(unit: str) -> tuple[int, str] | None:
     return 1, unit
 
 
+def _diagnose(num: str, unit: str, rest: str, kind: str, suffixes: tuple[str, ...]) -> str | None:
+    """A precise hint for the common mistakes: a bare prefix, another kind's unit, wrong case."""
+    _, example = KINDS[kind]
+    if unit[-1:] in ("K", "M", "G", "T", "P") and kind in ("bytes", "bandwidth"):
+        per_s = "/s" if kind == "bandwidth" else ""
+        dec, binary = f"{unit}B{per_s}", f"{unit}iB{per_s}"
+        return (f"'{num}{unit}' is ambiguous: write {num} {dec} (10^n bytes{per_s}) "
+                f"or {num} {binary} (2^n bytes{per_s})")
+    other = [k for k, (sfx, _) in KINDS.items() if k != kind and rest and rest in sfx]
+    if other:
+        return f"{unit!r} is a {other[0]} unit but this field takes {kind}: write e.g. {example}"
+    spellings = {p + s for table in (BINARY, DECIMAL) for p in table for s in suffixes if p + s}
+    right = [sp for sp in sorted(spellings) if sp.lower() == unit.lower()]
+    if right:
+        return f"units are case-sensitive: write {num} {right[0]}"
+    return None
+
+
 def parse_quantity(value: object, kind: str) -> float:
     """Parse ``value`` into the base unit of ``kind``.
 
@@ -77,23 +95,16 @@ def parse_quantity(value: object, kind: str) -> float:
         raise UnitError(f"cannot read {value!r} as a {kind} quantity", f"write e.g. {example}")
     number = float(m["num"].replace("_", "").replace(",", ""))
     unit = m["unit"].replace(" ", "")
-    if kind in ("tokens", "count") and unit in ("", "tokens", "tok"):
+    if unit == "":
+        return number  # a bare number (YAML reads 86e9 as a string) is in base units
+    if kind in ("tokens", "count") and unit in ("tokens", "tok"):
         return number
     mult, rest = _split_prefix(unit)
     if rest in suffixes:
         return number * mult
-    # Diagnose the common mistakes precisely.
     if kind == "tokens" and rest in ("", "tokens", "tok"):
         return number * mult
-    hint = f"write e.g. {example}"
-    if unit and unit[-1:] in ("G", "M", "T", "K") and kind in ("bytes", "bandwidth"):
-        hint = f"{value!r} is ambiguous: write {m['num']} {unit}B (10^n bytes) or {m['num']} {unit}iB (2^n bytes)"
-    elif unit.lower() != unit and unit.lower() in {s.lower() for s in suffixes} | {"gb", "gib", "mb", "tb"}:
-        hint = f"units are case-sensitive: write e.g. {example}"
-    elif unit and rest not in suffixes:
-        other = [k for k, (sfx, _) in KINDS.items() if rest in sfx and k != kind and rest]
-        if other:
-            hint = f"{unit!r} is a {other[0]} unit but this field takes {kind}: write e.g. {example}"
+    hint = _diagnose(m["num"], unit, rest, kind, suffixes) or f"write e.g. {example}"
     raise UnitError(f"cannot read {value!r} as a {kind} quantity", hint)
 
 

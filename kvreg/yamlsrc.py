@@ -75,7 +75,12 @@ def load_document(path: Path, display: str) -> tuple[Document | None, list[Probl
         (document, problems).  The document is None when the file is not valid
         YAML; the problem then shows the offending line.
     """
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = exc.object[:exc.start].count(b"\n") + 1
+        return None, [Problem(display, line, 1, "", "bad-encoding", f"the file is not UTF-8 text: {exc.reason}",
+                              "save the file as UTF-8")]
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

@@ -1,5 +1,7 @@
 """Cross-entry registry checks: each ``*.sql`` file here is a query returning offending rows.
 
+Besides the base tables, the queries see ``invalid_entries(kind, entry_id)``: entry files
+that failed validation, so a reference to one is not also reported as missing.
 Every query returns ``file, line, key, message, hint``; the file stem (with
 dashes) is the problem code.  They run over the same base tables the build
 loads, in an in-memory DuckDB (CONVENTIONS.md, kvreg habit 3).
@@ -22,12 +24,26 @@ def run_checks(registry) -> list[Problem]:
     for name, df in frames(registry).items():
         con.register(f"_{name}", df)
         con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "_{name}"')
+    docs = {item.doc.file: item.doc for loaded in registry.entries.values() for item in loaded.values()}
+    import pandas as pd
+
+    invalid = pd.DataFrame(sorted(registry.invalid), columns=["kind", "entry_id"], dtype="string")
+    con.register("_invalid_entries", invalid)
+    con.execute("CREATE TABLE invalid_entries AS SELECT * FROM _invalid_entries")
     problems = []
     for f in sorted(resources.files("kvreg.checks").iterdir(), key=lambda p: p.name):
         if not f.name.endswith(".sql"):
             continue
         code = f.name.removesuffix(".sql").split("_", 1)[1].replace("_", "-")
         for file, line, key, message, hint in con.execute(f.read_text()).fetchall():
-            problems.append(Problem(file, int(line), 1, key, code, message, hint))
+            # Point at the offending key itself when its document knows it (the
+            # query's line is that of the enclosing entry or list item).
+            col = 1
+            doc = docs.get(file)
+            if doc is not None and key:
+                path = tuple(int(k) if k.isdigit() else k for k in key.split("."))
+                if path in doc.positions:
+                    line, col = doc.positions[path]
+            problems.append(Problem(file, int(line), col, key, code, message, hint))
     con.close()
     return problems

@@ -125,7 +125,8 @@ class Entry(Strict):
         for path, m in self.measures():
             if m.source is not None and m.source not in ids:
                 raise PydanticCustomError(
-                    "unknown_source", "{path}: source {src!r} is not one of this entry's sources",
-                    {"path": path, "src": m.source,
-                     "hint": f"add a source with id: {m.source} under sources, or cite one of {sorted(ids) or 'none'}"})
+                    "unknown_source", "source '{src}' is not one of this entry's sources",
+                    {"path": f"{path}.source", "src": m.source,
+                     "hint": f"add a source with id: {m.source} under sources"
+                             + (f", or cite one of {', '.join(sorted(ids))}" if ids else " (no source has an id yet)")})
         return self

@@ -101,7 +101,7 @@ class LayerGroup(Strict):
         if extra:
             key = sorted(extra)[0]
             raise PydanticCustomError(
-                "field_not_for_kind", "{key!r} does not apply to a {kind!r} layer group",
+                "field_not_for_kind", "'{key}' does not apply to a '{kind}' layer group",
                 {"key": key, "kind": self.kind, "path": key,
                  "hint": f"a {self.kind} group takes {sorted(KIND_FIELDS[self.kind])}; "
                          "did you mean another kind (sliding has window, chunked has chunk)?"})
@@ -109,8 +109,8 @@ class LayerGroup(Strict):
         if missing:
             key = sorted(missing)[0]
             raise PydanticCustomError(
-                "missing", "a {kind!r} layer group needs {key!r}",
-                {"key": key, "kind": self.kind, "path": "",
+                "missing", "a '{kind}' layer group needs '{key}'",
+                {"key": key, "kind": self.kind, "path": key,
                  "hint": f"a {self.kind} group requires {sorted(REQUIRED[self.kind])}"})
         return self
 
