@@ -417,3 +417,21 @@ def test_cli_unsupported_exits_1(tmp_path):
     r = CliRunner().invoke(main, ["import-hf", str(tmp_path / "config.json"), "--stdout"])
     assert r.exit_code == 1
     assert "unsupported-architecture" in r.output and "mystery" in r.output and "sliding_window" in r.output
+
+
+def test_nemotron_h_new_style_layers_block_type_matches_pattern(tmp_path):
+    cfg = json.loads((FIX / "nemotron-h-56b.json").read_text())
+    names = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}   # NemotronHConfig mapping
+    cfg["layers_block_type"] = [names[c] for c in cfg.pop("hybrid_override_pattern")]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    new, old = import_config(tmp_path / "config.json").entry, imported("nemotron-h-56b").entry
+    assert new["layer_groups"] == old["layer_groups"] and new["params_total"] == old["params_total"]
+
+
+def test_granite_without_layer_types_is_all_mamba_and_marked_derived(tmp_path):
+    cfg = json.loads((FIX / "granite-4.0-h-tiny.json").read_text())
+    del cfg["layer_types"]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    r = import_config(tmp_path / "config.json")
+    assert [(g["kind"], g["count"]) for g in r.entry["layer_groups"]] == [("recurrent", 40)]
+    assert "every layer Mamba" in r.derived["layer_groups"]

@@ -25,7 +25,10 @@ LAYER_TYPE_NAMES = {
     "chunked_attention": "chunked",
     "linear_attention": "linear",
     "mamba": "mamba", "mamba2": "mamba",
+    "hybrid": "full",                 # Falcon-H1 layers_block_type: attention + Mamba-2 in the layer
+    "mlp": "mlp", "moe": "mlp",       # Nemotron-H blocks without a sequence mixer
 }
+LAYER_TYPE_KEYS = ("layer_types", "layers_block_type")
 
 # Nemotron-H hybrid_override_pattern characters (NemotronHConfig): one block per character.
 PATTERN_CHARS = {"M": "mamba", "*": "full", "-": "mlp", "E": "mlp"}
@@ -55,7 +58,8 @@ class Family:
                       or ``interval_default``;
       ``pattern``     one character per block in ``hybrid_override_pattern`` (Nemotron-H);
       ``period``      attention when i % attn_layer_period == attn_layer_offset, else Mamba (Jamba);
-      ``parallel``    attention and Mamba-2 in every layer (Falcon-H1).
+      ``parallel``    attention and Mamba-2 in every layer (Falcon-H1);
+      ``all_recurrent`` every layer Mamba (GraniteMoeHybrid without layer_types).
     """
 
     name: str
@@ -113,7 +117,7 @@ FAMILIES: list[Family] = [
     _fam("nemotron-h", ("nemotron_h",), layout="pattern", recurrent="mamba2",
          mamba2_defaults=(("groups", 8), ("conv", 4)), ssm_dtype_default="fp32", mlp="plain"),
     _fam("jamba", ("jamba",), layout="period", recurrent="mamba1"),
-    _fam("granite-4.0-h", ("granitemoehybrid",), recurrent="mamba2",
+    _fam("granite-4.0-h", ("granitemoehybrid",), layout="all_recurrent", recurrent="mamba2",
          mamba2_defaults=(("groups", 1), ("conv", 4))),
     _fam("falcon-h1", ("falcon_h1",), layout="parallel", recurrent="mamba2",
          mamba2_defaults=(("groups", 1), ("conv", 4))),

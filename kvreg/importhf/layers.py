@@ -15,7 +15,7 @@ State shapes (vLLM ``MambaStateShapeCalculator``, transformers modeling files):
 
 from __future__ import annotations
 
-from kvreg.importhf.families import LAYER_TYPE_NAMES, MAMBA2_KEYS, PATTERN_CHARS, SSM_DTYPE_KEYS, Family
+from kvreg.importhf.families import LAYER_TYPE_KEYS, LAYER_TYPE_NAMES, MAMBA2_KEYS, PATTERN_CHARS, SSM_DTYPE_KEYS, Family
 from kvreg.importhf.reader import Config, dtype_name
 
 
@@ -45,14 +45,14 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
     Raises:
         Unsupported: unknown ``layer_types`` values or a pattern of the wrong length.
     """
-    if cfg.has("layer_types"):
-        names = cfg.get("layer_types")
+    key, names = cfg.first(*LAYER_TYPE_KEYS)
+    if key:
         bad = sorted({t for t in names if t not in LAYER_TYPE_NAMES})
         if bad:
-            raise Unsupported(f"layer_types has values kvreg cannot price: {bad}", ["layer_types"])
+            raise Unsupported(f"{key} has values kvreg cannot price: {bad}", [key])
         if len(names) != n:
-            raise Unsupported(f"layer_types lists {len(names)} layers but num_hidden_layers is {n}",
-                              ["layer_types", "num_hidden_layers"])
+            raise Unsupported(f"{key} lists {len(names)} layers but num_hidden_layers is {n}",
+                              [key, "num_hidden_layers"])
         if fam.interval_key:
             cfg.get(fam.interval_key)  # superseded by layer_types
         out = [LAYER_TYPE_NAMES[t] for t in names]
@@ -89,6 +89,9 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
         return ["full" if i % period == offset else "mamba" for i in range(n)]
     if fam.layout == "parallel":
         return ["full+mamba"] * n
+    if fam.layout == "all_recurrent":
+        cfg.derive("layer_groups", f"no layer_types: {fam.name} makes every layer Mamba (transformers default)")
+        return ["mamba"] * n
     raise AssertionError(fam.layout)
 
 

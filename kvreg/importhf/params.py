@@ -68,6 +68,17 @@ def _is_moe_layer(cfg: Config, fam: Family, i: int) -> bool:
     return isinstance(freq, int) and (i + 1) % step == 0 and i % freq == 0
 
 
+def _block(cfg: Config, i: int) -> str | None:
+    """Nemotron-H block ``i``: ``mlp``, ``moe`` or ``mixer``; None for models whose layers hold mixer and MLP."""
+    pattern = cfg.get("hybrid_override_pattern")
+    if pattern is not None:
+        return {"-": "mlp", "E": "moe"}.get(pattern[i], "mixer")
+    names = cfg.get("layers_block_type")
+    if isinstance(names, list) and {"mlp", "moe"} & set(names):
+        return names[i] if names[i] in ("mlp", "moe") else "mixer"
+    return None
+
+
 def _attention(cfg: Config, fam: Family, g: dict) -> int:
     h, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
     if g["kind"] == "mla":
@@ -145,7 +156,8 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
         cfg.derive("params_total", f"tie_word_embeddings absent: transformers default {tie} for {fam.name}")
     total = vocab * h * (1 if tie else 2) + h  # embeddings (+ head) + final norm
     active = total
-    pattern = cfg.get("hybrid_override_pattern")
+    if cfg.get("moe_latent_size"):
+        raise MissingDimension(["moe_latent_size (latent MoE projections are not counted by kvreg)"])
     dense_width = cfg.get("intermediate_size_mlp") or cfg.get("intermediate_size")
     for i, specs in enumerate(per_layer_kinds):
         layer = 0
@@ -155,10 +167,12 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
             elif g["kind"] == "recurrent":
                 layer += _recurrent(cfg, g) + h
         inactive = 0
-        if pattern is not None:          # Nemotron-H: an MLP block is its own layer
-            if pattern[i] == "-":
-                layer += _mlp(cfg, fam, cfg.get("intermediate_size")) + h
-        elif moe and _is_moe_layer(cfg, fam, i):
+        block = _block(cfg, i)
+        if block == "mlp":               # Nemotron-H: an MLP block is its own layer
+            layer += _mlp(cfg, fam, cfg.get("intermediate_size")) + h
+        elif block == "mixer":
+            pass                         # Nemotron-H: a mixer block has no MLP
+        elif moe and (block == "moe" or _is_moe_layer(cfg, fam, i)):
             w = moe.expert_width
             expert = 3 * h * w + (2 * w + h if fam.name == "gpt-oss" else 0)  # gpt-oss experts carry biases
             router = h * moe.experts + (moe.experts if fam.name == "gpt-oss" else 0)
