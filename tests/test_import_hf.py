@@ -435,3 +435,20 @@ def test_granite_without_layer_types_is_all_mamba_and_marked_derived(tmp_path):
     r = import_config(tmp_path / "config.json")
     assert [(g["kind"], g["count"]) for g in r.entry["layer_groups"]] == [("recurrent", 40)]
     assert "every layer Mamba" in r.derived["layer_groups"]
+
+
+def test_window_longer_than_native_context_is_full(tmp_path):
+    # Phi-3-mini-128k style: sliding_window 262144 > max_position_embeddings 131072 never bounds a layer.
+    cfg = json.loads((FIX / "phi-3-mini-4k.json").read_text())
+    cfg.update(sliding_window=262144, max_position_embeddings=131072)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    r = import_config(tmp_path / "config.json")
+    assert [(g["kind"], g["count"]) for g in r.entry["layer_groups"]] == [("full", 32)]
+    assert "exceeds max_position_embeddings" in r.derived["layer_groups"]
+
+
+def test_null_memory_keys_are_not_uninterpreted(tmp_path):
+    cfg = json.loads((FIX / "nemotron-h-56b.json").read_text())
+    cfg["sliding_window"] = None   # as in the NemotronH configs on the hub
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    assert import_config(tmp_path / "config.json").entry["layers"] == 64

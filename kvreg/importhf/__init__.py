@@ -178,8 +178,9 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     entry["layer_groups"] = groups
     entry["sources"] = sources
     unused = [k for k in cfg.unused()]
+    # A null, false, zero or empty value changes nothing (Nemotron-H's "sliding_window": null).
     bad = sorted(k for k in unused if families.MEMORY_KEY_RE.search(k.split(".")[-1])
-                 and k.split(".")[-1] not in families.MEMORY_KEY_HARMLESS)
+                 and k.split(".")[-1] not in families.MEMORY_KEY_HARMLESS and cfg.fields[k.split(".")[-1]])
     if bad:
         raise _fail(where, "uninterpreted-field",
                     f"{who}: keys that may change per-layer memory were not interpreted by the {fam.name} rules: "

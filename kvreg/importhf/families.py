@@ -151,7 +151,7 @@ MEMORY_KEY_HARMLESS = {
     "mamba_inner_layernorms", "mamba_rms_norm", "mamba_norm_before_gate", "use_mamba_kernels", "chunk_size",
     "use_sliding_window", "sliding_window_size", "max_window_layers", "linear_attn_bias",
     "global_rope_theta", "local_rope_theta", "rope_local_base_freq", "mamba_use_mlp", "projectors_bias",
-    "ssm_in_multiplier", "ssm_out_multiplier", "ssm_multipliers", "mlp_multipliers",
+    "activation_sparsity_pattern", "ssm_in_multiplier", "ssm_out_multiplier", "ssm_multipliers", "mlp_multipliers",
 }
 
 

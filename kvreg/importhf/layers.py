@@ -136,6 +136,13 @@ def _attn(cfg: Config, fam: Family, mixer: str) -> dict:
         g["window"] = cfg.get(fam.window_key)
         if g["window"] is None:
             raise Unsupported("sliding layers but no sliding_window", [fam.window_key])
+        native = cfg.get("max_position_embeddings")
+        if native and g["window"] > native:
+            # A window longer than the native context never bounds anything (checks/010): price as full.
+            cfg.derive("layer_groups", f"{fam.window_key} {g['window']} exceeds max_position_embeddings {native}: "
+                                       "those layers are written as full")
+            del g["window"]
+            g["kind"] = "full"
     elif mixer == "chunked":
         g["chunk"] = cfg.get(fam.window_key)
         if g["chunk"] is None:
