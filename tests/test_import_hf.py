@@ -452,3 +452,15 @@ def test_null_memory_keys_are_not_uninterpreted(tmp_path):
     cfg["sliding_window"] = None   # as in the NemotronH configs on the hub
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     assert import_config(tmp_path / "config.json").entry["layers"] == 64
+
+
+def test_gpt_oss_mxfp4_experts_priced_in_mxfp4():
+    e = imported("gpt-oss-20b").entry
+    # routed experts: 24 layers × 32 experts × (gate_up 2880·5760 + bias 5760 + down 2880·2880 + bias 2880)
+    routed = 24 * 32 * (2880 * 5760 + 5760 + 2880 * 2880 + 2880)
+    assert routed == 19_116_933_120
+    rest = e["params_total"]["value"] - routed          # attention, router, norms, embeddings, head: bf16
+    assert e["dtype"] == "mxfp4"
+    assert e["checkpoints"]["mxfp4"]["value"] == round(routed * 0.53125 + rest * 2)
+    assert 13.7e9 < e["checkpoints"]["mxfp4"]["value"] < 13.8e9   # ~13.8 GB as shipped
+    assert "checkpoints.mxfp4" in e["derived_fields"]

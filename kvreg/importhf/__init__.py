@@ -124,6 +124,9 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     notes = list(cfg.notes)
     if method == "fp8":
         weights_dtype = "fp8"
+    elif method == "mxfp4" and params_total is None:
+        notes.append("quantization_config mxfp4: routed experts ship in MXFP4, other weights in the model dtype; "
+                     "checkpoints.mxfp4 is derived from that split (--weights-index gives exact bytes).")
     elif method:
         notes.append(f"checkpoint quantization {method!r} (mixed precisions) not priced from the config; "
                      "pass --weights-index for exact checkpoint bytes.")
@@ -133,11 +136,11 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
                                     else {"title": f"config.json ({where})"}),
                 "note": "imported by kvreg import-hf" + (f" from {where}" if hf_id else "")}]
     if params_total is not None:
-        total, active = params_total, None
+        total, active, routed = params_total, None, 0
         p_total = {"value": int(params_total) if float(params_total).is_integer() else params_total, "confidence": "estimated", "note": "given to import-hf (--params-total)"}
     else:
         try:
-            total, active = params.count(cfg, fam, groups, per_layer)
+            total, active, routed = params.count(cfg, fam, groups, per_layer)
         except params.MissingDimension as exc:
             raise _fail(where, "missing-dimension", f"{who}: cannot count parameters without {exc}", exc.fields,
                         "pass --params-total N (the published count), or add the key to the config") from None
@@ -168,6 +171,17 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
         entry["params_active"] = {"value": active, "source": "config", "confidence": "derived",
                                   "note": "total minus the routed experts a token does not use"}
     entry["dtype"] = weights_dtype
+    if method == "mxfp4" and routed and weights_index is None:
+        # gpt-oss ships routed experts in MXFP4 and everything else in bf16 (modules_to_not_convert).
+        from kvreg.tables import PRECISIONS
+
+        per = {d: b for d, b, *_ in PRECISIONS}
+        entry["dtype"] = "mxfp4"
+        entry["checkpoints"] = {"mxfp4": {
+            "value": round(routed * per["mxfp4"] + (total - routed) * per[model_dtype]), "source": "config",
+            "confidence": "derived",
+            "note": f"routed experts ({routed}) at mxfp4 0.53125 B + the rest ({total - routed}) at {model_dtype}"}}
+        cfg.derive("checkpoints.mxfp4", "routed experts in mxfp4, other weights in the model dtype")
     if weights_index is not None:
         entry["checkpoints"] = {weights_dtype: {"value": _weights_index(Path(weights_index)), "source": "index",
                                                 "confidence": "read",

@@ -137,7 +137,7 @@ def _mlp(cfg: Config, fam: Family, width: int | None) -> int:
 
 
 def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[list[dict]]) -> tuple[int, int]:
-    """``(total, active)`` parameters.
+    """``(total, active, routed)`` parameters; ``routed`` = all routed-expert weights (MoE), else 0.
 
     Raises:
         MissingDimension: vocab_size, or a width a dense MLP needs, is absent.
@@ -156,6 +156,7 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
         cfg.derive("params_total", f"tie_word_embeddings absent: transformers default {tie} for {fam.name}")
     total = vocab * h * (1 if tie else 2) + h  # embeddings (+ head) + final norm
     active = total
+    routed = 0
     if cfg.get("moe_latent_size"):
         raise MissingDimension(["moe_latent_size (latent MoE projections are not counted by kvreg)"])
     dense_width = cfg.get("intermediate_size_mlp") or cfg.get("intermediate_size")
@@ -183,9 +184,10 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
             if fam.dense_mlp_beside_moe:
                 layer += _mlp(cfg, fam, cfg.get("intermediate_size"))
             inactive = (moe.experts - moe.per_token) * expert
+            routed += moe.experts * expert
         elif specs:
             layer += _mlp(cfg, fam, dense_width) + h
         layer += fam.post_norms * h if specs else 0
         total += layer
         active += layer - inactive
-    return total, active
+    return total, active, routed
