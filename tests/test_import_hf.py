@@ -462,5 +462,4 @@ def test_gpt_oss_mxfp4_experts_priced_in_mxfp4():
     rest = e["params_total"]["value"] - routed          # attention, router, norms, embeddings, head: bf16
     assert e["dtype"] == "mxfp4"
     assert e["checkpoints"]["mxfp4"]["value"] == round(routed * 0.53125 + rest * 2)
-    assert 13.7e9 < e["checkpoints"]["mxfp4"]["value"] < 13.8e9   # ~13.8 GB as shipped
     assert "checkpoints.mxfp4" in e["derived_fields"]
