@@ -94,6 +94,8 @@ EXPECTED = {
     "gemma-3-27b": (10 * 2 * 16 * 128 * 2, [(52 * 2 * 16 * 128 * 2, 1024)], 0),
     # 30 layers, last 10 shared; owners 0-19 with full every 5th: 4 full + 16 sliding (512), 2 kv × 256
     "gemma-3n-e2b": (4 * 2 * 2 * 256 * 2, [(16 * 2 * 2 * 256 * 2, 512)], 0),
+    # 35 layers, last 15 shared; owners 0-19 with full every 5th: 4 full + 16 sliding (512), 2 kv × 256
+    "gemma-3n-e4b": (4 * 2 * 2 * 256 * 2, [(16 * 2 * 2 * 256 * 2, 512)], 0),
     # 35 layers, last 20 shared; owners 0-14 [SSSSF]: 3 full (1 kv × global_head_dim 512) + 12 sliding (1 kv × 256)
     "gemma-4-e2b": (3 * 2 * 1 * 512 * 2, [(12 * 2 * 1 * 256 * 2, 512)], 0),
     # 42 layers, last 18 shared; owners 0-23 [SSSSSF]: 4 full (2 kv × 512) + 20 sliding (2 kv × 256)
@@ -109,6 +111,7 @@ EXPECTED = {
     # 61 × 576 × 2 = 70,272 B/token (kv-cache-chapter §2.6)
     "deepseek-v3": (61 * (512 + 64) * 2, [], 0),
     "kimi-k2": (61 * (512 + 64) * 2, [], 0),
+    "deepseek-r1": (61 * (512 + 64) * 2, [], 0),
     # full_attention_interval 4 over 48 layers: 12 full (2 kv × 256) + 36 Gated DeltaNet;
     # state per linear layer: ssm 32 Hv × 128 dk × 128 dv, no mamba_ssm_dtype → bf16;
     # conv (4−1) × (2·16·128 + 32·128) bf16
@@ -309,6 +312,7 @@ def test_jamba_attention_period_and_offset():
     ("llama-3.1-405b", 405_853_388_800, None),    # published 405.9B
     ("qwen3-235b-a22b", 235_093_634_560, 22_190_763_520),
     ("deepseek-v3", 671_026_419_200, 37_552_282_624),   # published 671B / 37B (MTP excluded)
+    ("deepseek-r1", 671_026_419_200, 37_552_282_624),
     ("mixtral-8x7b", 46_702_792_704, 12_879_925_248),   # ~46.7B
     ("deepseek-v2-lite", 15_706_484_224, 2_661_150_208),
     ("qwen3-32b", 32_762_123_264, None),
@@ -463,3 +467,12 @@ def test_gpt_oss_mxfp4_experts_priced_in_mxfp4():
     assert e["dtype"] == "mxfp4"
     assert e["checkpoints"]["mxfp4"]["value"] == round(routed * 0.53125 + rest * 2)
     assert "checkpoints.mxfp4" in e["derived_fields"]
+
+
+def test_source_never_carries_an_absolute_path(tmp_path):
+    cfg = tmp_path / "Some-Model" / "config.json"
+    cfg.parent.mkdir()
+    cfg.write_text((FIX / "llama-3.1-8b.json").read_text())
+    e = import_config(cfg).entry
+    assert e["id"] == "some-model"
+    assert e["sources"][0]["title"] == "config.json (Some-Model/config.json)"

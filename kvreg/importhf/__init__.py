@@ -53,6 +53,14 @@ def default_id(hf_id: str | None, config_path: Path) -> str:
     return base or "imported-model"
 
 
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory, else ``parent/name``: entries never carry a machine's absolute paths."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
+
 def _fail(where: str, code: str, message: str, fields: list[str], hint: str = HAND_HINT) -> KvregError:
     return KvregError([Problem(where, 0, 0, ",".join(fields), code, message, hint)])
 
@@ -96,7 +104,7 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     from kvreg.importhf.reader import dtype_name, read_config
 
     config_path = Path(config_path)
-    where = display or config_path.as_posix()
+    where = display or display_path(config_path)
     cfg = read_config(config_path, where)
     fam = families.family_for(cfg.kinds, cfg.architectures)
     who = f"model_type {cfg.model_type!r}" + (f" (text {cfg.text_model_type!r})" if cfg.text_model_type else "") + \
