@@ -476,3 +476,12 @@ def test_source_never_carries_an_absolute_path(tmp_path):
     e = import_config(cfg).entry
     assert e["id"] == "some-model"
     assert e["sources"][0]["title"] == "config.json (Some-Model/config.json)"
+
+
+def test_llama4_explicit_no_rope_layers_win_over_the_interval(tmp_path):
+    cfg = json.loads((FIX / "llama-4-scout-17b-16e.json").read_text())
+    cfg["text_config"]["no_rope_layers"] = [0 if i in (0, 47) else 1 for i in range(48)]   # 0 = NoPE global
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = import_config(tmp_path / "config.json").entry["layer_groups"]
+    assert [(x["kind"], x["count"], x["note"]) for x in g] == [
+        ("full", 2, "layers 0, 47"), ("chunked", 46, "layers 1-46")]

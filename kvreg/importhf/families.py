@@ -82,6 +82,9 @@ class Family:
     dense_mlp_beside_moe: bool = False      # a dense MLP runs beside the experts in every layer (Gemma 4 26B)
     post_norms: int = 0                     # extra per-layer norms (Gemma's pre/post feed-forward norms)
     mla: bool = False                       # multi-head latent attention (kv_lora_rank)
+    layer_flags_key: str | None = None      # per-layer 0/1 list: 1 → ``other``, 0 → full (Llama 4 no_rope_layers)
+    attention_sinks: bool = False           # one learned sink logit per head (gpt-oss)
+    expert_bias: bool = False               # expert MLPs and router carry biases (gpt-oss)
     known: tuple[str, ...] = ()             # keys read by name elsewhere or known not to change memory
 
 
@@ -106,9 +109,10 @@ FAMILIES: list[Family] = [
          qk_norm=True, post_norms=2),
     _fam("gemma4", ("gemma4_text", "gemma4"), layout="every_nth", interval_key="sliding_window_pattern",
          interval_default=6, tie_default=True, qk_norm=True, post_norms=2, dense_mlp_beside_moe=True),
-    _fam("gpt-oss", ("gpt_oss",), layout="alternate"),
+    _fam("gpt-oss", ("gpt_oss",), layout="alternate", attention_sinks=True, expert_bias=True),
     _fam("llama4", ("llama4_text", "llama4"), layout="every_nth", other="chunked",
          interval_key="no_rope_layer_interval", interval_default=4, window_key="attention_chunk_size",
+         layer_flags_key="no_rope_layers",
          shared_expert_default=1, qk_norm=False),
     _fam("deepseek-mla", ("deepseek_v2", "deepseek_v3", "kimi_k2"), mla=True),
     _fam("qwen3-next", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"),

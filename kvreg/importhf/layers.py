@@ -64,8 +64,10 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
                                    "(odd layers) as the transformers config class does")
         return ["sliding" if i % 2 == 0 else "full" for i in range(n)]
     if fam.layout == "every_nth":
-        if fam.name == "llama4" and cfg.has("no_rope_layers"):
-            flags = cfg.get("no_rope_layers")
+        if fam.layer_flags_key and cfg.has(fam.layer_flags_key):
+            flags = cfg.get(fam.layer_flags_key)
+            if len(flags) != n:
+                raise Unsupported(f"{fam.layer_flags_key} lists {len(flags)} layers, not {n}", [fam.layer_flags_key])
             return [fam.other if f else "full" for f in flags]
         key, every = (fam.interval_key, cfg.get(fam.interval_key)) if fam.interval_key else (None, None)
         if every is None:

@@ -48,7 +48,7 @@ def moe_of(cfg: Config, fam: Family) -> Moe | None:
     if shared_key is None:
         shared = 1 if shared_width else fam.shared_expert_default
     if shared and not shared_width:
-        shared_width = width if fam.name != "llama4" else cfg.get("intermediate_size")
+        shared_width = width
     return Moe(experts=experts, per_token=topk, shared=shared or 0, expert_width=width,
                shared_width=shared_width or 0)
 
@@ -95,7 +95,7 @@ def _attention(cfg: Config, fam: Family, g: dict) -> int:
         n += h  # o_proj bias
     if fam.qk_norm:
         n += 2 * hd
-    if fam.name == "gpt-oss":
+    if fam.attention_sinks:
         n += heads  # one learned sink logit per head
     return n
 
@@ -175,8 +175,8 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
             pass                         # Nemotron-H: a mixer block has no MLP
         elif moe and (block == "moe" or _is_moe_layer(cfg, fam, i)):
             w = moe.expert_width
-            expert = 3 * h * w + (2 * w + h if fam.name == "gpt-oss" else 0)  # gpt-oss experts carry biases
-            router = h * moe.experts + (moe.experts if fam.name == "gpt-oss" else 0)
+            expert = 3 * h * w + (2 * w + h if fam.expert_bias else 0)
+            router = h * moe.experts + (moe.experts if fam.expert_bias else 0)
             if cfg.get("topk_method") == "noaux_tc" or cfg.get("scoring_func") == "sigmoid":
                 router += moe.experts     # e_score_correction_bias of sigmoid (noaux_tc) routing, DeepSeek-V3
             shared = moe.shared * 3 * h * moe.shared_width
