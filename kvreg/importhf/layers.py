@@ -28,14 +28,21 @@ class Unsupported(Exception):
 
 
 def _compress(indices: list[int]) -> str:
-    """``0-4, 6-10`` style list of layer indices."""
-    out, start = [], None
-    for i, x in enumerate(indices):
-        if start is None:
-            start = x
-        if i + 1 == len(indices) or indices[i + 1] != x + 1:
-            out.append(str(start) if start == x else f"{start}-{x}")
-            start = None
+    """Layer indices as ranges: ``0-4, 6-10`` for runs, ``1-23 step 2`` for longer strides."""
+    out, i = [], 0
+    while i < len(indices):
+        j = i
+        step = indices[i + 1] - indices[i] if i + 1 < len(indices) else 1
+        while j + 1 < len(indices) and indices[j + 1] - indices[j] == step:
+            j += 1
+        if step == 1 and j > i:
+            out.append(f"{indices[i]}-{indices[j]}")
+        elif j - i >= 3:
+            out.append(f"{indices[i]}-{indices[j]} step {step}")
+        else:
+            out.append(str(indices[i]))
+            j = i
+        i = j + 1
     return ", ".join(out)
 
 
