@@ -485,3 +485,13 @@ def test_llama4_explicit_no_rope_layers_win_over_the_interval(tmp_path):
     g = import_config(tmp_path / "config.json").entry["layer_groups"]
     assert [(x["kind"], x["count"], x["note"]) for x in g] == [
         ("full", 2, "layers 0, 47"), ("chunked", 46, "layers 1-46")]
+
+
+def test_missing_basic_dimension_fails(tmp_path):
+    cfg = json.loads((FIX / "llama-3.1-8b.json").read_text())
+    del cfg["num_attention_heads"], cfg["max_position_embeddings"]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    p = err.value.problems[0]
+    assert p.code == "missing-dimension" and p.key == "num_attention_heads,max_position_embeddings"

@@ -54,7 +54,10 @@ def default_id(hf_id: str | None, config_path: Path) -> str:
 
 
 def display_path(path: Path) -> str:
-    """``path`` relative to the working directory, else ``parent/name``: entries never carry a machine's absolute paths."""
+    """``path`` relative to the working directory, else ``parent/name``.
+
+    Entries never carry a machine's absolute paths.
+    """
     try:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
@@ -118,26 +121,25 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     model_dtype = dtype_name(cfg.first("torch_dtype", "dtype", default="bfloat16")[1]) or "bf16"
     if not cfg.has("torch_dtype") and not cfg.has("dtype"):
         cfg.derive("dtype", "torch_dtype absent: bf16 assumed")
+    missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "max_position_embeddings")
+               if not cfg.has(k)]
+    if missing:
+        raise _fail(where, "missing-dimension", f"{who}: config lacks {', '.join(missing)}", missing,
+                    "add the key to the config (max_position_embeddings is the model's native context)")
     try:
         n_layers, groups, per_layer = layers.layer_groups(cfg, fam, model_dtype)
     except layers.Unsupported as exc:
         raise _fail(where, "unsupported-architecture", f"{who}: {exc}", exc.fields) from None
-    missing = [k for k in ("hidden_size", "num_attention_heads") if not cfg.has(k)]
-    if missing:
-        raise _fail(where, "unsupported-architecture", f"{who}: config lacks {', '.join(missing)}", missing)
 
     weights_dtype = model_dtype
     quant = cfg.get("quantization_config") or {}
     method = str(quant.get("quant_method", "")).lower()
-    notes = list(cfg.notes)
+    quant_note = None
     if method == "fp8":
         weights_dtype = "fp8"
-    elif method == "mxfp4" and params_total is None:
-        notes.append("quantization_config mxfp4: routed experts ship in MXFP4, other weights in the model dtype; "
-                     "checkpoints.mxfp4 is derived from that split (--weights-index gives exact bytes).")
     elif method:
-        notes.append(f"checkpoint quantization {method!r} (mixed precisions) not priced from the config; "
-                     "pass --weights-index for exact checkpoint bytes.")
+        quant_note = (f"checkpoint quantization {method!r} (mixed precisions) not priced from the config; "
+                      "pass --weights-index for exact checkpoint bytes.")
 
     moe = params.moe_of(cfg, fam)
     sources = [{"id": "config", **({"url": f"https://huggingface.co/{hf_id}/blob/main/config.json"} if hf_id
@@ -145,7 +147,8 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
                 "note": "imported by kvreg import-hf" + (f" from {where}" if hf_id else "")}]
     if params_total is not None:
         total, active, routed = params_total, None, 0
-        p_total = {"value": int(params_total) if float(params_total).is_integer() else params_total, "confidence": "estimated", "note": "given to import-hf (--params-total)"}
+        p_total = {"value": int(params_total) if float(params_total).is_integer() else params_total,
+                   "confidence": "estimated", "note": "given to import-hf (--params-total)"}
     else:
         try:
             total, active, routed = params.count(cfg, fam, groups, per_layer)
@@ -172,9 +175,6 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
         del entry["vocab_size"]
     if entry["architecture"] is None:
         del entry["architecture"]
-    if not cfg.has("max_position_embeddings"):
-        raise _fail(where, "missing-dimension", f"{who}: config lacks max_position_embeddings",
-                    ["max_position_embeddings"], "add it to the config (the model's native context)")
     if moe and active is not None:
         entry["params_active"] = {"value": active, "source": "config", "confidence": "derived",
                                   "note": "total minus the routed experts a token does not use"}
@@ -185,6 +185,8 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
 
         per = {d: b for d, b, *_ in PRECISIONS}
         entry["dtype"] = "mxfp4"
+        quant_note = ("quantization_config mxfp4: routed experts ship in MXFP4, other weights in the model dtype; "
+                      "checkpoints.mxfp4 is derived from that split (--weights-index gives exact bytes).")
         entry["checkpoints"] = {"mxfp4": {
             "value": round(routed * per["mxfp4"] + (total - routed) * per[model_dtype]), "source": "config",
             "confidence": "derived",
@@ -212,6 +214,7 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     if "params_active" in entry:
         derived.setdefault("params_active", "total minus unused routed experts")
     entry["derived_fields"] = sorted(derived)
+    notes = cfg.notes + ([quant_note] if quant_note else [])
     if notes:
         entry["notes"] = " ".join(notes)
     _validate(entry, where)

@@ -15,7 +15,8 @@ State shapes (vLLM ``MambaStateShapeCalculator``, transformers modeling files):
 
 from __future__ import annotations
 
-from kvreg.importhf.families import LAYER_TYPE_KEYS, LAYER_TYPE_NAMES, MAMBA2_KEYS, PATTERN_CHARS, SSM_DTYPE_KEYS, Family
+from kvreg.importhf.families import (LAYER_TYPE_KEYS, LAYER_TYPE_NAMES, MAMBA2_KEYS, PATTERN_CHARS, SSM_DTYPE_KEYS,
+                                     Family)
 from kvreg.importhf.reader import Config, dtype_name
 
 
@@ -128,7 +129,8 @@ def _attn(cfg: Config, fam: Family, mixer: str) -> dict:
     kv = cfg.get("num_key_value_heads")
     if kv is None:
         kv = heads
-        cfg.derive("layer_groups.kv_heads", "num_key_value_heads absent: transformers default = num_attention_heads (MHA)")
+        cfg.derive("layer_groups.kv_heads",
+                   "num_key_value_heads absent: transformers default = num_attention_heads (MHA)")
     key, hd = cfg.first("head_dim", "attention_head_dim")
     if key is None:
         hd = cfg.get("hidden_size") // heads

@@ -82,7 +82,8 @@ def _block(cfg: Config, i: int) -> str | None:
 def _attention(cfg: Config, fam: Family, g: dict) -> int:
     h, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
     if g["kind"] == "mla":
-        nope, rope, v, r = cfg.get("qk_nope_head_dim"), cfg.get("qk_rope_head_dim"), cfg.get("v_head_dim"), cfg.get("kv_lora_rank")
+        nope, rope, v = cfg.get("qk_nope_head_dim"), cfg.get("qk_rope_head_dim"), cfg.get("v_head_dim")
+        r = cfg.get("kv_lora_rank")
         ql = cfg.get("q_lora_rank")
         q = (h * ql + ql + ql * heads * (nope + rope)) if ql else h * heads * (nope + rope)
         return q + h * (r + rope) + r + r * heads * (nope + v) + heads * v * h

@@ -125,7 +125,7 @@ def config_from_dict(raw: dict, display: str = "config.json") -> Config:
     archs = raw.get("architectures") or []
     cfg = Config(path=display, fields=fields, origin=origin, model_type=raw.get("model_type"),
                  text_model_type=text.get("model_type"), architectures=list(archs), ignored_subtrees=ignored)
-    cfg.read.update({"architectures", "model_type", "text_config"} & set(fields) | {"model_type"})
+    cfg.read.update({"architectures", "model_type"})
     return cfg
 
 
