@@ -241,8 +241,9 @@ def test_moe_weights_use_total_params(hfcon):
 
 
 def test_qwen25_use_sliding_window_false_means_full(tmp_path):
-    g = imported("qwen2.5-7b").entry["layer_groups"]
-    assert [x["kind"] for x in g] == ["full"]
+    e = imported("qwen2.5-7b").entry
+    assert [x["kind"] for x in e["layer_groups"]] == ["full"]
+    assert e["notes"] == "sliding_window 131072 not applied: use_sliding_window is False."
     cfg = json.loads((FIX / "qwen2.5-7b.json").read_text())
     cfg.update(use_sliding_window=True, max_window_layers=20)   # transformers: layers ≥ 20 then slide
     (tmp_path / "config.json").write_text(json.dumps(cfg))

@@ -116,6 +116,7 @@ def _uniform_kind(cfg: Config, fam: Family, i: int) -> str:
             if i == 0:
                 cfg.derive("layer_groups", f"{fam.window_gate} absent: transformers default {gate}")
         if not gate:
+            cfg.note(f"{fam.window_key} {cfg.get(fam.window_key)} not applied: {fam.window_gate} is {gate}.")
             return "full"
         # Qwen2/3: the first max_window_layers layers keep full attention (transformers Qwen2Config).
         if i < cfg.get("max_window_layers", 0):
