@@ -163,7 +163,8 @@ def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params
         if to_stdout:
             click.echo(result.text, nl=False)
         else:
-            click.echo(f"wrote {write_entry(result.text, out_dir, result.entry['id'], force=force).as_posix()}")
+            path = write_entry(result.text, out_dir, result.entry["id"], force=force, hf_id=hf_id)
+            click.echo(f"wrote {path.as_posix()}")
     except KvregError as exc:
         _fail(exc)
 

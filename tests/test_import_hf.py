@@ -496,3 +496,12 @@ def test_missing_basic_dimension_fails(tmp_path):
         import_config(tmp_path / "config.json")
     p = err.value.problems[0]
     assert p.code == "missing-dimension" and p.key == "num_attention_heads,max_position_embeddings"
+
+
+def test_cli_refuses_a_second_entry_for_the_same_hf_id(tmp_path):
+    runner = CliRunner()
+    base = ["import-hf", str(FIX / "llama-3.1-8b.json"), "--hf-id", "meta-llama/Llama-3.1-8B", "--out", str(tmp_path)]
+    assert runner.invoke(main, base).exit_code == 0
+    r = runner.invoke(main, base + ["--id", "llama-8b-again"])
+    assert r.exit_code == 1 and "duplicate-hf-id" in r.output and "llama-3.1-8b.yaml" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["llama-3.1-8b.yaml"]

@@ -41,14 +41,36 @@ def render(entry: dict, comment: str | None = None) -> str:
     return "".join(lines) + body
 
 
-def write_entry(text: str, out_dir: Path, entry_id: str, force: bool = False) -> Path:
+def _same_hf_id(out_dir: Path, hf_id: str, entry_id: str) -> list[str]:
+    """Other entries in ``out_dir`` that already claim ``hf_id`` (checks/030 would reject the pair)."""
+    found = []
+    for p in sorted(out_dir.glob("*.y*ml")):
+        if p.stem == entry_id:
+            continue
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(data, dict) and data.get("hf_id") == hf_id:
+            found.append(p.name)
+    return found
+
+
+def write_entry(text: str, out_dir: Path, entry_id: str, force: bool = False, hf_id: str | None = None) -> Path:
     """Write ``text`` to ``out_dir/<entry_id>.yaml`` via a temp file and rename.
 
     Raises:
-        KvregError: ``entry-exists`` when the file exists and ``force`` is false.
+        KvregError: ``entry-exists`` when the file exists and ``force`` is false;
+            ``duplicate-hf-id`` when another entry in ``out_dir`` has the same ``hf_id``.
     """
     out_dir = Path(out_dir)
     target = out_dir / f"{entry_id}.yaml"
+    others = _same_hf_id(out_dir, hf_id, entry_id) if hf_id and out_dir.is_dir() else []
+    if others:
+        raise KvregError([Problem(target.as_posix(), 0, 0, "hf_id", "duplicate-hf-id",
+                                  f"hf_id {hf_id!r} is already used by {', '.join(others)}",
+                                  "one entry per checkpoint: pass --id with that entry's id and --force to "
+                                  "replace it, or --stdout to compare")])
     if target.exists() and not force:
         raise KvregError([Problem(target.as_posix(), 0, 0, "id", "entry-exists",
                                   f"{target.as_posix()} already exists; not overwritten",
