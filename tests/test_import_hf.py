@@ -328,9 +328,19 @@ def test_params_match_model_facts(name, total, active):
     assert e["params_total"]["confidence"] == "derived" and "params_total" in e["derived_fields"]
 
 
-def test_params_exact_where_config_is_complete():
-    assert imported("llama-3.1-8b").entry["params_total"]["value"] == 8_030_261_248
-    assert imported("deepseek-v3").entry["params_total"]["value"] == 671_026_419_200
+@pytest.mark.parametrize("name,total", [
+    ("llama-3.1-8b", 8_030_261_248), ("llama-3.1-70b", 70_553_706_496), ("llama-3.1-405b", 405_853_388_800),
+    ("qwen3-235b-a22b", 235_093_634_560), ("deepseek-v3", 671_026_419_200), ("mixtral-8x7b", 46_702_792_704),
+    ("deepseek-v2-lite", 15_706_484_224), ("qwen3-32b", 32_762_123_264), ("qwen2.5-7b", 7_615_616_512),
+    ("yi-34b", 34_388_917_248), ("kimi-k2", 1_026_408_232_448)])
+def test_params_total_exact_as_model_facts(name, total):
+    # model_facts params_computed: the same components counted from the same config dims
+    assert imported(name).entry["params_total"]["value"] == total
+
+
+def test_deepseek_v3_active_counts_router_bias():
+    # model_facts active 37,552,282,624 leaves out the 58 MoE layers × 256 e_score_correction_bias values
+    assert imported("deepseek-v3").entry["params_active"]["value"] == 37_552_282_624 + 58 * 256
 
 
 def test_published_totals_within_one_percent():
