@@ -175,5 +175,37 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
     click.echo(render_plan(result, top=top))
 
 
+@main.command("import-hf")
+@click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--id", "entry_id", default=None, help="Registry id (default: from --hf-id or the config's folder).")
+@click.option("--hf-id", default=None, help="ORG/NAME on the Hugging Face hub, recorded as the source.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("registry/models"),
+              show_default=True, help="Folder to write ID.yaml into.")
+@click.option("--stdout", "to_stdout", is_flag=True, help="Print the entry instead of writing it.")
+@click.option("--weights-index", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="model.safetensors.index.json: metadata.total_size gives exact checkpoint bytes.")
+@click.option("--params-total", type=float, default=None,
+              help="Parameter count to use when the config lacks the dimensions to count it.")
+@click.option("--force", is_flag=True, help="Overwrite an existing entry.")
+@click.option("--explain", is_flag=True, help="List derived fields and config keys read but not used (stderr).")
+def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params_total, force, explain):
+    """Turn a Hugging Face CONFIG.json into a validated model entry (exit 1 if unsupported)."""
+    from kvreg.importhf import import_config
+    from kvreg.importhf.writer import write_entry
+
+    try:
+        result = import_config(config, entry_id=entry_id, hf_id=hf_id, weights_index=weights_index,
+                               params_total=params_total)
+        if explain:
+            click.echo(result.explain(), err=True)
+        if to_stdout:
+            click.echo(result.text, nl=False)
+        else:
+            path = write_entry(result.text, out_dir, result.entry["id"], force=force, hf_id=hf_id)
+            click.echo(f"wrote {path.as_posix()}")
+    except KvregError as exc:
+        _fail(exc)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

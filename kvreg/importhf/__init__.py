@@ -1,0 +1,238 @@
+"""``kvreg import-hf``: a Hugging Face config.json → a validated registry model entry.
+
+:func:`import_config` reads the config (``reader``), finds its family rules
+(``families``), lays out its layers (``layers``), counts its parameters
+(``params``) and validates the result against :class:`kvreg.schema.model.ModelEntry`
+before anything is written (``writer``).  Architectures it cannot interpret fail
+with a :class:`~kvreg.problems.KvregError`; nothing is guessed silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+from kvreg.problems import KvregError, Problem
+
+HAND_HINT = ("write the entry by hand: copy a registry/models/*.yaml of the nearest architecture and set "
+             "layer_groups (kinds full, sliding, chunked, mla, recurrent, shared) from the model's config and "
+             "modeling code; docs/import-hf.md lists what each family reads")
+
+
+@dataclasses.dataclass
+class Imported:
+    """An imported entry: the data, its YAML text, and what was derived or left unread."""
+
+    entry: dict
+    text: str
+    derived: dict[str, str]
+    unused: list[str]
+    ignored_subtrees: list[str]
+    notes: list[str]
+
+    def explain(self) -> str:
+        """Human-readable account: derived fields with reasons, then config keys not used."""
+        out = ["derived (not read verbatim from config.json):"]
+        out += [f"  {k}: {v}" for k, v in sorted(self.derived.items())] or ["  (none)"]
+        out.append("read from config.json but not used:")
+        out += [f"  {k}" for k in self.unused] or ["  (none)"]
+        if self.ignored_subtrees:
+            out.append("not read (other modalities): " + ", ".join(self.ignored_subtrees))
+        return "\n".join(out)
+
+
+def default_id(hf_id: str | None, config_path: Path) -> str:
+    """A registry id: the lower-cased model name of ``hf_id``, else the config's folder or file stem."""
+    if hf_id:
+        base = hf_id.split("/")[-1]
+    else:
+        base = config_path.parent.name if config_path.stem == "config" else config_path.stem
+    base = re.sub(r"[^a-z0-9.\-]+", "-", base.lower()).strip("-.")
+    return base or "imported-model"
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory, else ``parent/name``.
+
+    Entries never carry a machine's absolute paths.
+    """
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
+
+def _fail(where: str, code: str, message: str, fields: list[str], hint: str = HAND_HINT) -> KvregError:
+    return KvregError([Problem(where, 0, 0, ",".join(fields), code, message, hint)])
+
+
+def _weights_index(path: Path) -> int:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        total = data["metadata"]["total_size"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise KvregError([Problem(str(path), 0, 0, "metadata.total_size", "unreadable-index",
+                                  f"cannot read metadata.total_size: {exc}",
+                                  "pass the checkpoint's model.safetensors.index.json")]) from None
+    if not isinstance(total, int) or total <= 0:
+        raise KvregError([Problem(str(path), 0, 0, "metadata.total_size", "unreadable-index",
+                                  f"metadata.total_size is {total!r}, not a positive byte count",
+                                  "pass the checkpoint's model.safetensors.index.json")])
+    return total
+
+
+def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: str | None = None,
+                  weights_index: Path | str | None = None, params_total: float | None = None,
+                  display: str | None = None) -> Imported:
+    """Import one config.json as a model entry (validated, not yet written).
+
+    Args:
+        config_path: the model's ``config.json``.
+        entry_id: registry id (default from ``hf_id`` or the config's folder name).
+        hf_id: ``org/name`` on the Hugging Face hub, recorded as the source and ``hf_id``.
+        weights_index: ``model.safetensors.index.json``; its ``metadata.total_size`` (bytes)
+            becomes the checkpoint size at the model's dtype.
+        params_total: parameter count to use when the config lacks the dimensions to count it
+            (recorded with confidence ``estimated``).
+        display: how to name the config in the entry's source (default: the path as given).
+
+    Raises:
+        KvregError: unreadable config, unsupported architecture (``unsupported-architecture``),
+            a memory-relevant key no rule interprets (``uninterpreted-field``), or an entry
+            that fails the schema (``invalid-import``).
+    """
+    from kvreg.importhf import families, layers, params
+    from kvreg.importhf.reader import dtype_name, read_config
+
+    config_path = Path(config_path)
+    where = display or display_path(config_path)
+    cfg = read_config(config_path, where)
+    fam = families.family_for(cfg.kinds, cfg.architectures)
+    who = f"model_type {cfg.model_type!r}" + (f" (text {cfg.text_model_type!r})" if cfg.text_model_type else "") + \
+        f", architectures {cfg.architectures}"
+    if fam is None:
+        fields = sorted(cfg.origin[k] for k in cfg.fields if families.MEMORY_KEY_RE.search(k))
+        raise _fail(where, "unsupported-architecture",
+                    f"{who} is not an architecture kvreg can import (known model_types: "
+                    f"{', '.join(families.supported_model_types())}); fields it could not interpret: "
+                    f"{', '.join(fields) or 'none beyond the basic attention keys'}", fields)
+    model_dtype = dtype_name(cfg.first("torch_dtype", "dtype", default="bfloat16")[1]) or "bf16"
+    if not cfg.has("torch_dtype") and not cfg.has("dtype"):
+        cfg.derive("dtype", "torch_dtype absent: bf16 assumed")
+    missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "max_position_embeddings")
+               if not cfg.has(k)]
+    if missing:
+        raise _fail(where, "missing-dimension", f"{who}: config lacks {', '.join(missing)}", missing,
+                    "add the key to the config (max_position_embeddings is the model's native context)")
+    try:
+        n_layers, groups, per_layer = layers.layer_groups(cfg, fam, model_dtype)
+    except layers.Unsupported as exc:
+        raise _fail(where, "unsupported-architecture", f"{who}: {exc}", exc.fields) from None
+
+    weights_dtype = model_dtype
+    quant = cfg.get("quantization_config") or {}
+    method = str(quant.get("quant_method", "")).lower()
+    quant_note = None
+    if method == "fp8":
+        weights_dtype = "fp8"
+    elif method:
+        quant_note = (f"checkpoint quantization {method!r} (mixed precisions) not priced from the config; "
+                      "pass --weights-index for exact checkpoint bytes.")
+
+    moe = params.moe_of(cfg, fam)
+    sources = [{"id": "config", **({"url": f"https://huggingface.co/{hf_id}/blob/main/config.json"} if hf_id
+                                    else {"title": f"config.json ({where})"}),
+                "note": "imported by kvreg import-hf" + (f" from {where}" if hf_id else "")}]
+    if params_total is not None:
+        total, active, routed = params_total, None, 0
+        p_total = {"value": int(params_total) if float(params_total).is_integer() else params_total,
+                   "confidence": "estimated", "note": "given to import-hf (--params-total)"}
+    else:
+        try:
+            total, active, routed = params.count(cfg, fam, groups, per_layer)
+        except params.MissingDimension as exc:
+            raise _fail(where, "missing-dimension", f"{who}: cannot count parameters without {exc}", exc.fields,
+                        "pass --params-total N (the published count), or add the key to the config") from None
+        p_total = {"value": total, "source": "config", "confidence": "derived",
+                   "note": "counted from config dims (embeddings, attention, MLP/experts, norms; MTP excluded)"}
+    entry: dict = {"id": entry_id or default_id(hf_id, config_path)}
+    if hf_id:
+        entry["hf_id"] = hf_id
+    entry.update({
+        "family": fam.name,
+        "architecture": (cfg.architectures or [None])[0],
+        "layers": n_layers,
+        "hidden_size": cfg.get("hidden_size"),
+        "vocab_size": cfg.get("vocab_size"),
+        "attention_heads": cfg.get("num_attention_heads"),
+        "native_context": {"value": cfg.get("max_position_embeddings"), "source": "config", "confidence": "read",
+                           "note": "max_position_embeddings"},
+        "params_total": p_total,
+    })
+    if entry["vocab_size"] is None:
+        del entry["vocab_size"]
+    if entry["architecture"] is None:
+        del entry["architecture"]
+    if moe and active is not None:
+        entry["params_active"] = {"value": active, "source": "config", "confidence": "derived",
+                                  "note": "total minus the routed experts a token does not use"}
+    entry["dtype"] = weights_dtype
+    if method == "mxfp4" and routed and weights_index is None:
+        # gpt-oss ships routed experts in MXFP4 and everything else in bf16 (modules_to_not_convert).
+        from kvreg.tables import PRECISIONS
+
+        per = {d: b for d, b, *_ in PRECISIONS}
+        entry["dtype"] = "mxfp4"
+        quant_note = ("quantization_config mxfp4: routed experts ship in MXFP4, other weights in the model dtype; "
+                      "checkpoints.mxfp4 is derived from that split (--weights-index gives exact bytes).")
+        entry["checkpoints"] = {"mxfp4": {
+            "value": round(routed * per["mxfp4"] + (total - routed) * per[model_dtype]), "source": "config",
+            "confidence": "derived",
+            "note": f"routed experts ({routed}) at mxfp4 0.53125 B + the rest ({total - routed}) at {model_dtype}"}}
+        cfg.derive("checkpoints.mxfp4", "routed experts in mxfp4, other weights in the model dtype")
+    if weights_index is not None:
+        entry["checkpoints"] = {weights_dtype: {"value": _weights_index(Path(weights_index)), "source": "index",
+                                                "confidence": "read",
+                                                "note": "model.safetensors.index.json metadata.total_size"}}
+        sources.append({"id": "index", "title": f"model.safetensors.index.json ({Path(weights_index).name})"})
+    if moe:
+        entry["moe"] = {"experts": moe.experts, "experts_per_token": moe.per_token, "shared_experts": moe.shared}
+    entry["layer_groups"] = groups
+    entry["sources"] = sources
+    unused = [k for k in cfg.unused()]
+    # A null, false, zero or empty value changes nothing (Nemotron-H's "sliding_window": null).
+    bad = sorted(k for k in unused if families.MEMORY_KEY_RE.search(k.split(".")[-1])
+                 and k.split(".")[-1] not in families.MEMORY_KEY_HARMLESS and cfg.fields[k.split(".")[-1]])
+    if bad:
+        raise _fail(where, "uninterpreted-field",
+                    f"{who}: keys that may change per-layer memory were not interpreted by the {fam.name} rules: "
+                    f"{', '.join(bad)}", bad)
+    derived = dict(cfg.derived)
+    derived.setdefault("params_total", "counted from config dims") if params_total is None else None
+    if "params_active" in entry:
+        derived.setdefault("params_active", "total minus unused routed experts")
+    entry["derived_fields"] = sorted(derived)
+    notes = cfg.notes + ([quant_note] if quant_note else [])
+    if notes:
+        entry["notes"] = " ".join(notes)
+    _validate(entry, where)
+    from kvreg.importhf.writer import render
+
+    return Imported(entry=entry, text=render(entry, f"Imported by kvreg import-hf from {hf_id or where}."),
+                    derived=derived, unused=unused, ignored_subtrees=cfg.ignored_subtrees, notes=notes)
+
+
+def _validate(entry: dict, where: str) -> None:
+    from pydantic import ValidationError
+
+    from kvreg.schema.model import ModelEntry
+
+    try:
+        ModelEntry.model_validate(entry)
+    except ValidationError as exc:
+        raise KvregError([Problem(where, 0, 0, ".".join(map(str, e["loc"])), "invalid-import",
+                                  f"imported entry fails the model schema: {e['msg']}",
+                                  "this is a kvreg bug or an unusual config; " + HAND_HINT)
+                          for e in exc.errors(include_url=False)]) from None

@@ -1,0 +1,174 @@
+"""Architecture families as data: how each ``model_type`` lays out its layers.
+
+Each :class:`Family` says, for one group of ``model_type`` values, how to find
+the kind of every layer when the config carries no explicit ``layer_types``,
+which keys name the window, the recurrent state and the experts, and which
+defaults the transformers config class applies when a key is absent.  The
+importer never branches on a model name; adding an architecture is adding a
+row here (docs/import-hf.md lists what is read from which key).
+
+Sources of the rules: the transformers ``configuration_<model>.py`` of each
+family (``layer_types`` defaults in ``__init__``/``__post_init__``), vLLM's
+``MambaStateShapeCalculator`` for recurrent state shapes, and
+``../shared/data/model_facts.yaml`` (``layer_pattern.source`` of each model).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+# layer_types vocabulary (transformers ``layer_types`` / Granite's "mamba"/"attention") -> mixer.
+LAYER_TYPE_NAMES = {
+    "full_attention": "full", "attention": "full", "global": "full", "global_attention": "full",
+    "sliding_attention": "sliding", "local_attention": "sliding", "sliding_window": "sliding",
+    "chunked_attention": "chunked",
+    "linear_attention": "linear",
+    "mamba": "mamba", "mamba2": "mamba",
+    "hybrid": "full",                 # Falcon-H1 layers_block_type: attention + Mamba-2 in the layer
+    "mlp": "mlp", "moe": "mlp",       # Nemotron-H blocks without a sequence mixer
+}
+LAYER_TYPE_KEYS = ("layer_types", "layers_block_type")
+
+# Nemotron-H hybrid_override_pattern characters (NemotronHConfig): one block per character.
+PATTERN_CHARS = {"M": "mamba", "*": "full", "-": "mlp", "E": "mlp"}
+
+# Key aliases for Mamba-2 geometry (NemotronH uses the first spelling, FalconH1/GraniteMoeHybrid the second).
+MAMBA2_KEYS = {
+    "heads": ("mamba_num_heads", "mamba_n_heads"),
+    "head_dim": ("mamba_head_dim", "mamba_d_head"),
+    "state": ("ssm_state_size", "mamba_d_state"),
+    "groups": ("n_groups", "mamba_n_groups"),
+    "conv": ("conv_kernel", "mamba_d_conv"),
+}
+SSM_DTYPE_KEYS = ("mamba_ssm_dtype", "mamba_ssm_cache_dtype")
+
+MOE_EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
+MOE_TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_topk")
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """How one architecture family is read.
+
+    ``layout`` (used only when the config has no ``layer_types``):
+      ``uniform``     every layer the same (full, or sliding when the window applies);
+      ``alternate``   sliding at even indices, full at odd (Gemma 2);
+      ``every_nth``   full when (i+1) % n == 0, else ``other``; n from ``interval_key``
+                      or ``interval_default``;
+      ``pattern``     one character per block in ``hybrid_override_pattern`` (Nemotron-H);
+      ``period``      attention when i % attn_layer_period == attn_layer_offset, else Mamba (Jamba);
+      ``parallel``    attention and Mamba-2 in every layer (Falcon-H1);
+      ``all_recurrent`` every layer Mamba (GraniteMoeHybrid without layer_types).
+    """
+
+    name: str
+    model_types: tuple[str, ...]
+    layout: str = "uniform"
+    other: str = "sliding"
+    interval_key: str | None = None
+    interval_default: int | None = None
+    window_key: str = "sliding_window"
+    window_gate: str | None = None          # key that must be true for the window to apply
+    window_gate_default: bool = True        # value of window_gate when absent (transformers default)
+    recurrent: str | None = None            # gated_deltanet | mamba2 | mamba1
+    mamba2_defaults: tuple[tuple[str, int], ...] = ()   # transformers defaults for absent Mamba-2 keys
+    ssm_dtype_default: str | None = None    # None: model dtype; else a kvreg dtype (transformers default)
+    tie_default: bool = False               # transformers default of tie_word_embeddings
+    qkv_bias: bool = False                  # q/k/v projections carry a bias without attention_bias
+    qk_norm: bool = False                   # per-head RMSNorm on q and k (Qwen3, Gemma 3+)
+    mlp: str = "gated"                      # gated (gate, up, down) | plain (up, down)
+    shared_expert_default: int = 0          # shared experts when the config names none (Llama 4)
+    dense_mlp_beside_moe: bool = False      # a dense MLP runs beside the experts in every layer (Gemma 4 26B)
+    post_norms: int = 0                     # extra per-layer norms (Gemma's pre/post feed-forward norms)
+    mla: bool = False                       # multi-head latent attention (kv_lora_rank)
+    layer_flags_key: str | None = None      # per-layer 0/1 list: 1 → ``other``, 0 → full (Llama 4 no_rope_layers)
+    attention_sinks: bool = False           # one learned sink logit per head (gpt-oss)
+    expert_bias: bool = False               # expert MLPs and router carry biases (gpt-oss)
+    known: tuple[str, ...] = ()             # keys read by name elsewhere or known not to change memory
+
+
+def _fam(*args, **kw) -> Family:
+    return Family(*args, **kw)
+
+
+FAMILIES: list[Family] = [
+    _fam("llama", ("llama", "yi")),
+    _fam("mistral", ("mistral",)),
+    _fam("mixtral", ("mixtral",)),
+    _fam("qwen2", ("qwen2", "qwen2_moe"), window_gate="use_sliding_window", window_gate_default=False,
+         qkv_bias=True),
+    _fam("qwen3", ("qwen3", "qwen3_moe"), window_gate="use_sliding_window", window_gate_default=False,
+         qk_norm=True),
+    _fam("phi3", ("phi3",)),
+    _fam("cohere", ("cohere",), tie_default=True),
+    _fam("gemma2", ("gemma2",), layout="alternate", tie_default=True, post_norms=2),
+    _fam("gemma3", ("gemma3_text", "gemma3"), layout="every_nth", interval_key="sliding_window_pattern",
+         interval_default=6, tie_default=True, qk_norm=True, post_norms=2),
+    _fam("gemma3n", ("gemma3n_text", "gemma3n"), layout="every_nth", interval_default=5, tie_default=True,
+         qk_norm=True, post_norms=2),
+    _fam("gemma4", ("gemma4_text", "gemma4"), layout="every_nth", interval_key="sliding_window_pattern",
+         interval_default=6, tie_default=True, qk_norm=True, post_norms=2, dense_mlp_beside_moe=True),
+    _fam("gpt-oss", ("gpt_oss",), layout="alternate", attention_sinks=True, expert_bias=True),
+    _fam("llama4", ("llama4_text", "llama4"), layout="every_nth", other="chunked",
+         interval_key="no_rope_layer_interval", interval_default=4, window_key="attention_chunk_size",
+         layer_flags_key="no_rope_layers",
+         shared_expert_default=1, qk_norm=False),
+    _fam("deepseek-mla", ("deepseek_v2", "deepseek_v3", "kimi_k2"), mla=True),
+    _fam("qwen3-next", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"),
+         layout="every_nth", other="linear", interval_key="full_attention_interval", interval_default=4,
+         recurrent="gated_deltanet", qk_norm=True),
+    _fam("nemotron-h", ("nemotron_h",), layout="pattern", recurrent="mamba2",
+         mamba2_defaults=(("groups", 8), ("conv", 4)), ssm_dtype_default="fp32", mlp="plain"),
+    _fam("jamba", ("jamba",), layout="period", recurrent="mamba1"),
+    _fam("granite-4.0-h", ("granitemoehybrid",), layout="all_recurrent", recurrent="mamba2",
+         mamba2_defaults=(("groups", 1), ("conv", 4))),
+    _fam("falcon-h1", ("falcon_h1",), layout="parallel", recurrent="mamba2",
+         mamba2_defaults=(("groups", 1), ("conv", 4))),
+]
+
+# Architectures (config "architectures") -> model_type, for configs that omit model_type.
+ARCHITECTURES = {
+    "LlamaForCausalLM": "llama", "YiForCausalLM": "llama", "MistralForCausalLM": "mistral",
+    "MixtralForCausalLM": "mixtral", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
+    "Qwen3MoeForCausalLM": "qwen3_moe", "Phi3ForCausalLM": "phi3", "CohereForCausalLM": "cohere",
+    "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
+    "Gemma3ForConditionalGeneration": "gemma3", "Gemma3nForConditionalGeneration": "gemma3n",
+    "Gemma4ForConditionalGeneration": "gemma4", "GptOssForCausalLM": "gpt_oss",
+    "Llama4ForConditionalGeneration": "llama4", "DeepseekV2ForCausalLM": "deepseek_v2",
+    "DeepseekV3ForCausalLM": "deepseek_v3", "Qwen3NextForCausalLM": "qwen3_next",
+    "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
+    "NemotronHForCausalLM": "nemotron_h", "JambaForCausalLM": "jamba",
+    "GraniteMoeHybridForCausalLM": "granitemoehybrid", "FalconH1ForCausalLM": "falcon_h1",
+}
+
+# Keys whose presence may change per-layer memory.  A key matching this that no
+# rule read is an "uninterpreted field": the import fails rather than guess.
+MEMORY_KEY_RE = re.compile(
+    r"window|layer_types|pattern|linear_|mamba|ssm|lora|kv_shared|k_eq_v|global_|compress|index_|"
+    r"sparse|chunk|no_rope|attn_layer|block_type|shared_kv|kv_layer|cross_layer")
+
+# Keys matching MEMORY_KEY_RE that do not change what a sequence stores.
+MEMORY_KEY_HARMLESS = {
+    "mamba_dt_rank", "mamba_dt_min", "mamba_dt_max", "mamba_dt_init", "mamba_dt_scale", "mamba_dt_init_floor",
+    "mamba_dt_limit", "mamba_conv_bias", "mamba_proj_bias", "mamba_chunk_size", "mamba_hidden_act",
+    "mamba_inner_layernorms", "mamba_rms_norm", "mamba_norm_before_gate", "use_mamba_kernels", "chunk_size",
+    "use_sliding_window", "sliding_window_size", "max_window_layers", "linear_attn_bias",
+    "global_rope_theta", "local_rope_theta", "rope_local_base_freq", "mamba_use_mlp", "projectors_bias",
+    "activation_sparsity_pattern", "ssm_in_multiplier", "ssm_out_multiplier", "ssm_multipliers", "mlp_multipliers",
+}
+
+
+def family_for(model_types: tuple[str, ...], architectures: list[str]) -> Family | None:
+    """The family whose ``model_types`` contains the first of ``model_types`` (or an architecture's)."""
+    candidates = list(model_types) + [ARCHITECTURES[a] for a in architectures if a in ARCHITECTURES]
+    for mt in candidates:
+        for fam in FAMILIES:
+            if mt in fam.model_types:
+                return fam
+    return None
+
+
+def supported_model_types() -> list[str]:
+    """Every model_type the importer knows, sorted (for error hints)."""
+    return sorted({mt for f in FAMILIES for mt in f.model_types})

@@ -1,0 +1,310 @@
+"""Layer plan: the kind and cache geometry of every layer, grouped into layer groups.
+
+From a :class:`~kvreg.importhf.reader.Config` and its :class:`Family`, work out
+each layer's mixer (full / sliding / chunked attention, MLA, Gated DeltaNet,
+Mamba), its KV geometry, which tail layers reuse earlier KV (Gemma 3n / 4), and
+the per-sequence state of recurrent layers; then merge identical layers into
+the entry's ``layer_groups`` (DESIGN.md "Models: layers by kind").
+
+State shapes (vLLM ``MambaStateShapeCalculator``, transformers modeling files):
+  Gated DeltaNet  ssm  [Hv, dk, dv]              in mamba_ssm_dtype (else model dtype)
+                  conv [kernel−1, 2·Hk·dk + Hv·dv] in model dtype
+  Mamba-2         ssm  [nheads, head_dim, N]      conv [kernel−1, I + 2·G·N], I = nheads·head_dim
+  Mamba-1         ssm  [I, N]                     conv [kernel−1, I], I = expand·hidden
+"""
+
+from __future__ import annotations
+
+from kvreg.importhf.families import (LAYER_TYPE_KEYS, LAYER_TYPE_NAMES, MAMBA2_KEYS, PATTERN_CHARS, SSM_DTYPE_KEYS,
+                                     Family)
+from kvreg.importhf.reader import Config, dtype_name
+
+
+class Unsupported(Exception):
+    """The config says something the importer cannot turn into layer groups; ``fields`` names the keys."""
+
+    def __init__(self, message: str, fields: list[str]):
+        super().__init__(message)
+        self.fields = fields
+
+
+def _compress(indices: list[int]) -> str:
+    """Layer indices as ranges: ``0-4, 6-10`` for runs, ``1-23 step 2`` for longer strides."""
+    out, i = [], 0
+    while i < len(indices):
+        j = i
+        step = indices[i + 1] - indices[i] if i + 1 < len(indices) else 1
+        while j + 1 < len(indices) and indices[j + 1] - indices[j] == step:
+            j += 1
+        if step == 1 and j > i:
+            out.append(f"{indices[i]}-{indices[j]}")
+        elif j - i >= 3:
+            out.append(f"{indices[i]}-{indices[j]} step {step}")
+        else:
+            out.append(str(indices[i]))
+            j = i
+        i = j + 1
+    return ", ".join(out)
+
+
+def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
+    """One mixer name per layer: full, sliding, chunked, linear, mamba, mlp (no mixer) or full+mamba.
+
+    Raises:
+        Unsupported: unknown ``layer_types`` values or a pattern of the wrong length.
+    """
+    key, names = cfg.first(*LAYER_TYPE_KEYS)
+    if key:
+        bad = sorted({t for t in names if t not in LAYER_TYPE_NAMES})
+        if bad:
+            raise Unsupported(f"{key} has values kvreg cannot price: {bad}", [key])
+        if len(names) != n:
+            raise Unsupported(f"{key} lists {len(names)} layers but num_hidden_layers is {n}",
+                              [key, "num_hidden_layers"])
+        if fam.interval_key:
+            cfg.get(fam.interval_key)  # superseded by layer_types
+        out = [LAYER_TYPE_NAMES[t] for t in names]
+        return ["full+mamba" if fam.layout == "parallel" and m == "full" else m for m in out]
+    if fam.layout == "uniform":
+        return [_uniform_kind(cfg, fam, i) for i in range(n)]
+    if fam.layout == "alternate":
+        cfg.derive("layer_groups", f"no layer_types: {fam.name} alternates sliding (even layers) and full "
+                                   "(odd layers) as the transformers config class does")
+        return ["sliding" if i % 2 == 0 else "full" for i in range(n)]
+    if fam.layout == "every_nth":
+        if fam.layer_flags_key and cfg.has(fam.layer_flags_key):
+            flags = cfg.get(fam.layer_flags_key)
+            if len(flags) != n:
+                raise Unsupported(f"{fam.layer_flags_key} lists {len(flags)} layers, not {n}", [fam.layer_flags_key])
+            return [fam.other if f else "full" for f in flags]
+        key, every = (fam.interval_key, cfg.get(fam.interval_key)) if fam.interval_key else (None, None)
+        if every is None:
+            every = fam.interval_default
+            cfg.derive("layer_groups", f"no layer_types{' or ' + key if key else ''}: {fam.name} puts a full layer "
+                                       f"every {every} layers (transformers default), the others {fam.other}")
+        else:
+            cfg.derive("layer_groups", f"no layer_types: full when (i+1) % {key}={every} == 0, else {fam.other}")
+        return ["full" if (i + 1) % every == 0 else fam.other for i in range(n)]
+    if fam.layout == "pattern":
+        pat = cfg.get("hybrid_override_pattern")
+        if not pat or len(pat) != n or set(pat) - set(PATTERN_CHARS):
+            raise Unsupported(f"hybrid_override_pattern {pat!r} does not give one known character "
+                              f"({''.join(PATTERN_CHARS)}) per layer for {n} layers", ["hybrid_override_pattern"])
+        return [PATTERN_CHARS[c] for c in pat]
+    if fam.layout == "period":
+        period, offset = cfg.get("attn_layer_period"), cfg.get("attn_layer_offset")
+        if period is None or offset is None:
+            raise Unsupported("Jamba layout needs attn_layer_period and attn_layer_offset",
+                              ["attn_layer_period", "attn_layer_offset"])
+        return ["full" if i % period == offset else "mamba" for i in range(n)]
+    if fam.layout == "parallel":
+        return ["full+mamba"] * n
+    if fam.layout == "all_recurrent":
+        cfg.derive("layer_groups", f"no layer_types: {fam.name} makes every layer Mamba (transformers default)")
+        return ["mamba"] * n
+    raise AssertionError(fam.layout)
+
+
+def _uniform_kind(cfg: Config, fam: Family, i: int) -> str:
+    """Full, or sliding when the config's window applies to layer ``i``."""
+    if not cfg.has(fam.window_key):
+        return "full"
+    if fam.window_gate:
+        gate = cfg.get(fam.window_gate)
+        if gate is None:
+            gate = fam.window_gate_default
+            if i == 0:
+                cfg.derive("layer_groups", f"{fam.window_gate} absent: transformers default {gate}")
+        if not gate:
+            cfg.note(f"{fam.window_key} {cfg.get(fam.window_key)} not applied: {fam.window_gate} is {gate}.")
+            return "full"
+        # Qwen2/3: the first max_window_layers layers keep full attention (transformers Qwen2Config).
+        if i < cfg.get("max_window_layers", 0):
+            return "full"
+    return "sliding"
+
+
+def _attn(cfg: Config, fam: Family, mixer: str) -> dict:
+    """KV geometry of one attention layer of kind ``mixer``."""
+    heads = cfg.get("num_attention_heads")
+    kv = cfg.get("num_key_value_heads")
+    if kv is None:
+        kv = heads
+        cfg.derive("layer_groups.kv_heads",
+                   "num_key_value_heads absent: transformers default = num_attention_heads (MHA)")
+    key, hd = cfg.first("head_dim", "attention_head_dim")
+    if key is None:
+        hd = cfg.get("hidden_size") // heads
+        cfg.derive("layer_groups.head_dim", "head_dim absent: hidden_size / num_attention_heads")
+    g = {"kind": mixer, "kv_heads": kv, "head_dim": hd}
+    if mixer == "full":
+        if cfg.has("global_head_dim"):
+            g["head_dim"] = cfg.get("global_head_dim")
+        if cfg.has("num_global_key_value_heads"):
+            g["kv_heads"] = cfg.get("num_global_key_value_heads")
+        if cfg.get("attention_k_eq_v"):
+            g["k_eq_v"] = True
+    elif mixer == "sliding":
+        g["window"] = cfg.get(fam.window_key)
+        if g["window"] is None:
+            raise Unsupported("sliding layers but no sliding_window", [fam.window_key])
+        native = cfg.get("max_position_embeddings")
+        if native and g["window"] > native:
+            # A window longer than the native context never bounds anything (checks/010): price as full.
+            cfg.derive("layer_groups", f"{fam.window_key} {g['window']} exceeds max_position_embeddings {native}: "
+                                       "those layers are written as full")
+            del g["window"]
+            g["kind"] = "full"
+    elif mixer == "chunked":
+        g["chunk"] = cfg.get(fam.window_key)
+        if g["chunk"] is None:
+            raise Unsupported("chunked layers but no attention_chunk_size", [fam.window_key])
+    return g
+
+
+def _mla(cfg: Config) -> dict:
+    nope, rope, v = cfg.get("qk_nope_head_dim"), cfg.get("qk_rope_head_dim"), cfg.get("v_head_dim")
+    missing = [k for k, x in (("qk_rope_head_dim", rope), ("qk_nope_head_dim", nope), ("v_head_dim", v)) if x is None]
+    if missing:
+        raise Unsupported("MLA config without its head dims", missing)
+    # kv_heads/head_dim/v_head_dim: the decompressed geometry, used only by the naive column.
+    return {"kind": "mla", "kv_lora_rank": cfg.get("kv_lora_rank"), "qk_rope_head_dim": rope,
+            "kv_heads": cfg.get("num_attention_heads"), "head_dim": nope + rope, "v_head_dim": v}
+
+
+def _ssm_dtype(cfg: Config, fam: Family, model_dtype: str) -> str:
+    key, val = cfg.first(*SSM_DTYPE_KEYS)
+    if key:
+        d = dtype_name(val)
+        if d is None:
+            raise Unsupported(f"{key}={val!r} is not a dtype kvreg knows", [key])
+        return d
+    if fam.ssm_dtype_default:
+        cfg.derive("layer_groups.state.ssm.dtype", f"no mamba_ssm_dtype: transformers default "
+                                                   f"{fam.ssm_dtype_default} for {fam.name}")
+        return fam.ssm_dtype_default
+    cfg.derive("layer_groups.state.ssm.dtype", "no mamba_ssm_dtype: model dtype (vLLM mamba_ssm_cache_dtype=auto)")
+    return model_dtype
+
+
+def _recurrent(cfg: Config, fam: Family, model_dtype: str) -> dict:
+    ssm_dtype = _ssm_dtype(cfg, fam, model_dtype)
+    if fam.recurrent == "gated_deltanet":
+        keys = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                "linear_value_head_dim", "linear_conv_kernel_dim")
+        hk, hv, dk, dv, k = (cfg.get(x) for x in keys)
+        missing = [x for x, v in zip(keys, (hk, hv, dk, dv, k)) if v is None]
+        if missing:
+            raise Unsupported("Gated DeltaNet layers without their geometry", missing)
+        state = [{"role": "ssm", "shape": [hv, dk, dv], "dtype": ssm_dtype},
+                 {"role": "conv", "shape": [k - 1, 2 * hk * dk + hv * dv], "dtype": model_dtype}]
+        return {"kind": "recurrent", "variant": "gated_deltanet", "state": state}
+    if fam.recurrent == "mamba2":
+        v = {}
+        defaults = dict(fam.mamba2_defaults)
+        for role, aliases in MAMBA2_KEYS.items():
+            key, val = cfg.first(*aliases)
+            if key is None and role in defaults:
+                val = defaults[role]
+                cfg.derive(f"layer_groups.state.{role}", f"{' / '.join(aliases)} absent: transformers {fam.name} "
+                                                         f"default {val}")
+                cfg.note(f"Mamba-2 {role} ({aliases[-1]}) not in the config; transformers default {val} used.")
+            if val is None and role == "head_dim" and v.get("heads"):
+                # transformers mamba_d_head="auto": mamba_expand · hidden_size / mamba_n_heads
+                expand = cfg.get("mamba_expand", 2)
+                val = int(expand * cfg.get("hidden_size")) // v["heads"]
+                cfg.derive("layer_groups.state.head_dim", f"{' / '.join(aliases)} absent: mamba_expand ({expand}) "
+                                                          "× hidden_size / mamba heads (transformers 'auto')")
+            if val is None:
+                raise Unsupported(f"Mamba-2 layers without {role}", list(aliases))
+            v[role] = val
+        inner = v["heads"] * v["head_dim"]
+        cfg.get("mamba_expand")  # redundant with heads × head_dim for Mamba-2
+        if not cfg.has("mamba_d_ssm"):
+            cfg.derive("layer_groups.state.d_ssm", "Mamba-2 inner width = mamba heads × mamba head dim")
+        if cfg.has("mamba_d_ssm") and cfg.get("mamba_d_ssm") != inner:
+            raise Unsupported("mamba_d_ssm differs from mamba heads × head dim", ["mamba_d_ssm"])
+        state = [{"role": "ssm", "shape": [v["heads"], v["head_dim"], v["state"]], "dtype": ssm_dtype},
+                 {"role": "conv", "shape": [v["conv"] - 1, inner + 2 * v["groups"] * v["state"]],
+                  "dtype": model_dtype}]
+        return {"kind": "recurrent", "variant": "mamba2", "state": state}
+    if fam.recurrent == "mamba1":
+        n, k, expand = cfg.get("mamba_d_state"), cfg.get("mamba_d_conv"), cfg.get("mamba_expand")
+        missing = [x for x, y in (("mamba_d_state", n), ("mamba_d_conv", k), ("mamba_expand", expand)) if y is None]
+        if missing:
+            raise Unsupported("Mamba layers without their geometry", missing)
+        inner = int(expand * cfg.get("hidden_size"))
+        state = [{"role": "ssm", "shape": [inner, n], "dtype": ssm_dtype},
+                 {"role": "conv", "shape": [k - 1, inner], "dtype": model_dtype}]
+        return {"kind": "recurrent", "variant": "mamba1", "state": state}
+    raise Unsupported(f"{fam.name} has recurrent layers but no recurrent rule", [])
+
+
+def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[dict], list[list[dict]]]:
+    """``(layers, groups, per_layer)``: the entry's layer count, its merged layer groups,
+    and for each layer index the group specs it runs (for the parameter count).
+
+    ``layers`` counts the layers that mix the sequence; Nemotron-H's MLP-only
+    blocks (``-``/``E`` in hybrid_override_pattern) hold no cache and are left out.
+
+    Raises:
+        Unsupported: when a needed key is absent or a value cannot be priced.
+    """
+    n = cfg.get("num_hidden_layers")
+    if not isinstance(n, int) or n <= 0:
+        raise Unsupported("num_hidden_layers is missing or not a positive integer", ["num_hidden_layers"])
+    per_layer = mixers(cfg, fam, n)
+    if fam.mla or cfg.has("kv_lora_rank"):
+        if any(m not in ("full",) for m in per_layer):
+            raise Unsupported("MLA with sliding, chunked or recurrent layers", ["kv_lora_rank", "layer_types"])
+        per_layer = ["mla"] * n
+    shared_n = cfg.get("num_kv_shared_layers", 0)
+    first_shared = n - shared_n
+    specs: list[tuple[int, dict]] = []
+    for i, m in enumerate(per_layer):
+        parts = m.split("+")
+        for part in parts:
+            if part == "mlp":
+                continue
+            if part == "mla":
+                g = _mla(cfg)
+            elif part in ("full", "sliding", "chunked"):
+                g = _attn(cfg, fam, part)
+            elif part in ("linear", "mamba"):
+                if fam.recurrent is None:
+                    raise Unsupported(f"{part} layers in a family without a recurrent rule", ["layer_types"])
+                g = _recurrent(cfg, fam, model_dtype)
+            else:  # pragma: no cover - mixers() only yields the names above
+                raise AssertionError(part)
+            if part == "mamba" and len(parts) > 1:
+                g["shares_layers"] = True
+            if i >= first_shared and g["kind"] in ("full", "sliding", "chunked"):
+                # Gemma 3n/4 KV sharing: reuse the last non-shared layer of the same type.
+                src = max(j for j in range(first_shared) if per_layer[j] == m)
+                g = {"kind": "shared", "kv_heads": g["kv_heads"], "head_dim": g["head_dim"],
+                     **({"k_eq_v": True} if g.get("k_eq_v") else {}), "reuses": f"layer {src} ({m})"}
+            specs.append((i, g))
+    groups: list[dict] = []
+    where: list[list[int]] = []
+    for i, g in specs:
+        for j, h in enumerate(groups):
+            if h == g:
+                where[j].append(i)
+                break
+        else:
+            groups.append(g)
+            where.append([i])
+    out = []
+    for g, idx in zip(groups, where):
+        g = {"kind": g["kind"], "count": len(idx), **{k: v for k, v in g.items() if k != "kind"}}
+        g["note"] = f"layers {_compress(idx)}"
+        out.append(g)
+    by_layer: list[list[dict]] = [[] for _ in range(n)]
+    for i, g in specs:
+        by_layer[i].append(g)
+    layers = sum(1 for m in per_layer if m != "mlp")
+    if layers != n:
+        cfg.note(f"{n - layers} of num_hidden_layers={n} blocks are MLP-only (no sequence mixer, no cache); "
+                         f"layers counts the {layers} mixing layers.")
+        cfg.derive("layers", "num_hidden_layers minus MLP-only blocks of hybrid_override_pattern")
+    return layers, out, by_layer

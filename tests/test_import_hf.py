@@ -1,0 +1,517 @@
+"""kvreg import-hf: every fixture config imports to a valid entry with hand-checked KV bytes.
+
+Fixtures are config.json files rebuilt from ../shared/data/model_facts.yaml
+(tests/fixtures/hf/SOURCES.md).  Expected numbers are written as arithmetic
+from the config fields (p = 2 bytes per element, bf16 KV cache), never read
+back from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kvreg.cli import main
+from kvreg.importhf import import_config
+from kvreg.problems import KvregError
+from tests.conftest import ROOT, one
+from tests.registry_factory import engine_entry, hardware_entry, write_project
+
+FIX = ROOT / "tests" / "fixtures" / "hf"
+FIXTURES = sorted(p.stem for p in FIX.glob("*.json"))
+CONTEXTS = (4096, 32768, 131072)
+# Falcon-H1's docs table gives no vocab_size or intermediate_size: its count is the published 34B.
+EXTRA = {"falcon-h1-34b": {"params_total": 34e9}}
+
+
+def imported(name: str, **kw):
+    return import_config(FIX / f"{name}.json", **{**EXTRA.get(name, {}), **kw})
+
+
+@pytest.fixture(scope="module")
+def hfcon():
+    """One database over a temp project holding every imported fixture plus the shipped seed entries."""
+    from kvreg.build import memory_connection
+
+    root = Path(tempfile.mkdtemp(prefix="kvreg-import-hf-"))
+    models = {n: imported(n).entry for n in FIXTURES}
+    for p in (ROOT / "registry" / "models").glob("*.yaml"):
+        seed = yaml.safe_load(p.read_text())
+        seed["id"] = "seed-" + seed["id"]
+        models[seed["id"]] = seed
+    write_project(root, models, {"hw": hardware_entry("hw")}, {"first-principles": engine_entry()})
+    c = memory_connection(root)
+    yield c
+    c.close()
+
+
+def seq(con, model, context):
+    return one(con, "SELECT * FROM kv_sequence_costs WHERE model_id=? AND kv_dtype='bf16' AND tp=1"
+                    " AND context_tokens=?", (model, context))
+
+
+# Expected per sequence: (growing bytes per token, [(bytes per token, window)], constant state bytes).
+# Each line: config fields used, then the arithmetic.  K and V: ×2; bf16: ×2 bytes.
+EXPECTED = {
+    # num_hidden_layers 32, num_key_value_heads 8, head_dim = 4096/32 = 128
+    "llama-3.1-8b": (32 * 2 * 8 * 128 * 2, [], 0),
+    # 80 layers × 2 × 8 kv × 128 × 2 B = 327,680 B/token (kv-cache-chapter §2.3)
+    "llama-3.1-70b": (80 * 2 * 8 * 128 * 2, [], 0),
+    # 126 layers, 8 kv heads, head_dim 16384/128 = 128
+    "llama-3.1-405b": (126 * 2 * 8 * 128 * 2, [], 0),
+    # sliding_window 4096 on all 32 layers, 8 kv × 128
+    "mistral-7b-v0.1": (0, [(32 * 2 * 8 * 128 * 2, 4096)], 0),
+    # sliding_window null: 32 full layers
+    "mistral-7b-v0.3": (32 * 2 * 8 * 128 * 2, [], 0),
+    # use_sliding_window false: 28 full layers, 4 kv × 128 (3584/28)
+    "qwen2.5-7b": (28 * 2 * 4 * 128 * 2, [], 0),
+    # head_dim 128 explicit (5120/64 would be 80), 64 layers, 8 kv
+    "qwen3-32b": (64 * 2 * 8 * 128 * 2, [], 0),
+    # MHA 32 kv heads × 96 (3072/32), sliding_window 2047 on all 32 layers
+    "phi-3-mini-4k": (0, [(32 * 2 * 32 * 96 * 2, 2047)], 0),
+    # 60 layers, 8 kv, 7168/56 = 128
+    "yi-34b": (60 * 2 * 8 * 128 * 2, [], 0),
+    # MHA: 64 kv heads × 128 (8192/64), 40 layers
+    "command-r-v01": (40 * 2 * 64 * 128 * 2, [], 0),
+    # 32 layers, 8 kv × 128; experts do not change KV
+    "mixtral-8x7b": (32 * 2 * 8 * 128 * 2, [], 0),
+    # 94 layers, 4 kv × head_dim 128
+    "qwen3-235b-a22b": (94 * 2 * 4 * 128 * 2, [], 0),
+    # layer_types [SF]x12: 12 full + 12 sliding (window 128), 8 kv × head_dim 64
+    "gpt-oss-20b": (12 * 2 * 8 * 64 * 2, [(12 * 2 * 8 * 64 * 2, 128)], 0),
+    # [SF]x18
+    "gpt-oss-120b": (18 * 2 * 8 * 64 * 2, [(18 * 2 * 8 * 64 * 2, 128)], 0),
+    # Gemma 2 alternates from a sliding layer 0: 21 full + 21 sliding (4096), 8 kv × 256
+    "gemma-2-9b": (21 * 2 * 8 * 256 * 2, [(21 * 2 * 8 * 256 * 2, 4096)], 0),
+    # sliding_window_pattern 6 over 26 layers: 4 full + 22 sliding (512), 1 kv × 256
+    "gemma-3-1b": (4 * 2 * 1 * 256 * 2, [(22 * 2 * 1 * 256 * 2, 512)], 0),
+    # default pattern 6 over 62 layers: 10 full + 52 sliding (1024), 16 kv × head_dim 128
+    "gemma-3-27b": (10 * 2 * 16 * 128 * 2, [(52 * 2 * 16 * 128 * 2, 1024)], 0),
+    # 30 layers, last 10 shared; owners 0-19 with full every 5th: 4 full + 16 sliding (512), 2 kv × 256
+    "gemma-3n-e2b": (4 * 2 * 2 * 256 * 2, [(16 * 2 * 2 * 256 * 2, 512)], 0),
+    # 35 layers, last 15 shared; owners 0-19 with full every 5th: 4 full + 16 sliding (512), 2 kv × 256
+    "gemma-3n-e4b": (4 * 2 * 2 * 256 * 2, [(16 * 2 * 2 * 256 * 2, 512)], 0),
+    # 35 layers, last 20 shared; owners 0-14 [SSSSF]: 3 full (1 kv × global_head_dim 512) + 12 sliding (1 kv × 256)
+    "gemma-4-e2b": (3 * 2 * 1 * 512 * 2, [(12 * 2 * 1 * 256 * 2, 512)], 0),
+    # 42 layers, last 18 shared; owners 0-23 [SSSSSF]: 4 full (2 kv × 512) + 20 sliding (2 kv × 256)
+    "gemma-4-e4b": (4 * 2 * 2 * 512 * 2, [(20 * 2 * 2 * 256 * 2, 512)], 0),
+    # 5 full: num_global_key_value_heads 2 × global_head_dim 512, K=V one tensor; 25 sliding 8 kv × 256 (1024)
+    "gemma-4-26b-a4b": (5 * 1 * 2 * 512 * 2, [(25 * 2 * 8 * 256 * 2, 1024)], 0),
+    # 10 full: 4 global kv × 512, K=V; 50 sliding: 16 kv × 256, window 1024 (kv-arithmetic-hybrid-attention)
+    "gemma-4-31b": (10 * 1 * 4 * 512 * 2, [(50 * 2 * 16 * 256 * 2, 1024)], 0),
+    # no layer_types: every 4th of 48 layers global (12), 36 chunked at attention_chunk_size 8192; 8 kv × 128
+    "llama-4-scout-17b-16e": (12 * 2 * 8 * 128 * 2, [(36 * 2 * 8 * 128 * 2, 8192)], 0),
+    # MLA: 27 layers × (kv_lora_rank 512 + qk_rope_head_dim 64) × 2 B
+    "deepseek-v2-lite": (27 * (512 + 64) * 2, [], 0),
+    # 61 × 576 × 2 = 70,272 B/token (kv-cache-chapter §2.6)
+    "deepseek-v3": (61 * (512 + 64) * 2, [], 0),
+    "kimi-k2": (61 * (512 + 64) * 2, [], 0),
+    "deepseek-r1": (61 * (512 + 64) * 2, [], 0),
+    # full_attention_interval 4 over 48 layers: 12 full (2 kv × 256) + 36 Gated DeltaNet;
+    # state per linear layer: ssm 32 Hv × 128 dk × 128 dv, no mamba_ssm_dtype → bf16;
+    # conv (4−1) × (2·16·128 + 32·128) bf16
+    "qwen3-next-80b-a3b": (12 * 2 * 2 * 256 * 2, [], 36 * (32 * 128 * 128 * 2 + 3 * (2 * 16 * 128 + 32 * 128) * 2)),
+    # layer_types [LLLF]x16: 16 full (4 kv × 256) + 48 DeltaNet: ssm 48×128×128 fp32 (3 MiB), conv 3 × 10,240 bf16
+    "qwen3.6-27b": (16 * 2 * 4 * 256 * 2, [], 48 * (48 * 128 * 128 * 4 + 3 * (2 * 16 * 128 + 48 * 128) * 2)),
+    # [LLLF]x10: 10 full (2 kv × 256) + 30 DeltaNet: ssm 32×128×128 fp32, conv 3 × (2·16·128 + 32·128) bf16
+    "qwen3.5-35b-a3b": (10 * 2 * 2 * 256 * 2, [], 30 * (32 * 128 * 128 * 4 + 3 * (2 * 16 * 128 + 32 * 128) * 2)),
+    # hybrid_override_pattern: 10 '*' (8 kv × attention_head_dim 128), 54 'M' Mamba-2:
+    # ssm 256 heads × 64 head_dim × 256 state, fp32 (NemotronHConfig mamba_ssm_cache_dtype default);
+    # conv (4−1) × (256·64 + 2·8 groups·256) bf16
+    "nemotron-h-56b": (10 * 2 * 8 * 128 * 2, [], 54 * (256 * 64 * 256 * 4 + 3 * (256 * 64 + 2 * 8 * 256) * 2)),
+    # attn_layer_period 8 offset 4: 4 attention (8 kv × 128); 28 Mamba-1: I = 2·4096; ssm I × 16, conv 3 × I, bf16
+    "jamba-1.5-mini": (4 * 2 * 8 * 128 * 2, [], 28 * (8192 * 16 * 2 + 3 * 8192 * 2)),
+    # 4 attention (4 kv × 1536/12 = 128) + 36 Mamba-2: 48 heads × head_dim 2·1536/48 = 64 × state 128;
+    # conv (4−1) × (48·64 + 2·1·128) — groups 1 and kernel 4 are transformers defaults; bf16
+    "granite-4.0-h-tiny": (4 * 2 * 4 * 128 * 2, [], 36 * (48 * 64 * 128 * 2 + 3 * (48 * 64 + 2 * 1 * 128) * 2)),
+    # every one of 72 layers has attention (4 kv × 128) AND Mamba-2: 32 heads × 128 × state 256;
+    # conv (4−1) × (32·128 + 2·1·256) — groups 1, kernel 4 are transformers defaults; bf16
+    "falcon-h1-34b": (72 * 2 * 4 * 128 * 2, [], 72 * (32 * 128 * 256 * 2 + 3 * (32 * 128 + 2 * 1 * 256) * 2)),
+}
+
+
+def test_every_fixture_has_expected_numbers():
+    assert sorted(EXPECTED) == FIXTURES
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_fixture_imports_and_validates(name):
+    from kvreg.schema.model import ModelEntry
+
+    r = imported(name)
+    entry = ModelEntry.model_validate(r.entry)
+    assert entry.id == name
+    assert r.entry["sources"][0]["title"].startswith("config.json (")
+    assert r.text.startswith("# yaml-language-server: $schema=../../kvreg/schemas/model.schema.json\n")
+    assert yaml.safe_load(r.text) == r.entry
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_fixture_bytes_per_token_and_sequence(hfcon, name, context):
+    growing, bounded, state = EXPECTED[name]
+    r = seq(hfcon, name, context)
+    assert r["growing_token_bytes"] == growing
+    assert r["state_bytes"] == state
+    assert r["seq_bytes"] == growing * context + sum(b * min(context, w) for b, w in bounded) + state
+
+
+# --- round trip: the seed entries written by hand ---------------------------------------------------
+
+@pytest.mark.parametrize("fixture,seed", [("gemma-4-31b", "gemma-4-31b"), ("qwen3.6-27b", "qwen3.8-27b"),
+                                          ("llama-3.1-70b", "llama-3.1-70b"), ("deepseek-v3", "deepseek-v3"),
+                                          ("llama-3.1-8b", "llama-3.1-8b"), ("llama-3.1-405b", "llama-3.1-405b")])
+def test_round_trip_reproduces_seed_entries(hfcon, fixture, seed):
+    cols = ("growing_token_bytes", "bounded_bytes", "state_bytes", "conv_state_bytes", "seq_bytes",
+            "naive_token_bytes", "naive_seq_bytes")
+    for ctx in (4096, 32768, 131072, 262144):
+        a, b = seq(hfcon, fixture, ctx), seq(hfcon, "seed-" + seed, ctx)
+        assert {c: a[c] for c in cols} == {c: b[c] for c in cols}, ctx
+
+
+def test_round_trip_gemma4_31b_groups():
+    g = imported("gemma-4-31b").entry["layer_groups"]
+    assert [(x["kind"], x["count"]) for x in g] == [("sliding", 50), ("full", 10)]
+    assert g[1]["kv_heads"] == 4 and g[1]["head_dim"] == 512 and g[1]["k_eq_v"] is True
+
+
+def test_round_trip_qwen36_state_3_mib_fp32(hfcon):
+    g = imported("qwen3.6-27b").entry["layer_groups"]
+    assert [(x["kind"], x["count"]) for x in g] == [("recurrent", 48), ("full", 16)]
+    ssm = g[0]["state"][0]
+    assert ssm == {"role": "ssm", "shape": [48, 128, 128], "dtype": "fp32"}
+    row = one(hfcon, "SELECT * FROM kv_layer_costs WHERE model_id='qwen3.6-27b' AND kind='recurrent'"
+                     " AND kv_dtype='bf16' AND tp=1")
+    assert row["state_bytes"] - row["conv_state_bytes"] == 3 * 2**20
+
+
+def test_round_trip_llama70b_and_deepseek_per_token(hfcon):
+    assert seq(hfcon, "llama-3.1-70b", 32768)["growing_token_bytes"] == 327_680
+    assert seq(hfcon, "deepseek-v3", 32768)["growing_token_bytes"] == 70_272
+
+
+# --- the mistakes seen in the wild ------------------------------------------------------------------
+
+def test_head_dim_not_hidden_over_heads(hfcon):
+    g = imported("qwen3-32b").entry["layer_groups"]
+    assert g == [{"kind": "full", "count": 64, "kv_heads": 8, "head_dim": 128, "note": "layers 0-63"}]
+    assert 5120 // 64 == 80  # what hidden/heads would have given
+    assert seq(hfcon, "qwen3-32b", 4096)["growing_token_bytes"] == 64 * 2 * 8 * 128 * 2 != 64 * 2 * 8 * 80 * 2
+
+
+def test_gpt_oss_sliding_layers_counted(hfcon):
+    g = imported("gpt-oss-20b").entry["layer_groups"]
+    assert g[0]["kind"] == "sliding" and g[0]["window"] == 128 and g[0]["count"] == 12
+    assert g[0]["note"] == "layers 0-22 step 2"  # alternation starts with a sliding layer 0
+    r = seq(hfcon, "gpt-oss-20b", 131072)
+    assert r["bounded_bytes"] == 12 * 2 * 8 * 64 * 2 * 128
+    assert r["seq_bytes"] < r["naive_seq_bytes"] / 1.9
+
+
+def test_gemma3n_shared_layers_store_nothing(hfcon):
+    g = imported("gemma-3n-e2b").entry["layer_groups"]
+    shared = [x for x in g if x["kind"] == "shared"]
+    assert sum(x["count"] for x in shared) == 10
+    assert {x["reuses"] for x in shared} == {"layer 18 (sliding)", "layer 19 (full)"}
+    rows = hfcon.execute("SELECT token_bytes, state_bytes FROM kv_layer_costs WHERE model_id='gemma-3n-e2b'"
+                         " AND kind='shared' AND kv_dtype='bf16' AND tp=1").fetchall()
+    assert rows and all(r == (0.0, 0.0) for r in rows)
+
+
+def test_gemma4_small_shared_tail_and_global_head_dim():
+    g = imported("gemma-4-e4b").entry["layer_groups"]
+    owners = {x["kind"]: x for x in g if x["kind"] != "shared"}
+    assert owners["full"]["count"] == 4 and owners["full"]["head_dim"] == 512 and "k_eq_v" not in owners["full"]
+    assert owners["sliding"]["count"] == 20
+    assert sum(x["count"] for x in g if x["kind"] == "shared") == 18
+
+
+def test_moe_weights_use_total_params(hfcon):
+    e = imported("mixtral-8x7b").entry
+    assert e["params_total"]["value"] == 46_702_792_704      # model_facts params_computed
+    assert e["params_active"]["value"] == 12_879_925_248
+    assert e["moe"] == {"experts": 8, "experts_per_token": 2, "shared_experts": 0}
+    w = one(hfcon, "SELECT weights_bytes FROM model_weights WHERE model_id='mixtral-8x7b' AND weights_dtype='bf16'")
+    assert w["weights_bytes"] == 46_702_792_704 * 2
+
+
+def test_qwen25_use_sliding_window_false_means_full(tmp_path):
+    e = imported("qwen2.5-7b").entry
+    assert [x["kind"] for x in e["layer_groups"]] == ["full"]
+    assert e["notes"] == "sliding_window 131072 not applied: use_sliding_window is False."
+    cfg = json.loads((FIX / "qwen2.5-7b.json").read_text())
+    cfg.update(use_sliding_window=True, max_window_layers=20)   # transformers: layers ≥ 20 then slide
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = import_config(tmp_path / "config.json").entry["layer_groups"]
+    assert [(x["kind"], x["count"]) for x in g] == [("full", 20), ("sliding", 8)]
+
+
+def test_hybrid_recurrent_layers_not_charged_kv(hfcon):
+    rows = dict(hfcon.execute("SELECT kind, token_bytes FROM kv_layer_costs WHERE model_id='qwen3-next-80b-a3b'"
+                              " AND kv_dtype='bf16' AND tp=1").fetchall())
+    assert rows == {"recurrent": 0.0, "full": 2 * 2 * 256 * 2}
+    r = seq(hfcon, "qwen3-next-80b-a3b", 131072)
+    assert r["growing_token_bytes"] == 12 * 2 * 2 * 256 * 2   # 12 of 48 layers, not 48
+
+
+def test_mla_not_undercounted(hfcon):
+    e = imported("deepseek-v3").entry
+    g = e["layer_groups"][0]
+    assert (g["kind"], g["kv_lora_rank"], g["qk_rope_head_dim"]) == ("mla", 512, 64)
+    r = seq(hfcon, "deepseek-v3", 4096)
+    assert r["growing_token_bytes"] == 61 * (512 + 64) * 2 > 61 * 512 * 2     # the rope key is cached too
+    assert r["naive_token_bytes"] == 61 * 128 * (192 + 128) * 2              # decompressed, naive column only
+
+
+def test_mistral_v01_slides_on_every_layer():
+    g = imported("mistral-7b-v0.1").entry["layer_groups"]
+    assert g == [{"kind": "sliding", "count": 32, "kv_heads": 8, "head_dim": 128, "window": 4096,
+                  "note": "layers 0-31"}]
+
+
+def test_llama4_chunked_layers_derived_without_layer_types():
+    r = imported("llama-4-scout-17b-16e")
+    g = r.entry["layer_groups"]
+    assert [(x["kind"], x["count"]) for x in g] == [("chunked", 36), ("full", 12)]
+    assert g[0]["chunk"] == 8192 and g[1]["note"] == "layers 3-47 step 4"
+    assert "layer_groups" in r.entry["derived_fields"] and "no_rope_layer_interval" in r.derived["layer_groups"]
+
+
+def test_falcon_h1_attention_and_mamba_in_same_layer():
+    r = imported("falcon-h1-34b")
+    g = r.entry["layer_groups"]
+    assert r.entry["layers"] == 72
+    assert [(x["kind"], x["count"], x.get("shares_layers", False)) for x in g] == [
+        ("full", 72, False), ("recurrent", 72, True)]
+    # conv kernel and n_groups are not in model_facts: defaults are marked, not silent
+    assert "layer_groups.state.conv" in r.entry["derived_fields"]
+    assert "mamba_d_conv" in r.entry["notes"] and "mamba_n_groups" in r.entry["notes"]
+
+
+def test_nemotron_h_mlp_blocks_are_not_layers():
+    r = imported("nemotron-h-56b")
+    assert r.entry["layers"] == 64  # 54 Mamba-2 + 10 attention of 118 blocks; 54 MLP-only blocks hold nothing
+    assert "MLP-only" in r.entry["notes"]
+
+
+def test_jamba_attention_period_and_offset():
+    g = imported("jamba-1.5-mini").entry["layer_groups"]
+    assert g[1] == {"kind": "full", "count": 4, "kv_heads": 8, "head_dim": 128, "note": "layers 4-28 step 8"}
+    assert g[0]["variant"] == "mamba1" and g[0]["state"][0]["shape"] == [8192, 16]
+
+
+# --- parameter counts against published figures ------------------------------------------------------
+
+@pytest.mark.parametrize("name,total,active", [
+    ("llama-3.1-8b", 8_030_261_248, None),        # model_facts params_computed; published 8.03B
+    ("llama-3.1-70b", 70_553_706_496, None),      # published 70.6B
+    ("llama-3.1-405b", 405_853_388_800, None),    # published 405.9B
+    ("qwen3-235b-a22b", 235_093_634_560, 22_190_763_520),
+    ("deepseek-v3", 671_026_419_200, 37_552_282_624),   # published 671B / 37B (MTP excluded)
+    ("deepseek-r1", 671_026_419_200, 37_552_282_624),
+    ("mixtral-8x7b", 46_702_792_704, 12_879_925_248),   # ~46.7B
+    ("deepseek-v2-lite", 15_706_484_224, 2_661_150_208),
+    ("qwen3-32b", 32_762_123_264, None),
+    ("qwen2.5-7b", 7_615_616_512, None),
+    ("yi-34b", 34_388_917_248, None),
+])
+def test_params_match_model_facts(name, total, active):
+    e = imported(name).entry
+    assert abs(e["params_total"]["value"] - total) <= 0.01 * total
+    if active:
+        assert abs(e["params_active"]["value"] - active) <= 0.01 * active
+    assert e["params_total"]["confidence"] == "derived" and "params_total" in e["derived_fields"]
+
+
+@pytest.mark.parametrize("name,total", [
+    ("llama-3.1-8b", 8_030_261_248), ("llama-3.1-70b", 70_553_706_496), ("llama-3.1-405b", 405_853_388_800),
+    ("qwen3-235b-a22b", 235_093_634_560), ("deepseek-v3", 671_026_419_200), ("mixtral-8x7b", 46_702_792_704),
+    ("deepseek-v2-lite", 15_706_484_224), ("qwen3-32b", 32_762_123_264), ("qwen2.5-7b", 7_615_616_512),
+    ("yi-34b", 34_388_917_248), ("kimi-k2", 1_026_408_232_448)])
+def test_params_total_exact_as_model_facts(name, total):
+    # model_facts params_computed: the same components counted from the same config dims
+    assert imported(name).entry["params_total"]["value"] == total
+
+
+def test_deepseek_v3_active_counts_router_bias():
+    # model_facts active 37,552,282,624 leaves out the 58 MoE layers × 256 e_score_correction_bias values
+    assert imported("deepseek-v3").entry["params_active"]["value"] == 37_552_282_624 + 58 * 256
+
+
+def test_published_totals_within_one_percent():
+    for name, published in [("llama-3.1-70b", 70.6e9), ("llama-3.1-405b", 405.9e9), ("deepseek-v3", 671e9),
+                            ("mixtral-8x7b", 46.7e9), ("qwen3-235b-a22b", 235e9), ("gpt-oss-120b", 116.8e9),
+                            ("gpt-oss-20b", 20.9e9)]:
+        assert abs(imported(name).entry["params_total"]["value"] / published - 1) < 0.01, name
+
+
+# --- failures are loud ----------------------------------------------------------------------------
+
+def test_unknown_architecture_fails_with_fields_and_hint(tmp_path):
+    cfg = {"architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32", "hidden_size": 7168,
+           "num_hidden_layers": 61, "num_attention_heads": 128, "kv_lora_rank": 512, "index_topk": 2048,
+           "index_head_dim": 128, "max_position_embeddings": 163840}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    p = err.value.problems[0]
+    assert p.code == "unsupported-architecture"
+    assert "deepseek_v32" in p.message and "DeepseekV32ForCausalLM" in p.message
+    assert "index_head_dim" in p.message and "kv_lora_rank" in p.message
+    assert "by hand" in p.hint
+
+
+def test_uninterpreted_memory_key_fails(tmp_path):
+    cfg = json.loads((FIX / "llama-3.1-8b.json").read_text())
+    cfg["compress_ratios"] = [0, 4, 128] * 10 + [0, 4]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    assert err.value.problems[0].code == "uninterpreted-field"
+    assert "compress_ratios" in err.value.problems[0].message
+
+
+def test_unknown_layer_type_fails(tmp_path):
+    cfg = json.loads((FIX / "gpt-oss-20b.json").read_text())
+    cfg["layer_types"][3] = "sparse_attention"
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    assert "sparse_attention" in err.value.problems[0].message
+
+
+def test_explain_lists_fields_read_but_not_used():
+    r = imported("gemma-3n-e2b")
+    assert "text_config.altup_num_inputs" in r.unused and "text_config.laurel_rank" in r.unused
+    assert "text_config.num_kv_shared_layers" not in r.unused
+    assert "altup_num_inputs" in r.explain()
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+def test_cli_writes_refuses_overwrite_and_forces(tmp_path):
+    runner = CliRunner()
+    args = ["import-hf", str(FIX / "llama-3.1-8b.json"), "--hf-id", "meta-llama/Llama-3.1-8B", "--out", str(tmp_path)]
+    r = runner.invoke(main, args)
+    assert r.exit_code == 0, r.output
+    path = tmp_path / "llama-3.1-8b.yaml"
+    text = path.read_text()
+    assert text.startswith("# yaml-language-server: $schema=../../kvreg/schemas/model.schema.json\n")
+    e = yaml.safe_load(text)
+    assert e["hf_id"] == "meta-llama/Llama-3.1-8B"
+    assert e["sources"][0]["url"] == "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json"
+    r = runner.invoke(main, args)
+    assert r.exit_code == 1 and "entry-exists" in r.output
+    assert runner.invoke(main, args + ["--force"]).exit_code == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["llama-3.1-8b.yaml"]  # no temp files left behind
+
+
+def test_cli_stdout_weights_index_and_explain(tmp_path):
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(json.dumps({"metadata": {"total_size": 16060522496}, "weight_map": {}}))
+    r = CliRunner().invoke(main, ["import-hf", str(FIX / "llama-3.1-8b.json"), "--id", "l8", "--stdout",
+                                  "--weights-index", str(index), "--explain"])
+    assert r.exit_code == 0, r.output
+    assert "read from config.json but not used:" in r.output and "rope_scaling" in r.output
+    body = r.output[r.output.index("# yaml-language-server"):]
+    e = yaml.safe_load(body)
+    assert e["id"] == "l8"
+    assert e["checkpoints"] == {"bf16": {"value": 16060522496, "source": "index", "confidence": "read",
+                                         "note": "model.safetensors.index.json metadata.total_size"}}
+    assert not list(tmp_path.glob("*.yaml"))
+
+
+def test_cli_unsupported_exits_1(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "mystery", "architectures": ["MysteryLM"],
+                                                      "num_hidden_layers": 2, "sliding_window": 5}))
+    r = CliRunner().invoke(main, ["import-hf", str(tmp_path / "config.json"), "--stdout"])
+    assert r.exit_code == 1
+    assert "unsupported-architecture" in r.output and "mystery" in r.output and "sliding_window" in r.output
+
+
+def test_nemotron_h_new_style_layers_block_type_matches_pattern(tmp_path):
+    cfg = json.loads((FIX / "nemotron-h-56b.json").read_text())
+    names = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}   # NemotronHConfig mapping
+    cfg["layers_block_type"] = [names[c] for c in cfg.pop("hybrid_override_pattern")]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    new, old = import_config(tmp_path / "config.json").entry, imported("nemotron-h-56b").entry
+    assert new["layer_groups"] == old["layer_groups"] and new["params_total"] == old["params_total"]
+
+
+def test_granite_without_layer_types_is_all_mamba_and_marked_derived(tmp_path):
+    cfg = json.loads((FIX / "granite-4.0-h-tiny.json").read_text())
+    del cfg["layer_types"]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    r = import_config(tmp_path / "config.json")
+    assert [(g["kind"], g["count"]) for g in r.entry["layer_groups"]] == [("recurrent", 40)]
+    assert "every layer Mamba" in r.derived["layer_groups"]
+
+
+def test_window_longer_than_native_context_is_full(tmp_path):
+    # Phi-3-mini-128k style: sliding_window 262144 > max_position_embeddings 131072 never bounds a layer.
+    cfg = json.loads((FIX / "phi-3-mini-4k.json").read_text())
+    cfg.update(sliding_window=262144, max_position_embeddings=131072)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    r = import_config(tmp_path / "config.json")
+    assert [(g["kind"], g["count"]) for g in r.entry["layer_groups"]] == [("full", 32)]
+    assert "exceeds max_position_embeddings" in r.derived["layer_groups"]
+
+
+def test_null_memory_keys_are_not_uninterpreted(tmp_path):
+    cfg = json.loads((FIX / "nemotron-h-56b.json").read_text())
+    cfg["sliding_window"] = None   # as in the NemotronH configs on the hub
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    assert import_config(tmp_path / "config.json").entry["layers"] == 64
+
+
+def test_gpt_oss_mxfp4_experts_priced_in_mxfp4():
+    e = imported("gpt-oss-20b").entry
+    # routed experts: 24 layers × 32 experts × (gate_up 2880·5760 + bias 5760 + down 2880·2880 + bias 2880)
+    routed = 24 * 32 * (2880 * 5760 + 5760 + 2880 * 2880 + 2880)
+    assert routed == 19_116_933_120
+    rest = e["params_total"]["value"] - routed          # attention, router, norms, embeddings, head: bf16
+    assert e["dtype"] == "mxfp4"
+    assert e["checkpoints"]["mxfp4"]["value"] == round(routed * 0.53125 + rest * 2)
+    assert "checkpoints.mxfp4" in e["derived_fields"]
+
+
+def test_source_never_carries_an_absolute_path(tmp_path):
+    cfg = tmp_path / "Some-Model" / "config.json"
+    cfg.parent.mkdir()
+    cfg.write_text((FIX / "llama-3.1-8b.json").read_text())
+    e = import_config(cfg).entry
+    assert e["id"] == "some-model"
+    assert e["sources"][0]["title"] == "config.json (Some-Model/config.json)"
+
+
+def test_llama4_explicit_no_rope_layers_win_over_the_interval(tmp_path):
+    cfg = json.loads((FIX / "llama-4-scout-17b-16e.json").read_text())
+    cfg["text_config"]["no_rope_layers"] = [0 if i in (0, 47) else 1 for i in range(48)]   # 0 = NoPE global
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = import_config(tmp_path / "config.json").entry["layer_groups"]
+    assert [(x["kind"], x["count"], x["note"]) for x in g] == [
+        ("full", 2, "layers 0, 47"), ("chunked", 46, "layers 1-46")]
+
+
+def test_missing_basic_dimension_fails(tmp_path):
+    cfg = json.loads((FIX / "llama-3.1-8b.json").read_text())
+    del cfg["num_attention_heads"], cfg["max_position_embeddings"]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    p = err.value.problems[0]
+    assert p.code == "missing-dimension" and p.key == "num_attention_heads,max_position_embeddings"
+
+
+def test_cli_refuses_a_second_entry_for_the_same_hf_id(tmp_path):
+    runner = CliRunner()
+    base = ["import-hf", str(FIX / "llama-3.1-8b.json"), "--hf-id", "meta-llama/Llama-3.1-8B", "--out", str(tmp_path)]
+    assert runner.invoke(main, base).exit_code == 0
+    r = runner.invoke(main, base + ["--id", "llama-8b-again"])
+    assert r.exit_code == 1 and "duplicate-hf-id" in r.output and "llama-3.1-8b.yaml" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["llama-3.1-8b.yaml"]
