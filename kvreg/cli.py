@@ -137,5 +137,35 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
     click.echo(render_fit(result))
 
 
+@main.command()
+@click.argument("base")
+@click.argument("head", required=False)
+@project_option
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--top", default=10, show_default=True, type=click.IntRange(min=0),
+              help="Figure changes shown per entry (Markdown collapses the rest; 0 = all).")
+@click.option("--threshold", "threshold_pct", default=0.0, show_default=True, type=click.FloatRange(min=0),
+              metavar="PCT", help="Hide figure changes smaller than PCT percent.")
+@click.option("--all-scenarios", is_flag=True, help="Compare every scenario, not only those touching changed entries.")
+def diff(base, head, project, fmt, top, threshold_pct, all_scenarios):
+    """What a registry change moves: entries and scenario figures, BASE → HEAD.
+
+    BASE and HEAD are git revisions of the project or directories; HEAD defaults
+    to the working tree.  Exit 0 with or without changes; 1 when either side is
+    invalid; 2 on a bad revision.
+    """
+    from kvreg.diff import RevisionError, diff_projects
+    from kvreg.diff.render import render as render_diff
+
+    try:
+        result = diff_projects(base, head, project, threshold_pct=threshold_pct, all_scenarios=all_scenarios)
+    except RevisionError as exc:
+        raise click.UsageError(str(exc))
+    except KvregError as exc:
+        click.echo(f"{getattr(exc, 'side', 'registry')} has problems:", err=True)
+        _fail(exc, "json" if fmt == "json" else "text")
+    click.echo(render_diff(result, fmt, top), nl=fmt != "markdown")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
