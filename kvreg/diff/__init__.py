@@ -75,10 +75,14 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         try:
             attach(con, BASE, base_reg)
             attach(con, HEAD, head_reg)
-            changed: dict[str, set[str]] = {}
-            for e in entries:
-                changed.setdefault(e.kind, set()).add(e.id)
-            order = touched(con, changed)
+            groups: list[tuple[str, set[str]]] = []
+            for statuses in (("added", "removed"), ("changed",)):
+                by_kind: dict[str, set[str]] = {}
+                for e in entries:
+                    if e.status in statuses:
+                        by_kind.setdefault(e.kind, set()).add(e.id)
+                groups.extend(by_kind.items())
+            order = touched(con, groups)
             figures, sets, views, hidden = [], [], [], 0
             for spec in VIEWS:
                 view, f, s, h = compare_view(con, spec, order, threshold_pct=threshold_pct,

@@ -93,7 +93,8 @@ def _counts(result: DiffResult) -> str:
     by = {s: sum(1 for e in result.entries if e.status == s) for s in ("added", "removed", "changed")}
     added = sum(s.count for s in result.scenario_sets if s.status == "added")
     removed = sum(s.count for s in result.scenario_sets if s.status == "removed")
-    return (f"{by['added']} entries added, {by['removed']} removed, {by['changed']} changed · "
+    noun = "entry" if by["added"] == 1 else "entries"
+    return (f"{by['added']} {noun} added, {by['removed']} removed, {by['changed']} changed · "
             f"{len(result.figures):,} scenario figures moved · {added:,} scenarios added, {removed:,} removed")
 
 
@@ -187,9 +188,11 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
         for e in result.entries:
             figs = groups.get((e.kind, e.id), [])
             big = (f"`{figs[0].figure}` {figure_value(figs[0].figure, figs[0].old)} → "
-                   f"{figure_value(figs[0].figure, figs[0].new)} ({pct_text(figs[0])})") if figs else "—"
-            extra = "".join(f"; {s.count:,} {s.view} scenarios {s.status}" for s in sets.get((e.kind, e.id), []))
-            out.append(f"| {e.kind} `{e.id}` | {e.status} | `{e.file}:{e.line}` | {len(figs):,} | {big}{extra} |")
+                   f"{figure_value(figs[0].figure, figs[0].new)} ({pct_text(figs[0])})") if figs else ""
+            notes = ([big] if figs else []) + [f"{s.count:,} {s.view} scenarios {s.status}"
+                                               for s in sets.get((e.kind, e.id), [])]
+            out.append(f"| {e.kind} `{e.id}` | {e.status} | `{e.file}:{e.line}` | {len(figs):,} | "
+                       f"{'; '.join(notes) or '—'} |")
         out.append("")
         fields = [(e, f) for e in result.entries for f in e.fields]
         if fields:

@@ -86,17 +86,23 @@ def _has_table(con, alias: str, table: str) -> bool:
                             [alias, table]).fetchone()[0])
 
 
-def touched(con, changed: dict[str, set[str]]) -> list[tuple[str, list[str]]]:
-    """Entries whose scenarios may move, in attribution order: edited ones first, then dependants.
+def touched(con, groups: list[tuple[str, set[str]]]) -> list[tuple[str, list[str]]]:
+    """Entries whose scenarios may move, in attribution order.
 
     Args:
-        changed: ``{kind: ids}`` added, removed or changed.
+        groups: ``[(kind, ids)]`` of edited entries in priority order (the diff
+            puts added and removed entries first, so a new accelerator's rows are
+            its own even when they also touch a changed model).
     Returns:
-        ``[(kind, sorted ids)]`` for kinds with an entity column.
+        ``[(kind, sorted ids)]`` for kinds with an entity column: the edited
+        groups, then entries depending on them (:data:`DEPENDENCIES`).
     """
-    order = [(k, sorted(ids)) for k, ids in changed.items() if k in ENTITY_COLUMNS and ids]
+    order = [(k, sorted(ids)) for k, ids in groups if k in ENTITY_COLUMNS and ids]
+    edited: dict[str, set[str]] = {}
+    for k, ids in groups:
+        edited.setdefault(k, set()).update(ids)
     for table, id_col, ref_col, ref_kind, kind in DEPENDENCIES:
-        refs = sorted(changed.get(ref_kind, ()))
+        refs = sorted(edited.get(ref_kind, ()))
         if not refs:
             continue
         deps: set[str] = set()
@@ -105,7 +111,7 @@ def touched(con, changed: dict[str, set[str]]) -> list[tuple[str, list[str]]]:
                 deps |= {r[0] for r in con.execute(
                     f"SELECT DISTINCT {_q(id_col)} FROM {alias}.{_q(table)} WHERE list_contains(?, {_q(ref_col)})",
                     [refs]).fetchall()}
-        deps -= set(changed.get(kind, ()))
+        deps -= edited.get(kind, set())
         if deps:
             order.append((kind, sorted(deps)))
     return order
