@@ -167,5 +167,43 @@ def diff(base, head, project, fmt, top, threshold_pct, all_scenarios):
     click.echo(render_diff(result, fmt, top), nl=fmt != "markdown")
 
 
+@main.command()
+@click.argument("kind", required=False)
+@project_option
+@click.option("--write", "write", is_flag=True, help="Write stale schema files and missing entry headers.")
+@click.option("--check", "check", is_flag=True, help="Exit 1 when a schema file is stale or an entry lacks its header.")
+def schema(kind, project, write, check):
+    """JSON Schemas of the entry kinds, for editors (kvreg/schemas/<kind>.schema.json).
+
+    With KIND, print that kind's schema.  --write regenerates the schema files from the
+    entry models and adds the `# yaml-language-server: $schema=...` line to every entry;
+    --check says what --write would change.
+    """
+    import os
+
+    from kvreg import jsonschemas as js
+    from kvreg.registry import KINDS
+
+    names = [k.name for k in KINDS]
+    if kind:
+        if kind not in names:
+            raise click.UsageError(f"unknown kind {kind!r}; kinds: {', '.join(names)}")
+        click.echo(js.schema_text(next(k for k in KINDS if k.name == kind)), nl=False)
+        return
+    if write:
+        for path in js.write_schemas() + js.write_headers(project):
+            click.echo(f"wrote {os.path.relpath(path)}")
+        return
+    stale, headers = js.stale_schemas(), js.missing_headers(project)
+    for path in stale:
+        click.echo(f"stale schema: {os.path.relpath(path)} (run kvreg schema --write)")
+    for path in headers:
+        click.echo(f"missing header: {os.path.relpath(path)} (run kvreg schema --write)")
+    if check and (stale or headers):
+        sys.exit(1)
+    if not (stale or headers):
+        click.echo(f"{len(names)} schemas up to date: {', '.join(names)}.")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

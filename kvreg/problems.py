@@ -37,12 +37,25 @@ class Problem:
         return f"{where}: {self.code}:{key} {self.message}{hint}"
 
     def github(self) -> str:
-        """A GitHub Actions annotation line (``::error file=…,line=…::``)."""
+        """A GitHub Actions annotation line (``::error file=…,line=…::``).
+
+        Escaped as the workflow-command format requires (``%``, CR and LF in the
+        message; also ``:`` and ``,`` in property values), so a multi-line hint
+        stays one annotation (GitHub Actions docs, "Workflow commands").
+        """
         msg = f"{self.code}: {self.key}: {self.message}" + (f" (hint: {self.hint})" if self.hint else "")
-        return f"::error file={self.file},line={self.line},col={self.col}::{msg}"
+        return f"::error file={_gh_prop(self.file)},line={self.line},col={self.col}::{_gh_data(msg)}"
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def _gh_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(s: str) -> str:
+    return _gh_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
 class KvregError(Exception):
