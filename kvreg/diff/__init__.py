@@ -83,15 +83,17 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                         by_kind.setdefault(e.kind, set()).add(e.id)
                 groups.extend(by_kind.items())
             order = touched(con, groups)
-            figures, sets, views, hidden = [], [], [], 0
+            figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS:
-                view, f, s, h = compare_view(con, spec, order, threshold_pct=threshold_pct,
-                                             all_scenarios=all_scenarios)
+                view, f, s, h, summary = compare_view(con, spec, order, threshold_pct=threshold_pct,
+                                                      all_scenarios=all_scenarios)
                 views.append(view)
                 figures.extend(f)
                 sets.extend(s)
+                summaries.extend(summary)
                 hidden += h
             flips, skipped = recommendation_flips(con, base_reg, head_reg, BASE, HEAD)
         finally:
             con.close()
-    return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, flips, skipped)
+    return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, flips, skipped,
+                      summaries)

@@ -60,6 +60,25 @@ class FigureChange:
 
 
 @dataclasses.dataclass(frozen=True)
+class FigureSummary:
+    """How one figure moved across all scenarios of one entry (changes shown after the threshold).
+
+    ``up``/``down`` count scenarios where it rose/fell; ``min_pct``/``max_pct``
+    bound the % changes (None when every change starts from 0).
+    """
+
+    view: str
+    kind: str
+    id: str
+    figure: str
+    count: int
+    up: int
+    down: int
+    min_pct: float | None
+    max_pct: float | None
+
+
+@dataclasses.dataclass(frozen=True)
 class ScenarioSetChange:
     """Scenario rows of one view that exist on only one side, for one entry.
 
@@ -102,6 +121,7 @@ class DiffResult:
     hidden_below_threshold: int
     recommendations: list[dict] | None = None
     recommendations_skipped: str | None = None
+    summaries: list[FigureSummary] = dataclasses.field(default_factory=list)
 
     @property
     def has_changes(self) -> bool:

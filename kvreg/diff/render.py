@@ -85,6 +85,18 @@ def _sets_by_entry(result: DiffResult) -> dict[tuple[str, str], list[ScenarioSet
     return out
 
 
+def _summaries(result: DiffResult, kind: str, eid: str):
+    return [s for s in result.summaries if (s.kind, s.id) == (kind, eid)]
+
+
+def range_text(s) -> str:
+    """``-100.0% … -3.3%`` (one figure's % changes across an entry's scenarios); ``from 0`` when none is finite."""
+    if s.min_pct is None:
+        return "from 0"
+    lo, hi = f"{s.min_pct:+.1f}%", f"{s.max_pct:+.1f}%"
+    return lo if lo == hi else f"{lo} … {hi}"
+
+
 def _edited(result: DiffResult) -> set[tuple[str, str]]:
     return {(e.kind, e.id) for e in result.entries}
 
@@ -136,6 +148,9 @@ def render_text(result: DiffResult, top: int = 10) -> str:
     for (kind, eid), figs in _groups(result):
         why = "" if (kind, eid) in edited else " (not edited; depends on a changed entry)"
         lines.append(f"{kind} {eid}{why}: {len(figs):,} figures moved")
+        for sm in _summaries(result, kind, eid):
+            lines.append(f"  {sm.view}.{sm.figure}: {sm.count:,} scenarios ({sm.up:,} up, {sm.down:,} down), "
+                         f"{range_text(sm)}")
         rows = [(scenario_label(f.keys, kind), f"{f.view}.{f.figure}", figure_value(f.figure, f.old),
                  figure_value(f.figure, f.new), pct_text(f)) for f in (figs[:top] if top else figs)]
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
@@ -204,6 +219,10 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
     for (kind, eid), figs in groups.items():
         why = "" if (kind, eid) in edited else " (not edited; depends on a changed entry)"
         out += [f"#### {kind} `{eid}`{why}: {len(figs):,} figures moved", "",
+                "| figure | scenarios | up | down | change |", "|---|---:|---:|---:|---|"]
+        out += [f"| `{sm.view}.{sm.figure}` | {sm.count:,} | {sm.up:,} | {sm.down:,} | {range_text(sm)} |"
+                for sm in _summaries(result, kind, eid)]
+        out += ["", f"Largest {min(top, len(figs)):,}:", "",
                 "| scenario | figure | old | new | change |", "|---|---|---:|---:|---:|"]
         out += _md_figure_rows(kind, figs[:top])
         rest = figs[top:]

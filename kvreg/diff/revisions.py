@@ -46,8 +46,10 @@ def resolve_revision(project: Path, rev: str) -> str:
 
 def _extract(project: Path, sha: str, into: Path) -> Path:
     prefix = _git(project, "rev-parse", "--show-prefix").stdout.strip().rstrip("/")
+    top = Path(_git(project, "rev-parse", "--show-toplevel").stdout.strip())
     treeish = f"{sha}:{prefix}" if prefix else sha
-    out = _git(project, "archive", "--format=tar", treeish, binary=True)
+    # From the top level: in a subfolder, git archive would also limit itself to the working directory.
+    out = _git(top, "archive", "--format=tar", treeish, binary=True)
     if out.returncode != 0:
         raise RevisionError(f"git archive {treeish} failed: {out.stderr.decode(errors='replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(out.stdout)) as tar:

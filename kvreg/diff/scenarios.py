@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from kvreg.diff.model import FigureChange, ScenarioSetChange, ViewComparison
+from kvreg.diff.model import FigureChange, FigureSummary, ScenarioSetChange, ViewComparison
 
 BASE, HEAD = "kv_base", "kv_head"
 
@@ -153,21 +153,22 @@ def _value(v, integral: bool):
 
 
 def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, threshold_pct: float = 0.0,
-                 all_scenarios: bool = False) -> tuple[ViewComparison, list[FigureChange], list[ScenarioSetChange], int]:
+                 all_scenarios: bool = False):
     """Compare one view between ``kv_base`` and ``kv_head`` on ``con``.
 
     Returns:
         (what was compared, figure changes at or above ``threshold_pct`` (%) sorted
         by entry then largest |%| first, scenario rows only on one side, the number
-        of figure changes hidden by the threshold).
+        of figure changes hidden by the threshold, one summary per entry × figure).
     """
     base_cols, head_cols = _columns(con, BASE, spec.view), _columns(con, HEAD, spec.view)
     if not base_cols or not head_cols:
-        return ViewComparison(spec.view, (), (), 0, 0, skipped="view not present"), [], [], 0
+        return ViewComparison(spec.view, (), (), 0, 0, skipped="view not present"), [], [], 0, []
     keys = [k for k in KEY_COLUMNS if k in base_cols and k in head_cols]
     figures = [f for f in spec.figures if f in base_cols and f in head_cols]
     if not keys or not figures:
-        return ViewComparison(spec.view, tuple(keys), tuple(figures), 0, 0, skipped="no key or figure columns"), [], [], 0
+        return (ViewComparison(spec.view, tuple(keys), tuple(figures), 0, 0, skipped="no key or figure columns"),
+                [], [], 0, [])
     where, where_params = _filter(keys, order, all_scenarios)
     cols = ", ".join(_q(c) for c in keys + figures)
     key_list = ", ".join(_q(k) for k in keys)
@@ -181,7 +182,7 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
     if dupes:
         return (ViewComparison(spec.view, tuple(keys), tuple(figures), *counts,
                                skipped=f"key ({', '.join(keys)}) is not unique: add the view's axes to KEY_COLUMNS"),
-                [], [], 0)
+                [], [], 0, [])
     kind_sql, id_sql, attr_params = _attribution(keys, order)
     on = " AND ".join(f"b.{_q(k)} IS NOT DISTINCT FROM h.{_q(k)}" for k in keys)
     joined = (
@@ -195,12 +196,21 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
     moved = " UNION ALL ".join(
         f"SELECT entry_kind, entry_id, {key_list}, '{f}' AS figure, {_q('old_' + f)}::DOUBLE AS old, "
         f"{_q('new_' + f)}::DOUBLE AS new FROM a WHERE in_base AND in_head" for f in figures)
-    changes_sql = (
+    scored = (
         f"{joined}, m AS (SELECT *, CASE WHEN old <> 0 THEN (new - old) / abs(old) * 100 END AS pct FROM ({moved}) "
         f"WHERE old IS DISTINCT FROM new "
         f"AND NOT coalesce(abs(new - old) <= 1e-9 * greatest(abs(old), abs(new)), FALSE)), "
         f"s AS (SELECT *, coalesce(abs(pct), 'inf'::DOUBLE) AS size, pct IS NULL OR abs(pct) >= ? AS shown FROM m) "
-        f"SELECT entry_kind, entry_id, {key_list}, figure, old, new, pct, shown, "
+    )
+    summary_sql = (
+        f"{scored}SELECT entry_kind, entry_id, figure, count(*), count(*) FILTER (WHERE new > old), "
+        f"count(*) FILTER (WHERE new < old), min(pct), max(pct) FROM s WHERE shown "
+        f"GROUP BY entry_kind, entry_id, figure ORDER BY entry_kind, entry_id, figure"
+    )
+    summaries = [FigureSummary(spec.view, *row) for row in
+                 con.execute(summary_sql, attr_params + [threshold_pct]).fetchall()]
+    changes_sql = (
+        f"{scored}SELECT entry_kind, entry_id, {key_list}, figure, old, new, pct, shown, "
         f"max(size) FILTER (WHERE shown) OVER (PARTITION BY entry_kind, entry_id) AS group_size "
         f"FROM s ORDER BY group_size DESC, entry_kind, entry_id, size DESC, abs(new - old) DESC, {key_list}, figure"
     )
@@ -235,4 +245,4 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
     sets = [ScenarioSetChange(spec.view, k, e, s, t, tuple(rows)) for (k, e, s, t), rows in groups.items()]
     con.execute("DROP TABLE IF EXISTS _diff_base")
     con.execute("DROP TABLE IF EXISTS _diff_head")
-    return ViewComparison(spec.view, tuple(keys), tuple(figures), *counts), changes, sets, hidden
+    return ViewComparison(spec.view, tuple(keys), tuple(figures), *counts), changes, sets, hidden, summaries
