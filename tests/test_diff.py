@@ -234,3 +234,11 @@ def test_markdown_is_stable(repo, monkeypatch):
     if os.environ.get("KVREG_UPDATE_GOLDEN"):  # pragma: no cover - regenerate, then review the diff
         GOLDEN.write_text(text)
     assert text == GOLDEN.read_text()
+
+
+def test_same_values_written_differently_are_not_a_change(repo):
+    write_yaml(repo / "hardware/hw.yaml", hardware_entry("hw", memory_marketed={"value": "80000000000 B"},
+                                                         memory_usable=80 * GiB))
+    commit(repo, "rewrite units")
+    out = diff_json(repo, "HEAD~1", "HEAD")
+    assert out["entries"] == [] and out["has_changes"] is False
