@@ -14,7 +14,8 @@ from kvreg import formats
 from kvreg.diff.model import DiffResult, FigureChange, ScenarioSetChange
 from kvreg.diff.scenarios import ENTITY_COLUMNS
 
-DETAIL_ROWS = 200  # Markdown rows per entry inside <details>; GitHub comments stop at 65,536 characters
+DETAIL_ROWS = 200  # Markdown rows per entry inside <details>
+DETAIL_BUDGET = 50_000  # characters of <details> rows in all: a GitHub comment stops at 65,536
 
 
 def figure_value(column: str, v) -> str:
@@ -216,6 +217,7 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
                     f"`{f.file}:{f.line}` |" for e, f in fields]
             out.append("")
     edited = _edited(result)
+    budget = DETAIL_BUDGET
     for (kind, eid), figs in groups.items():
         why = "" if (kind, eid) in edited else " (not edited; depends on a changed entry)"
         out += [f"#### {kind} `{eid}`{why}: {len(figs):,} figures moved", "",
@@ -227,12 +229,17 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
         out += _md_figure_rows(kind, figs[:top])
         rest = figs[top:]
         if rest:
-            shown = rest[:DETAIL_ROWS]
+            rows = []
+            for row in _md_figure_rows(kind, rest[:DETAIL_ROWS]):
+                if budget - len(row) - 1 < 0:
+                    break
+                rows.append(row)
+                budget -= len(row) + 1
             out += ["", f"<details><summary>{len(rest):,} more changes</summary>", "",
                     "| scenario | figure | old | new | change |", "|---|---|---:|---:|---:|"]
-            out += _md_figure_rows(kind, shown)
-            if len(rest) > len(shown):
-                out += ["", f"… {len(rest) - len(shown):,} more; run `kvreg diff` locally to see all."]
+            out += rows
+            if len(rest) > len(rows):
+                out += ["", f"… {len(rest) - len(rows):,} more; run `kvreg diff` locally to see all."]
             out += ["", "</details>"]
         out.append("")
     for (kind, eid), ss in sets.items():
@@ -241,11 +248,17 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
             out += [f"#### {kind} `{eid}`: {s.count:,} `{s.view}` scenarios {s.status}", "",
                     "| scenario | " + " | ".join(f"`{c}`" for c in figs) + " |",
                     "|---|" + "---:|" * len(figs)]
+            shown = 0
             for row in s.sample:
-                out.append(f"| {_md(scenario_label({k: row[k] for k in keys}, kind))} | "
-                           + " | ".join(figure_value(c, row[c]) for c in figs) + " |")
-            if s.count > len(s.sample):
-                out.append(f"\n… {s.count - len(s.sample):,} more.")
+                line = (f"| {_md(scenario_label({k: row[k] for k in keys}, kind))} | "
+                        + " | ".join(figure_value(c, row[c]) for c in figs) + " |")
+                if budget - len(line) - 1 < 0:
+                    break
+                out.append(line)
+                budget -= len(line) + 1
+                shown += 1
+            if s.count > shown:
+                out.append(f"\n… {s.count - shown:,} more.")
             out.append("")
     if not result.has_changes:
         out += ["No registry changes.", ""]
