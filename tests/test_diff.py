@@ -242,3 +242,18 @@ def test_same_values_written_differently_are_not_a_change(repo):
     commit(repo, "rewrite units")
     out = diff_json(repo, "HEAD~1", "HEAD")
     assert out["entries"] == [] and out["has_changes"] is False
+
+
+def test_markdown_collapsed_rows_respect_the_comment_size_budget(repo, monkeypatch):
+    from kvreg.diff import diff_projects, render
+
+    write_yaml(repo / "registry/models/m.yaml", model(kv_heads=4))
+    commit(repo, "halve kv heads")
+    result = diff_projects("HEAD~1", "HEAD", repo)
+    full = render.render_markdown(result, top=3)
+    monkeypatch.setattr(render, "DETAIL_BUDGET", 500)
+    small = render.render_markdown(result, top=3)
+    assert len(small) < len(full)
+    detail_rows = small.split("<details>")[1].split("</details>")[0].count("\n| ") - 1  # minus the header row
+    assert 0 < detail_rows <= 500 // 60
+    assert f"… {len(result.figures) - 3 - detail_rows:,} more; run `kvreg diff` locally to see all." in small
