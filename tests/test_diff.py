@@ -257,3 +257,15 @@ def test_markdown_collapsed_rows_respect_the_comment_size_budget(repo, monkeypat
     detail_rows = small.split("<details>")[1].split("</details>")[0].count("\n| ") - 1  # minus the header row
     assert 0 < detail_rows <= 500 // 60
     assert f"… {len(result.figures) - 3 - detail_rows:,} more; run `kvreg diff` locally to see all." in small
+
+
+def test_a_removed_key_points_at_its_base_line(repo):
+    with_vocab = model() | {"vocab_size": 128256}
+    write_yaml(repo / "registry/models/m.yaml", with_vocab)
+    commit(repo, "vocab")
+    base_line = line_of(repo / "registry/models/m.yaml", "vocab_size")
+    write_yaml(repo / "registry/models/m.yaml", model())
+    commit(repo, "drop vocab")
+    [entry] = diff_json(repo, "HEAD~1", "HEAD")["entries"]
+    assert entry["fields"] == [{"path": "vocab_size", "old": 128256, "new": None,
+                                "file": "registry/models/m.yaml", "line": base_line}]
