@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from itertools import groupby
 
 from kvreg import formats
 from kvreg.diff.model import DiffResult, FigureChange, ScenarioSetChange
