@@ -207,5 +207,73 @@ def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params
         _fail(exc)
 
 
+@main.command()
+@click.argument("base")
+@click.argument("head", required=False)
+@project_option
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--top", default=10, show_default=True, type=click.IntRange(min=0),
+              help="Figure changes shown per entry (Markdown collapses the rest; 0 = all).")
+@click.option("--threshold", "threshold_pct", default=0.0, show_default=True, type=click.FloatRange(min=0),
+              metavar="PCT", help="Hide figure changes smaller than PCT percent.")
+@click.option("--all-scenarios", is_flag=True, help="Compare every scenario, not only those touching changed entries.")
+def diff(base, head, project, fmt, top, threshold_pct, all_scenarios):
+    """What a registry change moves: entries and scenario figures, BASE → HEAD.
+
+    BASE and HEAD are git revisions of the project or directories; HEAD defaults
+    to the working tree.  Exit 0 with or without changes; 1 when either side is
+    invalid; 2 on a bad revision.
+    """
+    from kvreg.diff import RevisionError, diff_projects
+    from kvreg.diff.render import render as render_diff
+
+    try:
+        result = diff_projects(base, head, project, threshold_pct=threshold_pct, all_scenarios=all_scenarios)
+    except RevisionError as exc:
+        raise click.UsageError(str(exc))
+    except KvregError as exc:
+        click.echo(f"{getattr(exc, 'side', 'registry')} has problems:", err=True)
+        _fail(exc, "json" if fmt == "json" else "text")
+    click.echo(render_diff(result, fmt, top), nl=fmt != "markdown")
+
+
+@main.command()
+@click.argument("kind", required=False)
+@project_option
+@click.option("--write", "write", is_flag=True, help="Write stale schema files and missing entry headers.")
+@click.option("--check", "check", is_flag=True, help="Exit 1 when a schema file is stale or an entry lacks its header.")
+def schema(kind, project, write, check):
+    """JSON Schemas of the entry kinds, for editors (kvreg/schemas/<kind>.schema.json).
+
+    With KIND, print that kind's schema.  --write regenerates the schema files from the
+    entry models and adds the `# yaml-language-server: $schema=...` line to every entry;
+    --check says what --write would change.
+    """
+    import os
+
+    from kvreg import jsonschemas as js
+    from kvreg.registry import KINDS
+
+    names = [k.name for k in KINDS]
+    if kind:
+        if kind not in names:
+            raise click.UsageError(f"unknown kind {kind!r}; kinds: {', '.join(names)}")
+        click.echo(js.schema_text(next(k for k in KINDS if k.name == kind)), nl=False)
+        return
+    if write:
+        for path in js.write_schemas() + js.write_headers(project):
+            click.echo(f"wrote {os.path.relpath(path)}")
+        return
+    stale, headers = js.stale_schemas(), js.missing_headers(project)
+    for path in stale:
+        click.echo(f"stale schema: {os.path.relpath(path)} (run kvreg schema --write)")
+    for path in headers:
+        click.echo(f"missing header: {os.path.relpath(path)} (run kvreg schema --write)")
+    if check and (stale or headers):
+        sys.exit(1)
+    if not (stale or headers):
+        click.echo(f"{len(names)} schemas up to date: {', '.join(names)}.")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -117,3 +117,23 @@ GIB = 2**30
 MIB = 2**20
 KIB = 2**10
 GB = 10**9
+
+
+def unit_pattern(kind: str) -> str:
+    """A regular expression (ECMA-262 and Python) matching the strings :func:`parse_quantity` accepts for ``kind``.
+
+    Published in the JSON Schemas so editors accept ``"80 GB"`` where a byte
+    count is expected and flag ``"80G"`` while typing.  It mirrors the parser:
+    a number, optional spaces, an optional binary or decimal prefix, then one of
+    the kind's suffixes (tests check both agree on sample strings).
+    """
+    number = r"(?:[0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?)"
+    prefixes = sorted(BINARY, key=len, reverse=True) + sorted((p for p in DECIMAL if p), key=len, reverse=True)
+    prefix = "(?:" + "|".join(prefixes) + ")"
+    suffixes, _ = KINDS[kind]
+    if kind in ("tokens", "count"):
+        unit = rf"(?:{prefix}? *)?(?:tokens|tok)?"
+    else:
+        # the unit is optional: a bare number written as a string (YAML reads 86e9 so) is base units
+        unit = rf"(?:{prefix}? *(?:" + "|".join(re.escape(s) for s in suffixes) + "))?"
+    return rf"^\s*{number}\s*{unit}\s*$"

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from kvreg.units import UnitError, parse_quantity, to_int
+from kvreg.units import UnitError, parse_quantity, to_int, unit_pattern
 
 Confidence = Literal["measured", "read", "derived", "estimated"]
 """How a number was obtained: measured on a machine, read from a config or
@@ -37,16 +37,43 @@ def _unit(kind: str, integral: bool):
     return BeforeValidator(parse)
 
 
-Bytes = Annotated[int, _unit("bytes", True), Field(gt=0)]
+class _UnitJson:
+    """JSON Schema of a unit-bearing field: a number in the base unit, or a string with a unit.
+
+    Editors then accept ``80 GB`` and ``85899345920`` alike and flag ``80G``
+    (the pattern is :func:`kvreg.units.unit_pattern`, the parser's own rules).
+    """
+
+    def __init__(self, name: str, kind: str, number: dict, description: str):
+        self.name, self.kind, self.number, self.description = name, kind, number, description
+
+    def __get_pydantic_json_schema__(self, core_schema, handler):
+        return {"title": self.name, "description": self.description,
+                "anyOf": [self.number, {"type": "string", "pattern": unit_pattern(self.kind)}]}
+
+
+Bytes = Annotated[int, _unit("bytes", True), Field(gt=0),
+                  _UnitJson("Bytes", "bytes", {"type": "integer", "exclusiveMinimum": 0},
+                            "bytes: a number of bytes, or a string with a unit: 80 GB (10^9), 79.6 GiB (2^30)")]
 """Bytes (``80 GB``, ``79.6 GiB`` or a bare integer); must be > 0."""
-BytesOrZero = Annotated[int, _unit("bytes", True), Field(ge=0)]
-Bandwidth = Annotated[float, _unit("bandwidth", False), Field(gt=0)]
+BytesOrZero = Annotated[int, _unit("bytes", True), Field(ge=0),
+                        _UnitJson("BytesOrZero", "bytes", {"type": "integer", "minimum": 0},
+                                  "bytes (0 allowed): a number of bytes, or a string with a unit: 6 GiB, 512 MB")]
+Bandwidth = Annotated[float, _unit("bandwidth", False), Field(gt=0),
+                      _UnitJson("Bandwidth", "bandwidth", {"type": "number", "exclusiveMinimum": 0},
+                                "bytes per second, or a string with a unit: 3.35 TB/s, 819 GB/s")]
 """Bytes per second (``3.35 TB/s``)."""
-Flops = Annotated[float, _unit("flops", False), Field(gt=0)]
+Flops = Annotated[float, _unit("flops", False), Field(gt=0),
+                  _UnitJson("Flops", "flops", {"type": "number", "exclusiveMinimum": 0},
+                            "FLOP per second, or a string with a unit: 989 TFLOP/s")]
 """FLOP per second (``989 TFLOP/s``)."""
-Tokens = Annotated[int, _unit("tokens", True), Field(gt=0)]
+Tokens = Annotated[int, _unit("tokens", True), Field(gt=0),
+                   _UnitJson("Tokens", "tokens", {"type": "integer", "exclusiveMinimum": 0},
+                             "tokens: an integer, or 8K (8,000), 32Ki (32,768)")]
 """Tokens (``8K`` = 8,000; ``32Ki`` = 32,768; bare integers)."""
-Count = Annotated[float, _unit("count", False), Field(gt=0)]
+Count = Annotated[float, _unit("count", False), Field(gt=0),
+                  _UnitJson("Count", "count", {"type": "number", "exclusiveMinimum": 0},
+                            "a positive number such as a parameter count: 70.6e9")]
 """A plain positive number such as a parameter count (``70.6e9``)."""
 EntryId = Annotated[str, Field(pattern=ID_RE.pattern)]
 
@@ -71,6 +98,20 @@ class Measure(Strict, Generic[T]):
     @classmethod
     def _wrap_bare(cls, data: Any) -> Any:
         return data if isinstance(data, dict) else {"value": data}
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema, handler):
+        # Published as "the bare value, or {value, source, confidence, note}", as the validator accepts.
+        ref = handler(core_schema)
+        target = handler.resolve_ref_schema(ref)
+        obj = {k: v for k, v in target.items() if k not in ("title", "description")}
+        value = obj["properties"]["value"]
+        name = value.get("title") if value.get("title") not in (None, "Value") else value.get("type", "value")
+        target.clear()
+        target.update({"title": f"Measure of {name}",
+                       "description": "a number, bare or with provenance: {value, source, confidence, note}",
+                       "anyOf": [value, obj]})
+        return ref
 
 
 class Source(Strict):

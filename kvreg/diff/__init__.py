@@ -1,0 +1,99 @@
+"""``kvreg diff``: what a registry change moves, for pull-request review.
+
+:func:`diff_projects` loads BASE and HEAD (directories or git revisions),
+lists the entries added, removed and changed key by key (``entries``), then
+compares the scenario figures of the views reports use, joined in SQL across
+the two databases (``scenarios``), checks report references (``references``)
+and, when available, whether a report recommendation flips (``hooks``).
+``render`` turns the result into text, Markdown or JSON.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvreg.diff.model import DiffResult
+from kvreg.diff.revisions import RevisionError, materialize
+from kvreg.problems import KvregError
+
+__all__ = ["DiffResult", "RevisionError", "diff_projects"]
+
+
+def _load(root: Path, label: str):
+    from kvreg.registry import load_registry
+
+    try:
+        return load_registry(root)
+    except KvregError as exc:
+        exc.side = label  # the CLI says which side is invalid
+        raise
+
+
+def diff_projects(base: str, head: str | None = None, project: Path | str = ".", *, threshold_pct: float = 0.0,
+                  all_scenarios: bool = False) -> DiffResult:
+    """Diff the registry of ``project`` between two revisions or directories.
+
+    Args:
+        base: a directory or a git revision of the repository holding ``project``.
+        head: the same, or None for ``project``'s working tree.
+        project: the kvreg project directory (may be a subfolder of the repository).
+        threshold_pct: hide figure changes smaller than this many percent (changes
+            from 0 are never hidden).
+        all_scenarios: compare every scenario row, not only those touching changed entries.
+
+    Returns:
+        A :class:`DiffResult` (figures in the base units of their view columns).
+
+    Raises:
+        RevisionError: ``base`` or ``head`` is neither a directory nor a revision (usage error).
+        KvregError: either side has registry problems, or a report in HEAD names an
+            entry HEAD does not have; ``exc.side`` names the side.
+    """
+    import duckdb
+
+    from kvreg.diff.entries import entry_changes
+    from kvreg.diff.hooks import recommendation_flips
+    from kvreg.diff.references import dangling_report_references
+    from kvreg.diff.scenarios import BASE, HEAD, VIEWS, attach, compare_view, touched
+
+    project = Path(project)
+    with materialize(base, project) as (base_root, base_label), materialize(head, project) as (head_root, head_label):
+        base_reg = _load(base_root, f"BASE {base_label}")
+        head_reg = _load(head_root, f"HEAD {head_label}")
+        entries = entry_changes(base_reg, head_reg)
+        ids = {k: set(v) for k, v in head_reg.entries.items()}
+        removed: dict[str, set[str]] = {}
+        for e in entries:
+            if e.status == "removed":
+                removed.setdefault(e.kind, set()).add(e.id)
+        problems = dangling_report_references(head_root, ids, removed)
+        if problems:
+            exc = KvregError(problems)
+            exc.side = f"HEAD {head_label}"
+            raise exc
+        con = duckdb.connect(":memory:")
+        try:
+            attach(con, BASE, base_reg)
+            attach(con, HEAD, head_reg)
+            groups: list[tuple[str, set[str]]] = []
+            for statuses in (("added", "removed"), ("changed",)):
+                by_kind: dict[str, set[str]] = {}
+                for e in entries:
+                    if e.status in statuses:
+                        by_kind.setdefault(e.kind, set()).add(e.id)
+                groups.extend(by_kind.items())
+            order = touched(con, groups)
+            figures, sets, views, summaries, hidden = [], [], [], [], 0
+            for spec in VIEWS:
+                view, f, s, h, summary = compare_view(con, spec, order, threshold_pct=threshold_pct,
+                                                      all_scenarios=all_scenarios)
+                views.append(view)
+                figures.extend(f)
+                sets.extend(s)
+                summaries.extend(summary)
+                hidden += h
+            flips, skipped = recommendation_flips(con, base_reg, head_reg, BASE, HEAD)
+        finally:
+            con.close()
+    return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, flips, skipped,
+                      summaries)

@@ -1,0 +1,128 @@
+"""The records a registry diff is made of: field changes, entry changes, figure changes.
+
+Plain dataclasses, so the renderers (text, Markdown, JSON) and the tests read
+the same structure.  Figures are in the base units of their view column
+(``*_bytes`` bytes, ``*_tokens`` tokens, ``*_per_s`` per second, ``*_seqs``
+sequences).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldChange:
+    """One key of one entry whose value differs.
+
+    ``path`` is the dotted key path (``layer_groups.1.kv_heads``); ``old`` and
+    ``new`` are the values as written in the YAML (None when the key is absent
+    on that side); ``file``/``line`` point at HEAD for added or changed keys
+    and at BASE for removed ones.
+    """
+
+    path: str
+    old: Any
+    new: Any
+    file: str
+    line: int
+
+
+@dataclasses.dataclass(frozen=True)
+class EntryChange:
+    """An entry added, removed or changed between BASE and HEAD (``status``)."""
+
+    kind: str
+    id: str
+    status: str  # "added" | "removed" | "changed"
+    file: str
+    line: int
+    fields: tuple[FieldChange, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class FigureChange:
+    """One figure of one scenario row that moved.
+
+    ``keys`` maps the view's key columns to their values; ``pct`` is
+    (new − old) ÷ |old| × 100, None when old is 0.
+    """
+
+    view: str
+    kind: str
+    id: str
+    keys: dict
+    figure: str
+    old: float | None
+    new: float | None
+    pct: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class FigureSummary:
+    """How one figure moved across all scenarios of one entry (changes shown after the threshold).
+
+    ``up``/``down`` count scenarios where it rose/fell; ``min_pct``/``max_pct``
+    bound the % changes (None when every change starts from 0).
+    """
+
+    view: str
+    kind: str
+    id: str
+    figure: str
+    count: int
+    up: int
+    down: int
+    min_pct: float | None
+    max_pct: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ScenarioSetChange:
+    """Scenario rows of one view that exist on only one side, for one entry.
+
+    ``status`` is ``added`` (only in HEAD) or ``removed`` (only in BASE);
+    ``count`` rows in all; ``sample`` holds the first few, each a dict of keys
+    and figures.
+    """
+
+    view: str
+    kind: str
+    id: str
+    status: str
+    count: int
+    sample: tuple[dict, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class ViewComparison:
+    """What was compared in one view: key and figure columns, rows on each side, or why it was skipped."""
+
+    view: str
+    keys: tuple[str, ...]
+    figures: tuple[str, ...]
+    base_rows: int
+    head_rows: int
+    skipped: str | None = None
+
+
+@dataclasses.dataclass
+class DiffResult:
+    """The whole diff between a BASE and a HEAD project."""
+
+    base_label: str
+    head_label: str
+    entries: list[EntryChange]
+    figures: list[FigureChange]
+    scenario_sets: list[ScenarioSetChange]
+    views: list[ViewComparison]
+    threshold_pct: float
+    hidden_below_threshold: int
+    recommendations: list[dict] | None = None
+    recommendations_skipped: str | None = None
+    summaries: list[FigureSummary] = dataclasses.field(default_factory=list)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.entries or self.figures or self.scenario_sets)

@@ -1,0 +1,248 @@
+"""Scenario figures that moved: the views of both sides joined in SQL, row by row.
+
+Both registries are loaded into one DuckDB connection as two attached
+in-memory databases (``kv_base`` and ``kv_head``) with the same tables and
+views; each configured view is compared by a FULL OUTER JOIN on its key
+columns (DuckDB binds a view inside the database it lives in, so
+``kv_base.capacity`` reads ``kv_base``'s tables).  Views a branch does not
+have are skipped, so the list can name views that other work adds.
+
+The grid is limited to scenarios touching an added, removed or changed entry
+(by the view's ``<kind>_id`` columns), plus entries that depend on one (a
+hardware entry whose residents name a changed model); ``all_scenarios``
+compares every row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kvreg.diff.model import FigureChange, FigureSummary, ScenarioSetChange, ViewComparison
+
+BASE, HEAD = "kv_base", "kv_head"
+
+
+@dataclasses.dataclass(frozen=True)
+class ViewSpec:
+    """A view to compare and the figures in it that reports show (used when the column exists)."""
+
+    view: str
+    figures: tuple[str, ...]
+
+
+# The views the reports use and their headline figures (issue 8).  Views and
+# columns missing on this branch are skipped.
+VIEWS: tuple[ViewSpec, ...] = (
+    ViewSpec("capacity", ("max_seqs", "naive_max_seqs", "pool_bytes", "seq_bytes")),
+    ViewSpec("engine_capacity", ("admitted_seqs", "logged_kv_tokens")),
+    ViewSpec("roofline", ("decode_tok_per_s",)),
+    ViewSpec("plans", ("replicas", "gpus", "usd_per_hour")),
+)
+
+# Scenario axes: the columns that identify a row, in display order.  A view's
+# key is the subset it has; the comparison refuses a view whose key is not unique.
+KEY_COLUMNS: tuple[str, ...] = (
+    "model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "context_tokens",
+    "max_model_len", "max_num_batched_tokens", "batch", "batch_size", "batch_seqs",
+    "workload_id", "report_id",
+)
+
+# Which key column carries the id of an entry of each kind.
+ENTITY_COLUMNS: dict[str, str] = {"model": "model_id", "hardware": "hardware_id", "engine": "engine_id"}
+
+# (table, id column, referenced id column, referenced kind, depending kind): an entry of the
+# depending kind whose row names a touched entry of the referenced kind is touched too.
+DEPENDENCIES: tuple[tuple[str, str, str, str, str], ...] = (
+    ("residents", "hardware_id", "model_id", "model", "hardware"),
+)
+
+SAMPLE_ROWS = 5
+
+
+def attach(con, alias: str, registry) -> None:
+    """Load ``registry``'s tables and views into a new in-memory database ``alias`` on ``con``."""
+    from kvreg.build import populate
+
+    con.execute(f'ATTACH \':memory:\' AS "{alias}"')
+    con.execute(f'USE "{alias}"')
+    try:
+        populate(con, registry)
+    finally:
+        con.execute("USE memory")
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _columns(con, alias: str, view: str) -> dict[str, str]:
+    rows = con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = ? "
+                       "AND table_name = ? ORDER BY column_index", [alias, view]).fetchall()
+    return dict(rows)
+
+
+def _has_table(con, alias: str, table: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND table_name = ?",
+                            [alias, table]).fetchone()[0])
+
+
+def touched(con, groups: list[tuple[str, set[str]]]) -> list[tuple[str, list[str]]]:
+    """Entries whose scenarios may move, in attribution order.
+
+    Args:
+        groups: ``[(kind, ids)]`` of edited entries in priority order (the diff
+            puts added and removed entries first, so a new accelerator's rows are
+            its own even when they also touch a changed model).
+    Returns:
+        ``[(kind, sorted ids)]`` for kinds with an entity column: the edited
+        groups, then entries depending on them (:data:`DEPENDENCIES`).
+    """
+    order = [(k, sorted(ids)) for k, ids in groups if k in ENTITY_COLUMNS and ids]
+    edited: dict[str, set[str]] = {}
+    for k, ids in groups:
+        edited.setdefault(k, set()).update(ids)
+    for table, id_col, ref_col, ref_kind, kind in DEPENDENCIES:
+        refs = sorted(edited.get(ref_kind, ()))
+        if not refs:
+            continue
+        deps: set[str] = set()
+        for alias in (BASE, HEAD):
+            if _has_table(con, alias, table):
+                deps |= {r[0] for r in con.execute(
+                    f"SELECT DISTINCT {_q(id_col)} FROM {alias}.{_q(table)} WHERE list_contains(?, {_q(ref_col)})",
+                    [refs]).fetchall()}
+        deps -= edited.get(kind, set())
+        if deps:
+            order.append((kind, sorted(deps)))
+    return order
+
+
+def _filter(keys: list[str], order: list[tuple[str, list[str]]], all_scenarios: bool) -> tuple[str, list]:
+    if all_scenarios:
+        return "TRUE", []
+    terms, params = [], []
+    for kind, ids in order:
+        col = ENTITY_COLUMNS[kind]
+        if col in keys:
+            terms.append(f"list_contains(?, {_q(col)})")
+            params.append(ids)
+    return (" OR ".join(terms) or "FALSE"), params
+
+
+def _attribution(keys: list[str], order: list[tuple[str, list[str]]]) -> tuple[str, str, list]:
+    kind_cases, id_cases, params = [], [], []
+    for kind, ids in order:
+        col = ENTITY_COLUMNS[kind]
+        if col in keys:
+            kind_cases.append(f"WHEN list_contains(?, {_q(col)}) THEN '{kind}'")
+            id_cases.append(f"WHEN list_contains(?, {_q(col)}) THEN {_q(col)}::VARCHAR")
+            params.append(ids)
+    kind_sql = "CASE " + " ".join(kind_cases) + " ELSE 'other' END" if kind_cases else "'other'"
+    id_sql = "CASE " + " ".join(id_cases) + " ELSE '' END" if id_cases else "''"
+    return kind_sql, id_sql, params + params  # the id CASE repeats the kind CASE's tests
+
+
+def _integral(dtype: str) -> bool:
+    return dtype.upper() in ("BIGINT", "INTEGER", "HUGEINT", "SMALLINT", "TINYINT", "UBIGINT", "UINTEGER")
+
+
+def _value(v, integral: bool):
+    if v is None:
+        return None
+    return int(v) if integral and float(v).is_integer() else v
+
+
+def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, threshold_pct: float = 0.0,
+                 all_scenarios: bool = False):
+    """Compare one view between ``kv_base`` and ``kv_head`` on ``con``.
+
+    Returns:
+        (what was compared, figure changes at or above ``threshold_pct`` (%) sorted
+        by entry then largest |%| first, scenario rows only on one side, the number
+        of figure changes hidden by the threshold, one summary per entry × figure).
+    """
+    base_cols, head_cols = _columns(con, BASE, spec.view), _columns(con, HEAD, spec.view)
+    if not base_cols or not head_cols:
+        return ViewComparison(spec.view, (), (), 0, 0, skipped="view not present"), [], [], 0, []
+    keys = [k for k in KEY_COLUMNS if k in base_cols and k in head_cols]
+    figures = [f for f in spec.figures if f in base_cols and f in head_cols]
+    if not keys or not figures:
+        return (ViewComparison(spec.view, tuple(keys), tuple(figures), 0, 0, skipped="no key or figure columns"),
+                [], [], 0, [])
+    where, where_params = _filter(keys, order, all_scenarios)
+    cols = ", ".join(_q(c) for c in keys + figures)
+    key_list = ", ".join(_q(k) for k in keys)
+    # The two sides, limited to the touched scenarios, as temp tables of this connection.
+    for alias, name in ((BASE, "_diff_base"), (HEAD, "_diff_head")):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {cols} FROM {alias}.{_q(spec.view)} WHERE {where}",
+                    where_params)
+    counts = [con.execute(f"SELECT count(*) FROM {n}").fetchone()[0] for n in ("_diff_base", "_diff_head")]
+    dupes = sum(con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {n} GROUP BY {key_list} HAVING count(*) > 1)")
+                .fetchone()[0] for n in ("_diff_base", "_diff_head"))
+    if dupes:
+        return (ViewComparison(spec.view, tuple(keys), tuple(figures), *counts,
+                               skipped=f"key ({', '.join(keys)}) is not unique: add the view's axes to KEY_COLUMNS"),
+                [], [], 0, [])
+    kind_sql, id_sql, attr_params = _attribution(keys, order)
+    on = " AND ".join(f"b.{_q(k)} IS NOT DISTINCT FROM h.{_q(k)}" for k in keys)
+    joined = (
+        f"WITH j AS (SELECT {', '.join(f'coalesce(b.{_q(k)}, h.{_q(k)}) AS {_q(k)}' for k in keys)}, "
+        f"b.__present IS NOT NULL AS in_base, h.__present IS NOT NULL AS in_head, "
+        + ", ".join(f"b.{_q(f)} AS {_q('old_' + f)}, h.{_q(f)} AS {_q('new_' + f)}" for f in figures)
+        + f" FROM (SELECT *, TRUE AS __present FROM _diff_base) b FULL OUTER JOIN "
+          f"(SELECT *, TRUE AS __present FROM _diff_head) h ON {on}), "
+        f"a AS (SELECT *, {kind_sql} AS entry_kind, {id_sql} AS entry_id FROM j)"
+    )
+    moved = " UNION ALL ".join(
+        f"SELECT entry_kind, entry_id, {key_list}, '{f}' AS figure, {_q('old_' + f)}::DOUBLE AS old, "
+        f"{_q('new_' + f)}::DOUBLE AS new FROM a WHERE in_base AND in_head" for f in figures)
+    scored = (
+        f"{joined}, m AS (SELECT *, CASE WHEN old <> 0 THEN (new - old) / abs(old) * 100 END AS pct FROM ({moved}) "
+        f"WHERE old IS DISTINCT FROM new "
+        f"AND NOT coalesce(abs(new - old) <= 1e-9 * greatest(abs(old), abs(new)), FALSE)), "
+        f"s AS (SELECT *, coalesce(abs(pct), 'inf'::DOUBLE) AS size, pct IS NULL OR abs(pct) >= ? AS shown FROM m) "
+    )
+    summary_sql = (
+        f"{scored}SELECT entry_kind, entry_id, figure, count(*), count(*) FILTER (WHERE new > old), "
+        f"count(*) FILTER (WHERE new < old), min(pct), max(pct) FROM s WHERE shown "
+        f"GROUP BY entry_kind, entry_id, figure ORDER BY entry_kind, entry_id, figure"
+    )
+    summaries = [FigureSummary(spec.view, *row) for row in
+                 con.execute(summary_sql, attr_params + [threshold_pct]).fetchall()]
+    changes_sql = (
+        f"{scored}SELECT entry_kind, entry_id, {key_list}, figure, old, new, pct, shown, "
+        f"max(size) FILTER (WHERE shown) OVER (PARTITION BY entry_kind, entry_id) AS group_size "
+        f"FROM s ORDER BY group_size DESC, entry_kind, entry_id, size DESC, abs(new - old) DESC, {key_list}, figure"
+    )
+    cur = con.execute(changes_sql, attr_params + [threshold_pct])
+    integral = {f: _integral(head_cols[f]) for f in figures}
+    changes, hidden = [], 0
+    for row in cur.fetchall():
+        kind, eid = row[0], row[1]
+        key_vals = dict(zip(keys, row[2:2 + len(keys)]))
+        figure, old, new, pct, shown = row[2 + len(keys):7 + len(keys)]
+        if not shown:
+            hidden += 1
+            continue
+        changes.append(FigureChange(spec.view, kind, eid, key_vals, figure, _value(old, integral[figure]),
+                                    _value(new, integral[figure]), pct))
+    sets_sql = (
+        f"{joined}, o AS (SELECT *, CASE WHEN in_head THEN 'added' ELSE 'removed' END AS status FROM a "
+        f"WHERE NOT (in_base AND in_head)), "
+        f"r AS (SELECT *, row_number() OVER (PARTITION BY entry_kind, entry_id, status ORDER BY {key_list}) AS n, "
+        f"count(*) OVER (PARTITION BY entry_kind, entry_id, status) AS total FROM o) "
+        f"SELECT entry_kind, entry_id, status, total, {key_list}, "
+        + ", ".join(f"CASE WHEN in_head THEN {_q('new_' + f)} ELSE {_q('old_' + f)} END" for f in figures)
+        + f" FROM r WHERE n <= {SAMPLE_ROWS} ORDER BY entry_kind, entry_id, status, n"
+    )
+    groups: dict[tuple, list] = {}
+    for row in con.execute(sets_sql, attr_params).fetchall():
+        kind, eid, status, total = row[:4]
+        values = dict(zip(keys + figures, row[4:]))
+        for f in figures:
+            values[f] = _value(values[f], integral[f])
+        groups.setdefault((kind, eid, status, total), []).append(values)
+    sets = [ScenarioSetChange(spec.view, k, e, s, t, tuple(rows)) for (k, e, s, t), rows in groups.items()]
+    con.execute("DROP TABLE IF EXISTS _diff_base")
+    con.execute("DROP TABLE IF EXISTS _diff_head")
+    return ViewComparison(spec.view, tuple(keys), tuple(figures), *counts), changes, sets, hidden, summaries

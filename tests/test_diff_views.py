@@ -1,0 +1,97 @@
+"""kvreg diff internals: views other work adds, non-unique keys, the recommendation hook, subfolder projects."""
+
+from __future__ import annotations
+
+import types
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from kvreg.cli import main
+from kvreg.diff import hooks
+from kvreg.diff.scenarios import BASE, HEAD, ViewSpec, attach, compare_view
+from kvreg.registry import load_registry
+from tests.registry_factory import engine_entry, hardware_entry, write_project
+from tests.test_diff import commit, git, model
+
+
+def project(root, kv_heads):
+    return write_project(root, models={"m": model(kv_heads=kv_heads)}, hardware={"hw": hardware_entry("hw")},
+                         engines={"first-principles": engine_entry()})
+
+
+@pytest.fixture
+def con(tmp_path):
+    c = duckdb.connect(":memory:")
+    attach(c, BASE, load_registry(project(tmp_path / "a", 8)))
+    attach(c, HEAD, load_registry(project(tmp_path / "b", 4)))
+    yield c
+    c.close()
+
+
+def add_view(con, name: str, batch_axis: bool = True):
+    # A stand-in for a view other work adds (named apart from the real roofline view): decode rate ∝ 1 / (KV bytes read per step).
+    batch = "(VALUES (1), (8)) AS b(batch)" if batch_axis else "(VALUES (1), (8)) AS b(n)"
+    cols = "b.batch," if batch_axis else ""
+    for alias in (BASE, HEAD):
+        con.execute(f"CREATE VIEW {alias}.{name} AS SELECT model_id, hardware_id, weights_dtype, kv_dtype, tp, "
+                    f"context_tokens, {cols} 1e12 / seq_bytes AS decode_tok_per_s "
+                    f"FROM {alias}.capacity CROSS JOIN {batch} WHERE engine_id = 'first-principles'")
+
+
+def test_a_view_added_by_other_work_is_compared_on_its_own_axes(con):
+    add_view(con, "standin_view")
+    view, changes, sets, hidden, summaries = compare_view(con, ViewSpec("standin_view", ("decode_tok_per_s",)),
+                                                          [("model", ["m"])])
+    assert view.skipped is None and "batch" in view.keys
+    at = [c for c in changes if c.keys["context_tokens"] == 32768 and c.keys["weights_dtype"] == "bf16"
+          and c.keys["kv_dtype"] == "bf16" and c.keys["tp"] == 1]
+    assert sorted(c.keys["batch"] for c in at) == [1, 8]
+    old_seq = 32 * 8 * 256 * 2 * 32768
+    assert all(c.old == pytest.approx(1e12 / old_seq) and c.new == pytest.approx(2e12 / old_seq)
+               and c.pct == pytest.approx(100.0) for c in at)
+    assert [(s.figure, s.down) for s in summaries] == [("decode_tok_per_s", 0)]
+
+
+def test_a_view_whose_key_is_not_unique_is_skipped_with_the_reason(con):
+    add_view(con, "standin_view", batch_axis=False)
+    view, changes, *_ = compare_view(con, ViewSpec("standin_view", ("decode_tok_per_s",)), [("model", ["m"])])
+    assert changes == [] and view.skipped.startswith("key (model_id, hardware_id, weights_dtype, kv_dtype, tp, "
+                                                     "context_tokens) is not unique")
+
+
+def test_missing_view_is_skipped(con):
+    view, *_ = compare_view(con, ViewSpec("engine_capacity", ("admitted_seqs",)), [("model", ["m"])])
+    assert view.skipped == "view not present"
+
+
+def test_recommendation_hook_reads_each_side(con, monkeypatch):
+    def recommend(c, report):  # the function issue 5 may provide, here: best context-32Ki concurrency
+        return c.execute("SELECT max_seqs FROM capacity WHERE model_id = ? AND context_tokens = 32768 AND tp = 1 "
+                         "AND weights_dtype = 'bf16' AND kv_dtype = 'bf16'", [report.model]).fetchone()[0]
+
+    monkeypatch.setattr(hooks, "find_recommender", lambda: recommend)
+    reg = lambda: types.SimpleNamespace(entries={"report": {"q4": types.SimpleNamespace(  # noqa: E731
+        entry=types.SimpleNamespace(model="m"))}})
+    flips, skipped = hooks.recommendation_flips(con, reg(), reg(), BASE, HEAD)
+    assert skipped is None and len(flips) == 1
+    # pool 79.6 GiB − 6 GiB − 16e9 B = 63.0e9 B; a 32Ki sequence holds 4 GiB (8 KV heads) or 2 GiB (4)
+    assert flips == [{"report": "q4", "old": 14, "new": 29}]
+
+
+def test_recommendation_hook_skipped_without_report_kind(con):
+    empty = types.SimpleNamespace(entries={"model": {}})
+    assert hooks.recommendation_flips(con, empty, empty, BASE, HEAD) == (None, "no report entry kind in this kvreg")
+
+
+def test_project_in_a_subfolder_of_the_repository(tmp_path):
+    repo = tmp_path / "repo"
+    proj = project(repo / "capacity", 8)
+    git(repo, "init", "-q")
+    commit(repo, "base")
+    project(repo / "capacity", 4)
+    commit(repo, "edit")
+    r = CliRunner().invoke(main, ["diff", "HEAD~1", "HEAD", "--project", str(proj)])
+    assert r.exit_code == 0, r.output
+    assert "registry/models/m.yaml" in r.output and "layer_groups.0.kv_heads: 8 → 4" in r.output
