@@ -80,14 +80,17 @@ def capacity_vs_context(rows: list, workload_context_tokens: int) -> str | None:
             ax.plot([r.context_tokens for r in pts], [r.max_seqs for r in pts], marker="o", markersize=2.5,
                     linewidth=1.4, color=PALETTE[i % len(PALETTE)], label=label)
         ax.set_xscale("log", base=2)
-        ax.set_yscale("symlog", linthresh=1)
-        ticks = dict(sorted((r.context_tokens, r.context_label) for r in rows))
+        ax.set_yscale("symlog", linthresh=1)  # log-like, but 0 (nothing fits) stays on the chart
+        ax.set_ylim(bottom=0)
+        # Label powers of two only: a model's native context (e.g. 160Ki) would crowd its neighbours.
+        ticks = dict(sorted((r.context_tokens, r.context_label) for r in rows
+                            if r.context_tokens & (r.context_tokens - 1) == 0))
         ax.set_xticks(list(ticks), list(ticks.values()))
         ax.minorticks_off()
         ax.axvline(workload_context_tokens, color="#888888", linestyle="--", linewidth=0.8)
         ax.set_xlabel("context length per sequence (tokens, log scale)")
         ax.set_ylabel("max concurrent sequences\n(first principles, per replica)")
-        ax.legend(loc="upper right", ncols=2)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=4)
         return _svg(fig)
 
 
@@ -141,5 +144,5 @@ def roofline(rows: list, context_label: str) -> str | None:
         ax.set_yscale("log")
         ax.set_xlabel("batch (concurrent sequences decoding)")
         ax.set_ylabel(f"decode tok/s ceiling at {context_label}")
-        ax.legend(loc="lower right", ncols=2)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=4)
         return _svg(fig)

@@ -111,12 +111,19 @@ SECTION_OF = {
 
 
 @dataclasses.dataclass(frozen=True)
-class ContextBlock:
-    """One context length of a model's capacity table."""
+class CapacityRow:
+    """One configuration (hardware × weights × KV × TP × engine) of a model, one grid row per context."""
 
-    context_label: str
-    context_tokens: int
-    rows: list
+    config: Any
+    cells: list
+
+
+@dataclasses.dataclass(frozen=True)
+class CapacityTable:
+    """A model's concurrency table: configurations down, contexts across."""
+
+    contexts: list  # [(context_label, context_tokens)] in report order
+    rows: list[CapacityRow]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,7 +135,7 @@ class ModelSection:
     recommended: Any | None
     options: list
     sensitivity: Any | None
-    contexts: list[ContextBlock]
+    capacity: CapacityTable
     per_sequence: list
     pools: list
     charts: dict[str, str]
@@ -211,9 +218,7 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     sections = []
     for mid in report.models:
         m_grid = [r for r in grid if r.model_id == mid]
-        blocks = []
-        for ctx in dict.fromkeys((r.context_tokens, r.context_label) for r in m_grid):
-            blocks.append(ContextBlock(ctx[1], ctx[0], [r for r in m_grid if r.context_tokens == ctx[0]]))
+        table = _pivot(m_grid)
         m_opts = [o for o in options if o.model_id == mid]
         svg = {}
         if charts:
@@ -228,7 +233,7 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         sections.append(ModelSection(
             model_id=mid, name=m_grid[0].model_name if m_grid else mid,
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
-            options=m_opts, sensitivity=sens.get(mid), contexts=blocks,
+            options=m_opts, sensitivity=sens.get(mid), capacity=table,
             per_sequence=[r for r in per_seq if r.model_id == mid],
             pools=[r for r in pools if r.model_id == mid], charts={k: v for k, v in svg.items() if v}))
 
@@ -244,6 +249,16 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         available=avail, recommended=[s.recommended for s in sections if s.recommended is not None],
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
         warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)))
+
+
+def _pivot(grid_rows: list) -> CapacityTable:
+    """Lay grid rows out with configurations down and contexts across (report order kept)."""
+    contexts = list(dict.fromkeys((r.context_label, r.context_tokens) for r in grid_rows))
+    configs: dict[tuple, list] = {}
+    for r in grid_rows:
+        configs.setdefault((r.hardware_idx, r.weights_idx, r.kv_idx, r.tp_idx, r.engine_idx), []).append(r)
+    rows = [CapacityRow(cells[0], cells) for _, cells in sorted(configs.items())]
+    return CapacityTable(contexts, rows)
 
 
 def _group_sources(source_rows: list) -> list:
