@@ -96,7 +96,9 @@ def test_sources_and_warnings(example):
         assert f"<strong>{entry}</strong>" in sources
     assert "kv-arithmetic-hybrid-attention.txt" in sources
     warnings = html[html.index('id="warnings"'):html.index('id="sources"')]
-    assert "deepseek-v3 on h100-sxm-80gb (bf16 weights, TP 1)" in warnings
+    row = row_of(warnings, '<span class="tag bad">unusable</span>', "deepseek-v3 on h100-sxm-80gb")
+    assert "exceed the device memory with bf16 weights at TP 1, bf16 weights at TP 8, fp8 weights at TP 1" in row
+    assert "m3-ultra-96gb at TP 8" in warnings  # no interconnect in the registry
     assert "hardware m3-ultra-96gb: memory_usable" in warnings  # estimated in the provenance table
 
 

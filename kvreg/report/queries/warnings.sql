@@ -3,20 +3,26 @@
 --   report_items, provenance, hardware, hardware_precisions, models.
 -- Columns: severity (1 = the option is unusable, 2 = the number is uncertain, 3 = information),
 --   kind (stable code), subject, detail (text), amount_bytes (bytes to print with a unit, or NULL).
+-- Unusable combinations are grouped per model × hardware, listing the configurations affected.
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
 g AS (SELECT * FROM report_grid)
 SELECT * FROM (
-    SELECT DISTINCT 1 AS severity, 'weights-do-not-fit' AS kind,
-           format('{} on {} ({} weights, TP {})', model_id, hardware_id, weights_dtype, tp) AS subject,
-           'the weights, reserve and residents exceed the device memory; the KV pool is short by' AS detail,
-           -pool_bytes AS amount_bytes, model_idx, hardware_idx, weights_idx * 100 + tp_idx AS sub_idx
-    FROM g WHERE NOT weights_fit
+    SELECT 1 AS severity, 'weights-do-not-fit' AS kind, format('{} on {}', model_id, hardware_id) AS subject,
+           'the weights, reserve and residents exceed the device memory with '
+               || string_agg(format('{} weights at TP {}', weights_dtype, tp), ', ' ORDER BY weights_idx, tp_idx)
+               AS detail,
+           NULL::DOUBLE AS amount_bytes, model_idx, hardware_idx, 0 AS sub_idx
+    FROM (SELECT DISTINCT model_id, hardware_id, weights_dtype, tp, model_idx, hardware_idx, weights_idx, tp_idx
+          FROM g WHERE NOT weights_fit)
+    GROUP BY model_id, hardware_id, model_idx, hardware_idx
     UNION ALL
-    SELECT 1, 'no-sequence-fits', format('{} on {} ({} weights, {} KV, TP {}) at {}', model_id, hardware_id,
-           weights_dtype, kv_dtype, tp, context_label),
-           'one sequence needs more than the KV pool left after the weights; the pool is', pool_bytes,
-           model_idx, hardware_idx, context_idx * 10000 + weights_idx * 100 + kv_idx * 10 + tp_idx
+    SELECT 1, 'no-sequence-fits', format('{} on {}', model_id, hardware_id),
+           'one sequence needs more than the KV pool left after the weights, with '
+               || string_agg(format('{} weights / {} KV, TP {} at {}', weights_dtype, kv_dtype, tp, context_label),
+                             ', ' ORDER BY weights_idx, kv_idx, tp_idx, context_idx),
+           NULL, model_idx, hardware_idx, 1
     FROM g WHERE weights_fit AND max_seqs = 0
+    GROUP BY model_id, hardware_id, model_idx, hardware_idx
     UNION ALL
     SELECT 1, 'engine-refuses-to-start', format('{} on {} ({} weights, {} KV, TP {}) under {} at {}', model_id,
            hardware_id, weights_dtype, kv_dtype, tp, engine_id, context_label),
@@ -50,10 +56,16 @@ SELECT * FROM (
     JOIN pick i ON i.item_kind = p.kind AND i.item_id = p.entry_id
     WHERE p.confidence = 'estimated'
     UNION ALL
+    SELECT DISTINCT 2, 'tp-without-interconnect', format('{} at TP {}', g.hardware_id, g.tp),
+           'the registry gives this hardware no interconnect: a TP group of several devices is assumed to exist',
+           NULL, 0, g.hardware_idx, g.tp_idx
+    FROM g JOIN hardware h USING (hardware_id)
+    WHERE g.tp > 1 AND h.interconnect_name IS NULL
+    UNION ALL
     SELECT 3, 'price-unknown', h.hardware_id,
            'no rental price in the registry: options on it are ranked by device count only', NULL,
            0, i.item_idx, 0
     FROM hardware h JOIN pick i ON i.item_kind = 'hardware' AND i.item_id = h.hardware_id
     WHERE h.price_usd_per_hour IS NULL
 )
-ORDER BY severity, kind, model_idx, hardware_idx, sub_idx, subject
+ORDER BY severity, model_idx, hardware_idx, sub_idx, kind, subject
