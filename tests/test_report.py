@@ -38,8 +38,8 @@ def model_section(html: str, model_id: str) -> str:
 
 def row_of(section: str, *cells: str) -> str:
     """The first table row of ``section`` whose cells start with ``cells``."""
-    lead = "".join(r"<td[^>]*>" + re.escape(c) + "</td>" for c in cells)
-    m = re.search(r"<tr[^>]*>" + lead + r".*?</tr>", section, re.S)
+    lead = r"\s*".join(r"<td[^>]*>" + re.escape(c) + "</td>" for c in cells)
+    m = re.search(r"<tr[^>]*>\s*" + lead + r".*?</tr>", section, re.S)
     assert m, f"no row starting {cells}"
     return m.group(0)
 
