@@ -13,6 +13,9 @@ import io
 
 # Print-friendly palette (Okabe–Ito, colour-blind safe), one colour per hardware in report order.
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
+# Line styles cycle with the colours, so hardware with identical curves (two 80 GB parts) stays visible.
+STYLES = ["-", "--", "-.", ":"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 SERIES = {"naive": "#BBBBBB", "first principles": "#0072B2", "engine": "#D55E00"}
 RC = {
     "svg.hashsalt": "kvreg-report",
@@ -77,8 +80,9 @@ def capacity_vs_context(rows: list, workload_context_tokens: int) -> str | None:
         for i, (hw, tp) in enumerate(hardware):
             pts = [r for r in rows if r.hardware_id == hw and r.tp == tp]
             label = hw if tp == 1 else f"{hw} (TP {tp})"
-            ax.plot([r.context_tokens for r in pts], [r.max_seqs for r in pts], marker="o", markersize=2.5,
-                    linewidth=1.4, color=PALETTE[i % len(PALETTE)], label=label)
+            ax.plot([r.context_tokens for r in pts], [r.max_seqs for r in pts], marker=MARKERS[i % len(MARKERS)],
+                    markersize=3, linewidth=1.4, linestyle=STYLES[i % len(STYLES)], color=PALETTE[i % len(PALETTE)],
+                    label=label)
         ax.set_xscale("log", base=2)
         ax.set_yscale("symlog", linthresh=1)  # log-like, but 0 (nothing fits) stays on the chart
         ax.set_ylim(bottom=0)
@@ -138,8 +142,9 @@ def roofline(rows: list, context_label: str) -> str | None:
         fig, ax = _figure()
         for i, (hw, tp) in enumerate(dict.fromkeys((r.hardware_id, r.tp) for r in rows)):
             pts = [r for r in rows if r.hardware_id == hw and r.tp == tp]
-            ax.plot([r.batch for r in pts], [r.decode_tok_per_s for r in pts], marker="o", markersize=2.5,
-                    linewidth=1.4, color=PALETTE[i % len(PALETTE)], label=hw if tp == 1 else f"{hw} (TP {tp})")
+            ax.plot([r.batch for r in pts], [r.decode_tok_per_s for r in pts], marker=MARKERS[i % len(MARKERS)],
+                    markersize=3, linewidth=1.4, linestyle=STYLES[i % len(STYLES)], color=PALETTE[i % len(PALETTE)],
+                    label=hw if tp == 1 else f"{hw} (TP {tp})")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("batch (concurrent sequences decoding)")
