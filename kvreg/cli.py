@@ -147,7 +147,7 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
               help="The kvreg project directory (default: the parent of the report's reports/ folder).")
 def report(report_file: Path, out_dir: Path | None, formats: str, project: Path | None):
     """Render REPORT_FILE (reports/X.yaml) to OUT/X.html and OUT/X.pdf; print the paths written."""
-    from kvreg.report.make import FORMATS, make_report
+    from kvreg.report.make import FORMATS, ReportUsageError, make_report
 
     chosen = [f.strip() for f in formats.split(",") if f.strip()]
     bad = [f for f in chosen if f not in FORMATS]
@@ -159,7 +159,7 @@ def report(report_file: Path, out_dir: Path | None, formats: str, project: Path 
                               progress=lambda msg: click.echo(f"… {msg}", err=True))
     except KvregError as exc:
         _fail(exc)
-    except ValueError as exc:
+    except ReportUsageError as exc:
         raise click.UsageError(str(exc))
     for path in written:
         click.echo(f"wrote {path}")

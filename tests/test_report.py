@@ -161,6 +161,14 @@ def test_report_referencing_unknown_model_is_a_problem_with_line(tmp_path):
         in result.output
 
 
+def test_report_outside_a_reports_folder_is_a_usage_error(tmp_path):
+    stray = tmp_path / "example.yaml"
+    stray.write_text((ROOT / "reports" / "example.yaml").read_text())
+    result = CliRunner().invoke(main, ["report", str(stray), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "is not in a reports/ folder" in result.output
+    assert not (tmp_path / "out").exists()
+
+
 def test_unknown_format_is_a_usage_error():
     result = CliRunner().invoke(main, ["report", str(ROOT / "reports" / "example.yaml"), "--format", "docx"])
     assert result.exit_code == 2 and "docx" in result.output

@@ -18,11 +18,15 @@ from kvreg.problems import KvregError, Problem
 FORMATS = ("html", "pdf")
 
 
+class ReportUsageError(ValueError):
+    """The command line named a report file kvreg cannot place in a project (exit 2)."""
+
+
 def project_of(report_file: Path) -> Path:
     """The project a report file belongs to: the parent of its ``reports/`` folder."""
     report_file = Path(report_file).resolve()
     if report_file.parent.name != "reports":
-        raise ValueError(f"{report_file} is not in a reports/ folder of a kvreg project")
+        raise ReportUsageError(f"{report_file} is not in a reports/ folder of a kvreg project")
     return report_file.parent.parent
 
 
@@ -106,12 +110,12 @@ def make_report(report_file: Path | str, out_dir: Path | str | None = None, form
 
     Raises:
         KvregError: validation problems; nothing is written.
-        ValueError: the report file is not inside a project's ``reports/`` folder.
+        ReportUsageError: the report file is not inside a project's ``reports/`` folder.
     """
     report_file = Path(report_file)
     project = Path(project) if project is not None else project_of(report_file)
     if report_file.resolve().parent != (project / "reports").resolve():
-        raise ValueError(f"{report_file} is not in {project / 'reports'}")
+        raise ReportUsageError(f"{report_file} is not in {project / 'reports'}")
     files = render(project, report_file.stem, formats, progress=progress)
     out = Path(out_dir) if out_dir is not None else project / "out"
     out.mkdir(parents=True, exist_ok=True)
