@@ -275,5 +275,33 @@ def schema(kind, project, write, check):
         click.echo(f"{len(names)} schemas up to date: {', '.join(names)}.")
 
 
+@main.command()
+@click.argument("report_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default PROJECT/out).")
+@click.option("--format", "formats", default="html,pdf", show_default=True,
+              help="Comma-separated: html, pdf.")
+@click.option("--project", "project", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The kvreg project directory (default: the parent of the report's reports/ folder).")
+def report(report_file: Path, out_dir: Path | None, formats: str, project: Path | None):
+    """Render REPORT_FILE (reports/X.yaml) to OUT/X.html and OUT/X.pdf; print the paths written."""
+    from kvreg.report.make import FORMATS, ReportUsageError, make_report
+
+    chosen = [f.strip() for f in formats.split(",") if f.strip()]
+    bad = [f for f in chosen if f not in FORMATS]
+    if bad or not chosen:
+        raise click.BadParameter(f"unknown format(s) {', '.join(bad) or '(none)'}; choose from {', '.join(FORMATS)}",
+                                 param_hint="--format")
+    try:
+        written = make_report(report_file, out_dir, chosen, project=project,
+                              progress=lambda msg: click.echo(f"… {msg}", err=True))
+    except KvregError as exc:
+        _fail(exc)
+    except ReportUsageError as exc:
+        raise click.UsageError(str(exc))
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -65,9 +65,19 @@ def ms(seconds: float | None) -> str:
     return "n/a" if seconds is None else f"{seconds * 1e3:,.1f} ms"
 
 
+def seconds(x: float | None) -> str:
+    """Seconds with two significant decimals: ``2.00 s``."""
+    return "n/a" if x is None else f"{x:,.2f} s"
+
+
 def usd(x: float | None) -> str:
     """US dollars: ``$3.78``."""
     return "n/a" if x is None else f"${x:,.2f}"
 
 
-FILTERS = {f.__name__: f for f in (bytes_binary, gib, mib, gb, tokens, count, ratio, tok_s, ms, usd)}
+def percent(x: float | None) -> str:
+    """A fraction as a whole percentage: ``0.294`` → ``29 %``."""
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 100:,.0f} %"
+
+
+FILTERS = {f.__name__: f for f in (bytes_binary, gib, mib, gb, tokens, count, ratio, tok_s, ms, seconds, usd, percent)}

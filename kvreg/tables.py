@@ -99,6 +99,16 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "hardware_efficiency": {
         "hardware_id": (S, False), "bandwidth_efficiency": (F, True), "compute_efficiency": (F, True),
     },
+    # Report definitions (reports/*.yaml): one row per item a report lists, for the reference check
+    # and for the report queries; item_value holds numeric items (context tokens, TP size).
+    "report_items": {
+        "report_id": (S, False), "item_kind": (S, False), "item_idx": (I, False), "item_id": (S, False),
+        "item_value": (I, True), "key": (S, False), "file": (S, False), "line": (I, False),
+    },
+    "report_workloads": {
+        "report_id": (S, False), "users": (I, False), "context_tokens": (I, False), "tpot_s": (F, True),
+        "ttft_s": (F, True), "hours_per_month": (F, False),
+    },
 }
 
 SCHEMAS = {
@@ -186,10 +196,35 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
     rows["precisions"] = [dict(dtype=d, bytes_per_element=b, for_weights=w, for_kv=k, note=n)
                           for d, b, w, k, n in PRECISIONS]
     natives = {r["native_context_tokens"] for r in rows["models"]}
-    rows["contexts"] = [dict(context_tokens=c, label=context_label(c)) for c in sorted(set(CONTEXT_LADDER) | natives)]
-    rows["tp_sizes"] = [dict(tp=t) for t in TP_SIZES]
+    _report_rows(registry, rows)
+    asked = {r["item_value"] for r in rows["report_items"] if r["item_kind"] == "context"}
+    asked |= {r["context_tokens"] for r in rows["report_workloads"]}
+    tps = {r["item_value"] for r in rows["report_items"] if r["item_kind"] == "tp"}
+    rows["contexts"] = [dict(context_tokens=c, label=context_label(c))
+                        for c in sorted(set(CONTEXT_LADDER) | natives | asked)]
+    rows["tp_sizes"] = [dict(tp=t) for t in sorted(set(TP_SIZES) | tps)]
     rows["batch_sizes"] = [dict(batch=b) for b in BATCH_SIZES]
     return rows
+
+
+_REPORT_LISTS = [("model", "models"), ("hardware", "hardware"), ("engine", "engines"),
+                 ("weights_dtype", "weights_dtypes"), ("kv_dtype", "kv_dtypes"), ("tp", "tp"), ("context", "contexts")]
+
+
+def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
+    """report_items (one row per listed id/value, with its YAML line) and report_workloads."""
+    for rid, item in sorted(registry.entries.get("report", {}).items()):
+        r, doc = item.entry, item.doc
+        for kind, field in _REPORT_LISTS:
+            for i, v in enumerate(getattr(r, field)):
+                numeric = kind in ("tp", "context")
+                rows["report_items"].append(dict(
+                    report_id=rid, item_kind=kind, item_idx=i, item_id=str(v), item_value=v if numeric else None,
+                    key=f"{field}.{i}", file=doc.file, line=doc.where((field, i))[0]))
+        w = r.workload
+        rows["report_workloads"].append(dict(
+            report_id=rid, users=w.users, context_tokens=w.context,
+            tpot_s=None if w.tpot_ms is None else w.tpot_ms / 1e3, ttft_s=w.ttft_s, hours_per_month=w.hours_per_month))
 
 
 def frames(registry: Registry) -> dict[str, pd.DataFrame]:

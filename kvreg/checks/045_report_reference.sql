@@ -1,0 +1,19 @@
+-- report_reference: a report definition lists a model, hardware, engine or precision that does not exist.
+-- Grain: one row per dangling report item.  Inputs: report_items, models, hardware, engines, precisions.
+SELECT i.file, i.line, i.key,
+       format('report lists {} ''{}'', which is not in the registry', replace(i.item_kind, '_', ' '), i.item_id) AS message,
+       CASE i.item_kind
+            WHEN 'model' THEN 'known models: ' || (SELECT string_agg(model_id, ', ' ORDER BY model_id) FROM models)
+            WHEN 'hardware' THEN 'known hardware: ' || (SELECT string_agg(hardware_id, ', ' ORDER BY hardware_id) FROM hardware)
+            WHEN 'engine' THEN 'known engines: ' || (SELECT string_agg(engine_id, ', ' ORDER BY engine_id) FROM engines)
+            WHEN 'weights_dtype' THEN 'weights precisions: '
+                 || (SELECT string_agg(dtype, ', ' ORDER BY dtype) FROM precisions WHERE for_weights)
+            ELSE 'KV cache precisions: ' || (SELECT string_agg(dtype, ', ' ORDER BY dtype) FROM precisions WHERE for_kv)
+       END AS hint
+FROM report_items i
+WHERE (i.item_kind = 'model' AND i.item_id NOT IN (SELECT model_id FROM models))
+   OR (i.item_kind = 'hardware' AND i.item_id NOT IN (SELECT hardware_id FROM hardware))
+   OR (i.item_kind = 'engine' AND i.item_id NOT IN (SELECT engine_id FROM engines))
+   OR (i.item_kind = 'weights_dtype' AND i.item_id NOT IN (SELECT dtype FROM precisions WHERE for_weights))
+   OR (i.item_kind = 'kv_dtype' AND i.item_id NOT IN (SELECT dtype FROM precisions WHERE for_kv))
+ORDER BY i.file, i.line

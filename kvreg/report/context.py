@@ -1,0 +1,269 @@
+"""The report's template context: a dataclass filled from SQL queries over the views.
+
+Every number in a report comes from a query in ``kvreg/report/queries/`` (one
+file each, parameters passed, never formatted in); this module only runs them
+and groups their rows for the templates.  Templates do no arithmetic.
+
+Sections depend on views other issues add; a view that is not in the database
+leaves its section out with a one-line note (:data:`OPTIONAL`).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime as dt
+import os
+import subprocess
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+# Optional views/macros and the columns the report reads from each (contract with the
+# engine-accounting and roofline issues; docs/sql.md "Report").
+ENGINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "max_model_len",
+                  "logged_kv_tokens", "admitted_seqs", "starts")
+ROOFLINE_COLUMNS = ("model_id", "hardware_id", "weights_dtype", "kv_dtype", "tp", "context_tokens", "batch",
+                    "decode_tok_per_s", "tok_per_s_per_seq")
+PLANS_COLUMNS = ("model_id", "hardware_id", "weights_dtype", "kv_dtype", "tp", "replicas", "gpus", "usd_per_hour",
+                 "binding")
+
+# Empty, typed stand-in for engine_capacity, so the queries can always LEFT JOIN it.
+_NO_ENGINE = """CREATE OR REPLACE TEMP VIEW report_engine_admission AS
+SELECT NULL::VARCHAR AS model_id, NULL::VARCHAR AS hardware_id, NULL::VARCHAR AS engine_id,
+       NULL::VARCHAR AS weights_dtype, NULL::VARCHAR AS kv_dtype, NULL::BIGINT AS tp,
+       NULL::BIGINT AS context_tokens, NULL::BIGINT AS admitted_seqs, NULL::BOOLEAN AS starts,
+       NULL::BIGINT AS logged_kv_tokens
+WHERE false"""
+# engine_capacity may carry several rows per scenario (e.g. per max_num_batched_tokens): plan on the
+# least the engine admits, and count the scenario as refused when any variant refuses to start.
+_ENGINE = """CREATE OR REPLACE TEMP VIEW report_engine_admission AS
+SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, max_model_len AS context_tokens,
+       min(admitted_seqs)::BIGINT AS admitted_seqs, bool_and(starts) AS starts,
+       min(logged_kv_tokens)::BIGINT AS logged_kv_tokens
+FROM engine_capacity GROUP BY ALL"""
+
+
+def query_text(name: str) -> str:
+    """The SQL of ``kvreg/report/queries/NAME.sql``."""
+    return resources.files("kvreg.report").joinpath("queries", f"{name}.sql").read_text()
+
+
+def rows(con, name: str, params: dict | None = None) -> list:
+    """Run query NAME with named ``params``; rows as namedtuples (attribute access, strict in Jinja)."""
+    cur = con.execute(query_text(name), params or {})
+    Row = collections.namedtuple(f"{name}_row", [d[0] for d in cur.description])  # noqa: PYI024
+    return [Row(*r) for r in cur.fetchall()]
+
+
+def _objects(con) -> tuple[set[str], set[str]]:
+    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    macros = {r[0] for r in con.execute(
+        "SELECT function_name FROM duckdb_functions() WHERE function_type = 'table_macro'").fetchall()}
+    return views, macros
+
+
+def _columns(con, sql: str, params: list | None = None) -> set[str]:
+    return {r[0] for r in con.execute(f"DESCRIBE {sql}", params or []).fetchall()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Availability:
+    """Which optional views the database has, and the one-line notes for sections left out."""
+
+    engine: bool
+    roofline: bool
+    plans: bool
+    notes: tuple[str, ...]
+
+
+def availability(con, workload) -> Availability:
+    """Detect ``engine_capacity``, ``roofline`` and the ``plans`` macro, with the columns the report needs.
+
+    Also creates the temp view ``report_engine_admission`` (engine_capacity per scenario, or empty).
+    """
+    views, macros = _objects(con)
+    notes = []
+
+    def check(name: str, present: bool, needed, sql: str, params=None, what: str = "view") -> bool:
+        if not present:
+            notes.append(f"The {name} {what} is not in this database: {SECTION_OF[name]} left out.")
+            return False
+        missing = sorted(set(needed) - _columns(con, sql, params))
+        if missing:
+            notes.append(f"The {name} {what} lacks columns {', '.join(missing)}: {SECTION_OF[name]} left out.")
+            return False
+        return True
+
+    engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
+    con.execute(_ENGINE if engine else _NO_ENGINE)
+    roofline = check("roofline", "roofline" in views, ROOFLINE_COLUMNS, "SELECT * FROM roofline")
+    plans = check("plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ?)",
+                  [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
+    return Availability(engine, roofline, plans, tuple(notes))
+
+
+SECTION_OF = {
+    "engine_capacity": "engine-admitted concurrency and start-up checks",
+    "roofline": "decode speed (roofline chart)",
+    "plans": "speed-aware sizing (the recommendation is sized from memory alone)",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class CapacityRow:
+    """One configuration (hardware × weights × KV × TP × engine) of a model, one grid row per context."""
+
+    config: Any
+    cells: list
+
+
+@dataclasses.dataclass(frozen=True)
+class CapacityTable:
+    """A model's concurrency table: configurations down, contexts across."""
+
+    contexts: list  # [(context_label, context_tokens)] in report order
+    rows: list[CapacityRow]
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSection:
+    """Everything the report shows for one model."""
+
+    model_id: str
+    name: str
+    recommended: Any | None
+    options: list
+    sensitivity: Any | None
+    capacity: CapacityTable
+    per_sequence: list
+    pools: list
+    charts: dict[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportContext:
+    """The whole template context (templates read nothing else)."""
+
+    report: Any
+    workload: Any
+    workload_context_label: str
+    generated_at: str
+    kvreg_version: str
+    registry_commit: str | None
+    registry_commit_date: str | None
+    available: Availability
+    recommended: list
+    models: list[ModelSection]
+    engines: list
+    hardware: list
+    warnings: list
+    sources: list
+
+
+def generated_at() -> str:
+    """Now in UTC to the minute, or SOURCE_DATE_EPOCH when set (reproducible-builds convention)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    t = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch else dt.datetime.now(dt.timezone.utc)
+    return t.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def commit_date(root: Path, commit: str | None) -> str | None:
+    """The committer date (YYYY-MM-DD) of ``commit`` in the checkout at ``root``, or None."""
+    if not commit:
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%cs", commit.removesuffix("-dirty")],
+                             capture_output=True, text=True, check=True, timeout=10)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def build_context(con, registry, report_id: str, *, charts: bool = True) -> ReportContext:
+    """Query everything report ``report_id`` shows, over an open (writable) connection.
+
+    Args:
+        con: a DuckDB connection with the registry's tables and views (temp views are created on it).
+        registry: the loaded :class:`kvreg.registry.Registry` the database was built from.
+        report_id: id of a report entry (file stem under ``reports/``).
+        charts: render the matplotlib charts (SVG strings); False leaves them empty (faster tests).
+
+    Returns:
+        The :class:`ReportContext`; all numbers in base units (bytes, tokens, seconds, USD).
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    report = registry.entries["report"][report_id].entry
+    p = {"report": report_id}
+    (workload,) = rows(con, "workload", p)
+    avail = availability(con, workload)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE report_grid AS {query_text('grid')}", p)
+    if avail.plans:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}",
+                    dict(p, users=workload.users, context_tokens=workload.context_tokens,
+                         tpot_s=workload.tpot_s, ttft_s=workload.ttft_s))
+    else:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE report_chart_capacity AS {query_text('chart_capacity')}", p)
+
+    grid = rows(con, "report_grid_ordered")
+    options = rows(con, "report_options_ordered")
+    sens = {r.model_id: r for r in rows(con, "sensitivity")}
+    per_seq = rows(con, "per_sequence", p)
+    pools = rows(con, "pools")
+    chart_cap = rows(con, "report_chart_capacity_ordered", p)
+    roof = rows(con, "chart_roofline", p) if avail.roofline else []
+
+    sections = []
+    for mid in report.models:
+        m_grid = [r for r in grid if r.model_id == mid]
+        table = _pivot(m_grid)
+        m_opts = [o for o in options if o.model_id == mid]
+        svg = {}
+        if charts:
+            from kvreg.report import charts as ch
+
+            m_cap = [r for r in chart_cap if r.model_id == mid]
+            svg["capacity"] = ch.capacity_vs_context(m_cap, workload.context_tokens)
+            svg["compare"] = ch.naive_vs_engine([r for r in m_cap if r.context_tokens == workload.context_tokens],
+                                                workload.context_label)
+            if avail.roofline:
+                svg["roofline"] = ch.roofline([r for r in roof if r.model_id == mid], workload.context_label)
+        sections.append(ModelSection(
+            model_id=mid, name=m_grid[0].model_name if m_grid else mid,
+            recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
+            options=m_opts, sensitivity=sens.get(mid), capacity=table,
+            per_sequence=[r for r in per_seq if r.model_id == mid],
+            pools=[r for r in pools if r.model_id == mid], charts={k: v for k, v in svg.items() if v}))
+
+    (info,) = con.execute("SELECT registry_commit FROM build_info").fetchall()
+    try:
+        kv_version = version("kvreg")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        kv_version = "unknown"
+    return ReportContext(
+        report=report, workload=workload, workload_context_label=workload.context_label,
+        generated_at=generated_at(), kvreg_version=kv_version,
+        registry_commit=info[0], registry_commit_date=commit_date(registry.root, info[0]),
+        available=avail, recommended=[s.recommended for s in sections if s.recommended is not None],
+        models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
+        warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)))
+
+
+def _pivot(grid_rows: list) -> CapacityTable:
+    """Lay grid rows out with configurations down and contexts across (report order kept)."""
+    contexts = list(dict.fromkeys((r.context_label, r.context_tokens) for r in grid_rows))
+    configs: dict[tuple, list] = {}
+    for r in grid_rows:
+        configs.setdefault((r.hardware_idx, r.weights_idx, r.kv_idx, r.tp_idx, r.engine_idx), []).append(r)
+    rows = [CapacityRow(cells[0], cells) for _, cells in sorted(configs.items())]
+    return CapacityTable(contexts, rows)
+
+
+def _group_sources(source_rows: list) -> list:
+    """Sources grouped per entry: ``[(kind, entry_id, file, [source rows])]`` in query order."""
+    grouped: dict[tuple, list] = {}
+    for r in source_rows:
+        grouped.setdefault((r.kind, r.entry_id, r.file), []).append(r)
+    return [(k[0], k[1], k[2], [s for s in v if s.source_idx is not None]) for k, v in grouped.items()]

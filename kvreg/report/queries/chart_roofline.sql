@@ -1,0 +1,17 @@
+-- chart_roofline: decode throughput against batch size for each model's primary configuration
+-- (as chart_capacity) on each listed hardware, at the workload's context.
+-- Grain: one row per model × hardware × batch.
+-- Inputs: roofline view (roofline issue), report_chart_capacity, report_workloads, report_items.
+-- Units: tokens per second (aggregate over the batch, and per sequence).
+WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
+cfg AS (SELECT DISTINCT model_id, hardware_id, weights_dtype, kv_dtype, tp FROM report_chart_capacity),
+w AS (SELECT * FROM report_workloads WHERE report_id = $report)
+SELECT r.model_id, r.hardware_id, r.tp, r.batch, r.decode_tok_per_s, r.tok_per_s_per_seq
+FROM roofline r
+JOIN cfg ON cfg.model_id = r.model_id AND cfg.hardware_id = r.hardware_id AND cfg.weights_dtype = r.weights_dtype
+        AND cfg.kv_dtype = r.kv_dtype AND cfg.tp = r.tp
+CROSS JOIN w
+JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = r.model_id
+JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = r.hardware_id
+WHERE r.context_tokens = w.context_tokens
+ORDER BY pm.item_idx, ph.item_idx, r.batch

@@ -1,0 +1,55 @@
+-- options: every configuration the report lists, sized for its workload from capacity alone
+-- (used when the plans macro of the roofline issue is absent).
+-- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp, at the workload's context.
+-- Inputs: capacity, report_items, report_workloads, hardware (price), report_engine_admission.
+-- Units: sequences, devices, USD per hour and per month.
+--   planned_seqs  sequences one replica serves: engine-admitted when known, else first principles
+--   replicas      ceil(users / planned_seqs); devices = replicas × tp
+--   naive_devices what the naive planner would buy: ceil(users / naive_max_seqs) × tp
+--   binding       which constraint sets the device count (memory only: no speed data here)
+--   rank_in_model 1 = cheapest option for the model (priced options first, then fewest devices)
+WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
+w AS (SELECT * FROM report_workloads WHERE report_id = $report),
+sized AS (
+    SELECT c.model_id, coalesce(m.name, c.model_id) AS model_name, c.hardware_id,
+           coalesce(h.name, c.hardware_id) AS hardware_name, c.engine_id,
+           c.weights_dtype, c.kv_dtype, c.tp, c.context_tokens, w.users, w.hours_per_month,
+           c.pool_bytes, c.seq_bytes, c.max_seqs, c.naive_max_seqs, e.admitted_seqs AS engine_seqs,
+           coalesce(e.admitted_seqs, c.max_seqs) AS planned_seqs,
+           CASE WHEN coalesce(e.admitted_seqs, c.max_seqs) > 0
+                THEN ceil(w.users / coalesce(e.admitted_seqs, c.max_seqs))::BIGINT END AS replicas,
+           replicas * c.tp AS devices,
+           CASE WHEN c.naive_max_seqs > 0 THEN ceil(w.users / c.naive_max_seqs)::BIGINT * c.tp END AS naive_devices,
+           h.price_usd_per_hour, h.price_provider, h.price_date,
+           h.price_usd_per_hour * devices AS usd_per_hour,
+           h.price_usd_per_hour * devices * w.hours_per_month AS usd_per_month,
+           replicas * coalesce(e.admitted_seqs, c.max_seqs) AS users_capacity,
+           CASE WHEN c.pool_bytes <= 0 THEN 'weights do not fit'
+                WHEN coalesce(e.admitted_seqs, c.max_seqs) = 0 THEN 'one sequence does not fit'
+                WHEN e.admitted_seqs IS NOT NULL AND e.admitted_seqs < c.max_seqs THEN 'engine admission'
+                WHEN replicas > 1 THEN 'KV cache memory'
+                ELSE 'model weights (one replica holds every user)' END AS binding,
+           pm.item_idx AS model_idx, ph.item_idx AS hardware_idx, pw.item_idx AS weights_idx,
+           pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx
+    FROM capacity c
+    CROSS JOIN w
+    JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id
+    JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = c.hardware_id
+    JOIN pick pe ON pe.item_kind = 'engine' AND pe.item_id = c.engine_id
+    JOIN pick pw ON pw.item_kind = 'weights_dtype' AND pw.item_id = c.weights_dtype
+    JOIN pick pk ON pk.item_kind = 'kv_dtype' AND pk.item_id = c.kv_dtype
+    JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = c.tp
+    JOIN models m ON m.model_id = c.model_id
+    JOIN hardware h ON h.hardware_id = c.hardware_id
+    LEFT JOIN report_engine_admission e
+           ON e.model_id = c.model_id AND e.hardware_id = c.hardware_id AND e.engine_id = c.engine_id
+          AND e.weights_dtype = c.weights_dtype AND e.kv_dtype = c.kv_dtype AND e.tp = c.tp
+          AND e.context_tokens = c.context_tokens
+    WHERE c.context_tokens = w.context_tokens
+)
+SELECT *, devices IS NOT NULL AS meets,
+       row_number() OVER (PARTITION BY model_id
+                          ORDER BY devices IS NULL, usd_per_hour IS NULL, usd_per_hour, devices,
+                                   hardware_idx, weights_idx, kv_idx, tp_idx, engine_idx) AS rank_in_model
+FROM sized
+ORDER BY model_idx, rank_in_model

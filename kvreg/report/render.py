@@ -1,0 +1,45 @@
+"""Jinja environment for reports: project templates first, then the shipped ones; strict and escaped.
+
+``PROJECT/templates/`` overrides any shipped template of the same name (a
+ChoiceLoader, as datasette does); an override may ``{% extends %}`` the
+shipped one.  ``StrictUndefined`` turns a typo into an error instead of a
+blank, autoescape escapes every value from the registry, and the number
+formats are the filters of :mod:`kvreg.formats` so HTML and PDF agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+MAIN_TEMPLATE = "report.html.j2"
+
+
+def environment(project: Path | str | None = None):
+    """The report ``jinja2.Environment`` (loader order: PROJECT/templates, then kvreg/templates)."""
+    import jinja2
+
+    from kvreg.formats import FILTERS
+
+    loaders = []
+    if project is not None and (Path(project) / "templates").is_dir():
+        loaders.append(jinja2.FileSystemLoader(str(Path(project) / "templates")))
+    loaders.append(jinja2.PackageLoader("kvreg", "templates"))
+    env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(FILTERS)
+    return env
+
+
+def render_html(context, project: Path | str | None = None) -> str:
+    """Render the report context (:class:`kvreg.report.context.ReportContext`) to one HTML string.
+
+    Chart SVGs are marked safe here: matplotlib escapes the text it writes into them.
+
+    Raises:
+        jinja2.UndefinedError: a template used a name the context does not have.
+    """
+    from markupsafe import Markup
+
+    env = environment(project)
+    charts = {m.model_id: {k: Markup(v) for k, v in m.charts.items()} for m in context.models}
+    return env.get_template(MAIN_TEMPLATE).render(ctx=context, charts=charts)

@@ -1,0 +1,54 @@
+"""A report definition (reports/*.yaml): what a procurement report compares, for which workload.
+
+A report names registry entries (models, hardware, engines) by id; those
+references are checked against the registry by ``kvreg/checks/040_report_reference.sql``
+over the ``report_items`` table, so a typo is a problem with file:line like any other.
+Contexts and TP sizes given here are added to the axis tables, so every one has rows.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, PositiveInt
+
+from kvreg.schema.common import Dtype, Entry, EntryId, Source, Strict, Tokens
+
+
+class Workload(Strict):
+    """The target the recommendation must meet.
+
+    ``users`` concurrent sequences, each holding ``context`` tokens; a decode
+    time per output token of at most ``tpot_ms`` milliseconds and a time to
+    first token of at most ``ttft_s`` seconds (both optional: used only when
+    the ``plans`` view exists); ``hours_per_month`` prices a month of service
+    (730 = 24 × 365 / 12).
+    """
+
+    users: PositiveInt
+    context: Tokens
+    tpot_ms: Annotated[float, Field(gt=0)] | None = None
+    ttft_s: Annotated[float, Field(gt=0)] | None = None
+    hours_per_month: Annotated[float, Field(gt=0, le=744)] = 730.0
+
+
+class ReportEntry(Entry):
+    """One report: title and audience, the grid to compare, and the workload target.
+
+    Lists of ids must name existing entries; precisions must be ones the
+    ``precisions`` table allows for weights (``weights_dtypes``) or KV
+    (``kv_dtypes``).
+    """
+
+    sources: list[Source] = []  # a report cites the entries it uses, not sources of its own
+    title: str
+    period: str
+    audience: str | None = None
+    models: Annotated[list[EntryId], Field(min_length=1)]
+    hardware: Annotated[list[EntryId], Field(min_length=1)]
+    engines: Annotated[list[EntryId], Field(min_length=1)] = ["first-principles"]
+    weights_dtypes: Annotated[list[Dtype], Field(min_length=1)] = ["bf16"]
+    kv_dtypes: Annotated[list[Dtype], Field(min_length=1)] = ["bf16"]
+    tp: Annotated[list[PositiveInt], Field(min_length=1)] = [1]
+    contexts: Annotated[list[Tokens], Field(min_length=1)]
+    workload: Workload
