@@ -20,6 +20,7 @@ from kvreg.schema.common import Entry
 from kvreg.schema.engine import EngineEntry
 from kvreg.schema.hardware import HardwareEntry
 from kvreg.schema.model import ModelEntry
+from kvreg.schema.observation import ObservationEntry
 from kvreg.yamlsrc import Document, load_document
 
 
@@ -36,6 +37,7 @@ KINDS: list[Kind] = [
     Kind("model", "registry/models", ModelEntry),
     Kind("engine", "registry/engines", EngineEntry),
     Kind("hardware", "hardware", HardwareEntry),
+    Kind("observation", "registry/observations", ObservationEntry),
 ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
+from kvreg.engine_tables import ENGINE_TABLES, engine_rows
 from kvreg.registry import Registry
 from kvreg.units import KIB, MIB
 
@@ -92,6 +93,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     },
     "contexts": {"context_tokens": (I, False), "label": (S, False)},
     "tp_sizes": {"tp": (I, False)},
+    **ENGINE_TABLES,
 }
 
 SCHEMAS = {
@@ -176,6 +178,7 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
     natives = {r["native_context_tokens"] for r in rows["models"]}
     rows["contexts"] = [dict(context_tokens=c, label=context_label(c)) for c in sorted(set(CONTEXT_LADDER) | natives)]
     rows["tp_sizes"] = [dict(tp=t) for t in TP_SIZES]
+    rows.update(engine_rows(registry))
     return rows
 
 

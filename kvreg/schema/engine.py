@@ -11,6 +11,7 @@ from typing import Annotated
 
 from pydantic import Field, PositiveInt
 
+from kvreg.schema.accounting import Accounting
 from kvreg.schema.common import BytesOrZero, Entry, Measure
 
 
@@ -28,3 +29,5 @@ class EngineEntry(Entry):
     gpu_memory_utilization: Measure[Annotated[float, Field(gt=0, le=1)]]
     runtime_reserve: Measure[BytesOrZero]
     block_size: PositiveInt = 1
+    accounting: Accounting | None = None
+    """Release-specific KV accounting (kvreg/schema/accounting.py); absent for first-principles."""
