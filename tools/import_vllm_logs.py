@@ -133,6 +133,14 @@ def main(path: str) -> None:
             settings["max_num_batched_tokens"] = max(settings["max_model_len"], 2048)
             inferred["settings.max_num_batched_tokens"] = ("V0 without chunked prefill (auto only above 32K): "
                                                            "the profile batch is max(max_model_len, 2048)")
+        if oid in ("vllm-log-49", "vllm-log-50") and "max_model_len" not in settings:
+            settings["max_model_len"] = 2048
+            inferred["settings.max_model_len"] = "record notes: identical at max_model_len 2k and 8k (2048 used)"
+        if oid == "vllm-log-08" and "max_num_batched_tokens" not in settings:
+            settings["max_num_batched_tokens"] = 8192
+            inferred["settings.max_num_batched_tokens"] = (
+                "not in the excerpt: 8192 is the LLM-class default on GPUs < 70 GiB and the API-server default on "
+                "H100-class GPUs (arg_utils.get_batch_defaults); 2048 would give 356.90x, 8192 gives the logged 178.68x")
         logged = entry.setdefault("logged", {})
         for k, v in rec["logged"].items():
             if v is not None and k in ("model_loading_gib", "available_kv_cache_memory_gib", "num_gpu_blocks",

@@ -8,6 +8,7 @@
 --                      (vLLM get_batch_defaults: larger defaults from large_gpu_min_bytes, except
 --                      the excluded device names)
 --   max_num_seqs       the release's default on this device
+--   sampler_bytes_per_seq  the dummy sampler run's bytes per scheduled sequence (sampler constant × vocab)
 --   reserve_bytes      non_torch + max(activation·hidden·T, sampler·max_num_seqs·vocab) + cudagraph
 --                      (engine_accounting.md §1c; constants fitted to logs, kvreg/schema/accounting.py)
 --   available_kv_bytes predicted "Available KV cache memory" by util_basis:
@@ -49,6 +50,7 @@ pool AS (
            d.usable_bytes, d.gpu_memory_utilization, d.util_basis, d.non_torch_bytes, d.cudagraph_bytes,
            s.weights_bytes / t.tp AS weights_bytes,
            d.activation_bytes_per_token_hidden * s.hidden_size * b.max_num_batched_tokens AS activation_bytes,
+           d.sampler_bytes_per_seq_vocab * s.vocab_size AS sampler_bytes_per_seq,
            d.sampler_bytes_per_seq_vocab * s.vocab_size
                * CASE WHEN d.large_gpu THEN coalesce(d.max_num_seqs_large_gpu, d.max_num_seqs) ELSE d.max_num_seqs END
                AS sampler_bytes
