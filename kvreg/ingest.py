@@ -113,13 +113,20 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
     model_id, note = (model, None) if model else match_model(models, p.model)
     if note:
         inferred["model"] = note
+    if model_id is None and p.model:
+        # the log names a model the registry does not have: keep its id so the entry can be
+        # calibrated once the model is imported
+        model_id = re.sub(r"[^a-z0-9.\-]+", "-", p.model.rstrip("/").split("/")[-1].lower()).strip("-.") or None
+        if model_id:
+            inferred["model"] = f"id derived from the logged model name {p.model}"
     if model_id is None:
         unknown.append("model")
         msgs.append("the log does not name a registry model: set model: <registry id>"
                     + (f" (the log says {p.model})" if p.model else ""))
     elif model_id not in models:
         msgs.append(f"model {model_id!r} is not in the registry: add registry/models/{model_id}.yaml "
-                    "(kvreg import-hf can write it from the model's config.json) before calibrating")
+                    f"(kvreg import-hf {p.model or model_id} can write it from the model's config.json) "
+                    "before calibrating")
     eng = engine or engine_for_version(engines, p.version, p.engine_generation)
     if engine and engine not in engines:
         known = ", ".join(k for k, e in engines.items() if e.accounting is not None)
@@ -169,4 +176,42 @@ def write_observation(root: Path | str, entry: dict) -> Path:
     return target
 
 
-__all__ = ["LogError", "observation_from_log", "write_observation", "engine_for_version", "match_model"]
+def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, source: str | None = None,
+                model: str | None = None, hardware: str | None = None, engine: str | None = None
+                ) -> tuple[Path, list[str]]:
+    """Parse the log at ``path`` and write its observation under ``root``.
+
+    Args:
+        root: the project directory (its registry is loaded for models and engines).
+        path: the log file.
+        obs_id: entry id; default the file stem, lower-cased, other characters as '-'.
+        source: where the log was published (a URL or a title); default the file name.
+        model, hardware, engine: registry ids to set (the log rarely says them).
+
+    Returns:
+        (path written, messages for the user).
+
+    Raises:
+        LogError: unreadable, not a vLLM startup log, truncated, or an unknown engine release.
+        KvregError: the project's registry has problems.
+    """
+    from kvreg.registry import load_registry
+    from kvreg.schema.observation import ObservationEntry
+
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError as exc:
+        raise LogError(f"cannot read {path}: {exc.strerror}")
+    oid = obs_id or re.sub(r"[^a-z0-9.\-]+", "-", Path(path).stem.lower()).strip("-.") or "log"
+    src = ({"url": source} if source and re.match(r"https?://", source)
+           else {"title": source or f"startup log file {Path(path).name}"})
+    registry = load_registry(root)
+    entry, msgs = observation_from_log(text, registry, obs_id=oid, source=src, model=model, hardware=hardware,
+                                       engine=engine)
+    if hardware and hardware not in registry.of("hardware"):
+        msgs.append(f"hardware {hardware!r} is not in the registry: add hardware/{hardware}.yaml")
+    ObservationEntry.model_validate(entry)  # never write an entry the registry would reject
+    return write_observation(root, entry), msgs
+
+
+__all__ = ["LogError", "ingest_file", "observation_from_log", "write_observation", "engine_for_version", "match_model"]
