@@ -168,3 +168,15 @@ def test_gpt_oss_120b_on_one_h100_does_not_start(con):
     assert r["gpu_memory_utilization"] == 0.9
     assert r["available_kv_bytes"] < 0 and r["starts"] is False and r["admitted_seqs"] == 0
     assert r["does_not_start"] is True
+
+
+def test_hybrid_gated_deltanet_log_reproduced_exactly(con):
+    # Qwen3.6-35B-A3B on an RTX 5090, vLLM 0.24, fp8 KV, 6.01 GiB: the attention block grows to
+    # 16·cdiv(2,146,304 B state page, 16·1,024 B) = 2,096 tokens so one attention page equals the state
+    # page; 30 GDN + 10 full layers → group_size 10, 3 + 1 groups; 300 blocks; a request holds
+    # cdiv(131,072, 2,096) = 63 attention blocks + 2 per GDN group (prefix-caching 'align' mode) = 69.
+    r = calib(con, "vllm-log-28")
+    assert (r["layout_mode"], r["num_groups"], r["block_size_tokens"]) == ("grouped", 4, 2096)
+    assert (r["block_num_blocks"], r["blocks_per_request"]) == (300, 69)
+    assert r["block_tokens_low"] == r["block_tokens"] == r["block_tokens_high"] == r["logged_tokens"] == 569878
+    assert round(r["block_concurrency"], 2) == r["logged_concurrency"] == 4.35
