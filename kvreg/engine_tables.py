@@ -44,7 +44,8 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "available_kv_decimals": (I, True), "num_gpu_blocks": (I, True), "kv_cache_tokens": (I, True),
         "max_concurrency": (F, True), "max_concurrency_tokens": (I, True), "total_gpu_memory_bytes": (F, True),
         "started": (B, True), "reproducible": (B, False), "source_url": (S, True), "notes": (S, True),
-        "file": (S, False), "line": (I, False),
+        "file": (S, False), "line": (I, False), "engine_line": (I, False), "hardware_line": (I, False),
+        "draft_line": (I, False),
     },
     "max_model_lens": {"max_model_len": (I, False)},
     "batched_tokens": {"max_num_batched_tokens": (I, False)},
@@ -121,7 +122,8 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             kv_cache_tokens=lg.kv_cache_tokens, max_concurrency=lg.max_concurrency,
             max_concurrency_tokens=lg.max_concurrency_tokens, total_gpu_memory_bytes=gib(lg.total_gpu_memory_gib),
             started=lg.started, reproducible=o.reproducible, source_url=url, notes=o.notes, file=doc.file,
-            line=doc.where(("id",))[0]))
+            line=doc.where(("id",))[0], engine_line=doc.where(("engine",))[0],
+            hardware_line=doc.where(("hardware",))[0], draft_line=doc.where(("settings", "draft_model"))[0]))
         if s.max_model_len:
             lens.add(s.max_model_len)
         if s.max_num_batched_tokens:

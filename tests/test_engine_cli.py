@@ -138,3 +138,15 @@ def test_fit_names_the_quirk_for_the_b300_case(tmp_path):
 def test_fit_unknown_engine_is_a_usage_error(tmp_path):
     r = run("fit", "qwen3-8b", "h100-sxm-80gb", "--engine", "vllm-9", "--project", ROOT, "--db", tmp_path / "k.duckdb")
     assert r.exit_code == 2 and "unknown engine 'vllm-9'" in r.output and "vllm-0.22-0.26" in r.output
+
+
+def test_observation_with_unknown_engine_release_is_a_problem(project):
+    (project / "registry/observations").mkdir(parents=True)
+    (project / "registry/observations/o.yaml").write_text(
+        "id: o\nengine: vllm-9\nmodel: qwen3-8b\nhardware: h200\nlogged: {kv_cache_tokens: 1000}\n"
+        "sources: [{title: test}]\n")
+    r = run("validate", "--project", project)
+    assert r.exit_code == 1
+    assert "registry/observations/o.yaml:2" in r.output and "engine release 'vllm-9' is not in the registry" in r.output
+    assert "known ranges: sglang-0.5, trtllm-pytorch, vllm-0.20-0.21" in r.output
+    assert "hardware 'h200' is not in the registry" in r.output
