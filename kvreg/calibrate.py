@@ -15,7 +15,8 @@ COLUMNS = [  # (view column, header, format)
     ("implied_concurrency", "concurrency at implied blocks", "f"), ("logged_concurrency", "logged concurrency", "f"),
     ("e2e_tokens", "(b) end to end", "d"), ("e2e_error_pct", "(b) error %", "p"), ("missing", "not reproduced: why", "s"),
 ]
-SUMMARY = [("engine_id", "engine", "s"), ("observations", "observations", "d"), ("block_checked", "(a) checked", "d"),
+SUMMARY = [("engine_id", "engine", "s"), ("observations", "observations", "d"),
+           ("not_reproducible", "not reproducible", "d"), ("block_checked", "(a) checked", "d"),
            ("block_within_rounding", "(a) within rounding", "d"), ("block_median_abs_error_pct", "(a) median abs error %", "a"),
            ("block_worst_abs_error_pct", "(a) worst abs error %", "a"), ("e2e_checked", "(b) checked", "d"),
            ("e2e_median_abs_error_pct", "(b) median abs error %", "a"), ("e2e_worst_abs_error_pct", "(b) worst abs error %", "a")]

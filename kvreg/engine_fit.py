@@ -11,7 +11,7 @@ from kvreg import formats as f
 
 QUIRK_COLUMNS = ("sliding_stored_as_full", "chunked_stored_as_full", "grouped_min_block_report",
                  "padding_layers_wasted", "recurrent_page_alignment", "recurrent_outside_pool",
-                 "k_eq_v_stored_twice", "mla_block_size", "swa_pool_ratio", "does_not_start")
+                 "k_eq_v_stored_twice", "mla_block_size", "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve")
 _TRIGGER = {"padding_layers": "padding_layers_wasted"}
 
 

@@ -109,7 +109,7 @@ def main(path: str) -> None:
                           ("max_num_seqs", "max_num_seqs"), ("block_size", "block_size"),
                           ("enforce_eager", "enforce_eager")):
             v, w = val(rec, key)
-            if w and "default" in w:
+            if w and "default" in w and skey == "gpu_memory_utilization":
                 # "not passed, default": leave it unset so the release's own default applies
                 # (0.92 from 0.20, engine_accounting.md §1), and say so.
                 inferred[f"settings.{skey}"] = f"not passed: the release default applies (record assumed {v})"

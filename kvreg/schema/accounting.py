@@ -38,7 +38,7 @@ class Cited(Strict, Generic[R]):
 StorageRule = Literal["always", "when_mixed", "never"]
 Trigger = Literal["sliding_stored_as_full", "chunked_stored_as_full", "grouped_min_block_report", "padding_layers",
                   "recurrent_page_alignment", "recurrent_outside_pool", "k_eq_v_stored_twice", "mla_block_size",
-                  "null_block", "swa_pool_ratio", "does_not_start"]
+                  "null_block", "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve"]
 
 
 class Quirk(Strict):

@@ -36,7 +36,8 @@ flags AS (
            bool_or(stored_as_full AND kind = 'chunked') AS chunked_stored_as_full,
            bool_or(kind = 'recurrent' AND NOT in_pool) AS recurrent_outside_pool,
            bool_or(k_eq_v_stored_twice) AS k_eq_v_stored_twice,
-           bool_or(kind = 'mla' AND base_block_tokens > 16) AS mla_block_size
+           bool_or(kind = 'mla' AND base_block_tokens > 16) AS mla_block_size,
+           bool_or(in_pool AND storage_kind = 'sliding') AS sliding_prefill_reserve
     FROM engine_layer_specs
     GROUP BY ALL
 )
@@ -45,7 +46,7 @@ SELECT a.engine_id, a.model_id, a.kv_dtype, a.tp, a.layout_mode, a.pool_layers,
        a.min_block_tokens AS block_size_tokens, a.max_block_tokens, a.num_groups, a.group_size,
        a.padding_layers, a.block_bytes,
        f.sliding_stored_as_full, f.chunked_stored_as_full, f.recurrent_outside_pool, f.k_eq_v_stored_twice,
-       f.mla_block_size, a.recurrent_page_alignment,
+       f.mla_block_size, f.sliding_prefill_reserve, a.recurrent_page_alignment,
        a.padding_layers > 0 AS has_padding_layers,
        a.layout_mode = 'swa_pools' AS swa_pool_ratio
 FROM agg a JOIN flags f USING (engine_id, model_id, kv_dtype, tp)

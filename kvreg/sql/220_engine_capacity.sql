@@ -34,7 +34,7 @@ base AS (
            greatest(0, floor(p.available_kv_bytes / k.block_bytes))::BIGINT AS num_blocks,
            a.concurrency_rule, a.logged_tokens_rule, a.null_block_in_fit_check,
            k.sliding_stored_as_full, k.chunked_stored_as_full, k.recurrent_outside_pool, k.k_eq_v_stored_twice,
-           k.mla_block_size, k.recurrent_page_alignment, k.has_padding_layers, k.swa_pool_ratio,
+           k.mla_block_size, k.sliding_prefill_reserve, k.recurrent_page_alignment, k.has_padding_layers, k.swa_pool_ratio,
            f.fp_seq_bytes
     FROM engine_memory_pools p
     JOIN engine_kv_layout k ON k.engine_id = p.engine_id AND k.model_id = p.model_id AND k.tp = p.tp
