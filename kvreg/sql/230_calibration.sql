@@ -7,7 +7,8 @@
 --   (a) block arithmetic from the logged available memory (exact up to print rounding):
 --     block_tokens         predicted tokens at the printed value
 --     block_tokens_low/high predicted tokens at printed value ∓ half a unit of its last decimal
---                          ("51.63 GiB" is anything in [51.625, 51.635) GiB)
+--                          ("51.63 GiB" is anything in [51.625, 51.635) GiB; the release's
+--                          available_log_decimals wins: "6.9" from format_gib means 6.90)
 --     block_within_rounding logged_tokens lies in [low, high]
 --     block_concurrency    predicted "Maximum concurrency" at the printed value (unrounded)
 --     block_error_tokens / block_error_pct  block_tokens − logged_tokens, and ÷ logged_tokens × 100
@@ -75,10 +76,10 @@ blocks AS (
     SELECT o.*, k.layout_mode, k.num_groups, k.block_size_tokens, k.block_bytes, k.blocks_per_request,
            e.usable_bytes, e.util, e.weights_bytes, e.reserve_bytes, e.e2e_available_kv_bytes,
            coalesce(o.kv_cache_tokens, o.num_gpu_blocks * k.block_size_tokens) AS logged_tokens,
-           0.5 * pow(10, -coalesce(o.available_kv_decimals, 2)) * 2^30 AS half_unit_bytes,
+           0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30 AS half_unit_bytes,
            floor(o.available_kv_bytes / k.block_bytes)::BIGINT AS nb_mid,
-           floor((o.available_kv_bytes - 0.5 * pow(10, -coalesce(o.available_kv_decimals, 2)) * 2^30) / k.block_bytes)::BIGINT AS nb_low,
-           floor((o.available_kv_bytes + 0.5 * pow(10, -coalesce(o.available_kv_decimals, 2)) * 2^30) / k.block_bytes)::BIGINT AS nb_high,
+           floor((o.available_kv_bytes - 0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30) / k.block_bytes)::BIGINT AS nb_low,
+           floor((o.available_kv_bytes + 0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30) / k.block_bytes)::BIGINT AS nb_high,
            CASE WHEN e.e2e_available_kv_bytes >= 0 THEN floor(e.e2e_available_kv_bytes / k.block_bytes)
                 WHEN e.e2e_available_kv_bytes < 0 THEN 0 END::BIGINT AS nb_e2e,
            -- blocks implied by the logged token figure where the release's rule can be inverted
