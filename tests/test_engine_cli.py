@@ -150,3 +150,20 @@ def test_observation_with_unknown_engine_release_is_a_problem(project):
     assert "registry/observations/o.yaml:2" in r.output and "engine release 'vllm-9' is not in the registry" in r.output
     assert "known ranges: sglang-0.5, trtllm-pytorch, vllm-0.20-0.21" in r.output
     assert "hardware 'h200' is not in the registry" in r.output
+
+
+def test_fit_0_22_names_the_prefill_reserve(tmp_path):
+    r = run("fit", "gemma-4-31b", "b300", "--weights-dtype", "fp8", "--kv-dtype", "fp8", "--engine", "vllm-0.22-0.26",
+            "--context", "262144", "--project", ROOT, "--db", tmp_path / "k.duckdb")
+    assert r.exit_code == 0, r.output
+    assert "6 group(s) × 10 layers · 0 padding layers" in r.output
+    assert "each sliding-window group reserves cdiv(min(W − 1 + T, L), bs) + 1 blocks per request" in r.output
+    assert "grouped_min_block_report" not in r.output and "num_blocks ÷ groups" not in r.output
+
+
+def test_calibrate_table(tmp_path):
+    r = run("calibrate", "--project", ROOT, "--db", tmp_path / "k.duckdb")
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("Per engine release\n")
+    row = next(ln for ln in r.output.splitlines() if ln.startswith("vllm-log-17 "))
+    assert "366,400" in row and "366,416" in row and "8.95" in row
