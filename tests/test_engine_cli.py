@@ -167,3 +167,13 @@ def test_calibrate_table(tmp_path):
     assert r.output.startswith("Per engine release\n")
     row = next(ln for ln in r.output.splitlines() if ln.startswith("vllm-log-17 "))
     assert "366,400" in row and "366,416" in row and "8.95" in row
+
+
+def test_engine_rule_citing_an_unknown_source_is_a_problem(tmp_path):
+    (tmp_path / "registry/engines").mkdir(parents=True)
+    e = yaml.safe_load((ROOT / "registry/engines/vllm-0.8.yaml").read_text())
+    e["accounting"]["hybrid_allocator"]["source"] = "nosuch"
+    (tmp_path / "registry/engines/vllm-0.8.yaml").write_text(yaml.safe_dump(e, sort_keys=False, allow_unicode=True))
+    r = run("validate", "--project", tmp_path)
+    assert r.exit_code == 1
+    assert "accounting.hybrid_allocator: source 'nosuch' is not one of this entry's sources" in r.output

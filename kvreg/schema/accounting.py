@@ -38,7 +38,7 @@ class Cited(Strict, Generic[R]):
 StorageRule = Literal["always", "when_mixed", "never"]
 Trigger = Literal["sliding_stored_as_full", "chunked_stored_as_full", "grouped_min_block_report", "padding_layers",
                   "recurrent_page_alignment", "recurrent_outside_pool", "k_eq_v_stored_twice", "mla_block_size",
-                  "null_block", "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve"]
+                  "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve"]
 
 
 class Quirk(Strict):
@@ -114,3 +114,14 @@ class Accounting(Strict):
                                       {"path": "swa_pool_ratio",
                                        "hint": "SGLang's default swa_full_tokens_ratio is 0.8 (engine_accounting.md §8)"})
         return self
+
+
+def cited_sources(acc: Accounting) -> list[tuple[str, str]]:
+    """(key path, source id) of every :class:`Cited` rule and quirk that names a source."""
+    out = []
+    for name in type(acc).model_fields:
+        v = getattr(acc, name)
+        if isinstance(v, Cited) and v.source:
+            out.append((f"accounting.{name}", v.source))
+    out += [(f"accounting.quirks.{i}", q.source) for i, q in enumerate(acc.quirks) if q.source]
+    return out
