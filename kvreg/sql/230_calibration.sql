@@ -86,6 +86,10 @@ blocks AS (
            CASE WHEN o.logged_tokens_rule = 'blocks_x_block_size'
                 THEN coalesce(o.num_gpu_blocks, o.kv_cache_tokens // k.block_size_tokens)
                 WHEN o.logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND k.num_groups = 1
+                THEN o.kv_cache_tokens // k.block_size_tokens
+                -- int(conc × L) with one group and L a multiple of the block is exactly blocks × bs (§4)
+                WHEN o.logged_tokens_rule = 'concurrency_x_len' AND k.layout_mode = 'single'
+                     AND o.L % k.block_size_tokens = 0
                 THEN o.kv_cache_tokens // k.block_size_tokens END AS nb_implied
     FROM o LEFT JOIN k USING (observation_id) LEFT JOIN e2e_avail e USING (observation_id)
 ),
