@@ -190,3 +190,11 @@ def test_tp4_log_not_reproduced_documents_the_missing_setting(con):
     assert r["block_tokens"] == 180928 and r["logged_tokens"] == 178880
     assert r["block_within_rounding"] is False
     assert r["reproducible"] is False and "min over the 4 TP workers" in r["missing"]
+
+
+def test_gpt_oss_120b_log_negative_memory_predicted_end_to_end(con):
+    # vllm#23278: 'Available KV cache memory: -2.14 GiB' at util 0.9; kvreg predicts a negative pool too
+    r = calib(con, "vllm-log-53")
+    assert r["logged_started"] is False and r["logged_available_kv_bytes"] < 0
+    assert r["gpu_memory_utilization"] == 0.9
+    assert r["e2e_available_kv_bytes"] < 0 and r["e2e_starts"] is False

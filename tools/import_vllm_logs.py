@@ -32,11 +32,19 @@ MODELS = {  # record model (or inferred model) → registry model id (may not ex
     "Qwen3.8-Flash-Next (NVFP4 experts + FP8 dense checkpoint)": "qwen3.8-flash-next",
     "Qwen3.5-122B-A10B (int4 AutoRound)": "qwen3.5-122b-a10b", "MiniMaxAI/MiniMax-M2": "minimax-m2",
     "nvidia/NVIDIA-Nemotron-Nano-9B-v2": "nemotron-nano-9b-v2", "Qwen/Qwen2.5-0.5B-Instruct": "qwen2.5-0.5b",
+    "openai/gpt-oss-120b": "gpt-oss-120b",
 }
 DRAFTS = {"vllm-log-12": "eagle-llama3.1-instruct-8b"}
 HARDWARE = {"RTX 3090": "rtx-3090", "H100 80GB": "h100-sxm-80gb", "H100": "h100-sxm-80gb", "L40S": "l40s",
             "L4": "l4", "A100 80GB": "a100-sxm-80gb", "RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000",
             "RTX 5090": "rtx-5090", "Tesla T4": "t4"}
+ALSO_PARTIAL = {"vllm-log-53"}  # partial record kept as evidence: gpt-oss-120b does not start on one H100
+E2E_NOTES = {
+    "vllm-log-28": "end to end: the NVFP4 checkpoint size is not in the registry (weights derived from 35e9 nominal "
+                   "parameters × 0.5625 B, while attention, embeddings and the vision tower are not fp4) and the "
+                   "RTX 5090 usable memory is the nvidia-smi total; the block arithmetic (a) is exact",
+    "vllm-log-53": "partial record: no token line (the engine did not start); util 0.9 and the release are inferred",
+}
 NOT_REPRODUCIBLE = {
     "vllm-log-13": "the logged 8.11 GiB is one rank's memory; num_blocks is the min over the 4 TP workers (§3), not logged",
     "vllm-log-35": "the GGUF checkpoint (dense or MoE Qwen3.5) is not named, so the layer geometry is unknown",
@@ -64,7 +72,7 @@ def main(path: str) -> None:
     engines = reg.of("engine")
     for line in open(path):
         rec = json.loads(line)
-        if rec.get("completeness") != "full":
+        if rec.get("completeness") != "full" and rec["case"] not in ALSO_PARTIAL:
             continue
         oid = rec["case"]
         source = {"url": rec["url"]} if rec.get("url") else {"title": rec["source"]}
@@ -133,6 +141,9 @@ def main(path: str) -> None:
             settings["max_num_batched_tokens"] = max(settings["max_model_len"], 2048)
             inferred["settings.max_num_batched_tokens"] = ("V0 without chunked prefill (auto only above 32K): "
                                                            "the profile batch is max(max_model_len, 2048)")
+        if oid == "vllm-log-53" and "max_model_len" not in settings:
+            settings["max_model_len"] = 131072
+            inferred["settings.max_model_len"] = "not passed: vLLM defaults to the model's max_position_embeddings"
         if oid in ("vllm-log-49", "vllm-log-50") and "max_model_len" not in settings:
             settings["max_model_len"] = 2048
             inferred["settings.max_model_len"] = "record notes: identical at max_model_len 2k and 8k (2048 used)"
@@ -157,6 +168,8 @@ def main(path: str) -> None:
         if oid in NOT_REPRODUCIBLE:
             entry["reproducible"] = False
             entry["notes"] = NOT_REPRODUCIBLE[oid]
+        if oid in E2E_NOTES:
+            entry["notes"] = (entry.get("notes", "") + (" — " if entry.get("notes") else "") + E2E_NOTES[oid])
         if rec.get("notes"):
             entry["notes"] = (entry.get("notes", "") + (" — " if entry.get("notes") else "") + "record notes: "
                               + rec["notes"])
