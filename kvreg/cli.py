@@ -137,6 +137,63 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
     except UsageError as exc:
         raise click.UsageError(str(exc))
     click.echo(render_fit(result))
+    _engine_section(con, result, engine)
+
+
+def _engine_section(con, result, engine: str) -> None:
+    """``kvreg fit --engine <release>``: append what the release logs and admits, and why (issue #4)."""
+    from kvreg.engine_fit import engine_fit, has_accounting, render_engine
+
+    if result.kv_pool_bytes is not None or not has_accounting(con, engine):
+        return
+    rows, quirks = engine_fit(con, result.model_id, result.hardware_id, engine, result.weights_dtype,
+                              result.kv_dtype, result.tp, [r["context_tokens"] for r in result.rows])
+    click.echo("")
+    click.echo(render_engine(engine, rows, quirks, result.rows))
+
+
+@main.command("ingest-log")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--id", "obs_id", default=None, help="Observation id (default: the file name).")
+@click.option("--source", default=None, help="Where the log was published: a URL or a title.")
+@click.option("--model", default=None, help="Registry model id (the log rarely names it).")
+@click.option("--hardware", default=None, help="Registry hardware id (the log does not name the GPU).")
+@click.option("--engine", default=None, help="Engine release id (default: from the version banner).")
+@project_option
+def ingest_log(file, obs_id, source, model, hardware, engine, project):
+    """Parse a vLLM startup log FILE into registry/observations/<id>.yaml (says what it could not tell)."""
+    from kvreg.ingest import ingest_file
+    from kvreg.logparse import LogError
+
+    try:
+        path, msgs = ingest_file(project, file, obs_id=obs_id, source=source, model=model, hardware=hardware,
+                                 engine=engine)
+    except KvregError as exc:
+        _fail(exc)
+    except LogError as exc:
+        if str(exc).startswith("unknown engine release"):
+            raise click.UsageError(str(exc))
+        click.echo(f"error: {file}: {exc}", err=True)
+        sys.exit(1)
+    click.echo(f"wrote {path.relative_to(project) if path.is_relative_to(project) else path}")
+    for m in msgs:
+        click.echo(f"note: {m}")
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
+@project_option
+@db_option
+def calibrate(fmt, project, db):
+    """Observed engine startups beside kvreg's predictions; median and worst error per release."""
+    from kvreg.build import connect
+    from kvreg.calibrate import render
+
+    try:
+        con = connect(project, db)
+    except KvregError as exc:
+        _fail(exc)
+    click.echo(render(con, fmt))
 
 
 @main.command()

@@ -21,6 +21,7 @@ from kvreg.schema.engine import EngineEntry
 from kvreg.schema.hardware import HardwareEntry
 from kvreg.schema.model import ModelEntry
 from kvreg.schema.report import ReportEntry
+from kvreg.schema.observation import ObservationEntry
 from kvreg.yamlsrc import Document, load_document
 
 
@@ -38,6 +39,7 @@ KINDS: list[Kind] = [
     Kind("engine", "registry/engines", EngineEntry),
     Kind("hardware", "hardware", HardwareEntry),
     Kind("report", "reports", ReportEntry),
+    Kind("observation", "registry/observations", ObservationEntry),
 ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
+from kvreg.engine_tables import ENGINE_TABLES, engine_rows
 from kvreg.registry import Registry
 from kvreg.units import KIB, MIB
 
@@ -109,6 +110,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "report_id": (S, False), "users": (I, False), "context_tokens": (I, False), "tpot_s": (F, True),
         "ttft_s": (F, True), "hours_per_month": (F, False),
     },
+    **ENGINE_TABLES,
 }
 
 SCHEMAS = {
@@ -204,6 +206,7 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
                         for c in sorted(set(CONTEXT_LADDER) | natives | asked)]
     rows["tp_sizes"] = [dict(tp=t) for t in sorted(set(TP_SIZES) | tps)]
     rows["batch_sizes"] = [dict(batch=b) for b in BATCH_SIZES]
+    rows.update(engine_rows(registry))
     return rows
 
 

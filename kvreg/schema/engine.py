@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, PositiveInt
+from pydantic import Field, PositiveInt, model_validator
+from pydantic_core import PydanticCustomError
 
+from kvreg.schema.accounting import Accounting, cited_sources
 from kvreg.schema.common import BytesOrZero, Entry, Measure
 
 
@@ -28,3 +30,15 @@ class EngineEntry(Entry):
     gpu_memory_utilization: Measure[Annotated[float, Field(gt=0, le=1)]]
     runtime_reserve: Measure[BytesOrZero]
     block_size: PositiveInt = 1
+    accounting: Accounting | None = None
+    """Release-specific KV accounting (kvreg/schema/accounting.py); absent for first-principles."""
+
+    @model_validator(mode="after")
+    def _rule_sources_resolve(self):
+        ids = {s.id for s in self.sources if s.id}
+        for path, src in cited_sources(self.accounting) if self.accounting else []:
+            if src not in ids:
+                raise PydanticCustomError(
+                    "unknown_source", "{path}: source '{src}' is not one of this entry's sources",
+                    {"path": path, "src": src, "hint": f"cite one of {sorted(ids) or 'none'}"})
+        return self

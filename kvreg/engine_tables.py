@@ -1,0 +1,138 @@
+"""Engine-accounting base tables: engine release rules, quirks, served model sets, observations, axes.
+
+Merged into :data:`kvreg.tables.TABLES` so they are validated by pandera and
+loaded like every other base table.  Column names carry units; logged GiB
+figures are converted to bytes (GiB = 2^30) and keep their printed decimals
+(``*_decimals``) so the calibration can bound the rounding.
+"""
+
+from __future__ import annotations
+
+GIB = 2**30
+I, F, S, B = "Int64", "Float64", "string", "boolean"
+
+# max_model_len ladder (tokens): common serving settings, 4Ki … 1Mi; observation values are added.
+MAX_MODEL_LEN_LADDER = [4096, 8192, 16384, 32768, 40960, 65536, 131072, 262144, 524288, 1048576]
+
+ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
+    "engine_accounting": {
+        "engine_id": (S, False), "release_first": (S, False), "release_last": (S, True),
+        "util_basis": (S, False), "block_size_mla_tokens": (I, True), "hybrid_allocator": (S, False),
+        "group_size_rule": (S, False), "swa_pool_ratio": (F, True), "sliding_as_full": (S, False),
+        "chunked_as_full": (S, False), "k_eq_v_stored_once": (B, False), "recurrent_in_pool": (B, False),
+        "recurrent_alignment_tokens": (I, True), "recurrent_blocks_per_request": (I, False),
+        "sliding_extra_blocks": (I, False), "window_batched_tokens_factor": (I, False),
+        "max_num_batched_tokens": (I, False), "max_num_seqs": (I, False), "large_gpu_min_bytes": (I, True),
+        "large_gpu_excludes": (S, True), "max_num_batched_tokens_large_gpu": (I, True),
+        "max_num_seqs_large_gpu": (I, True), "logged_tokens_rule": (S, False), "concurrency_rule": (S, False),
+        "null_block_in_fit_check": (B, False), "available_log_decimals": (I, True),
+        "non_torch_bytes": (I, False), "activation_bytes_per_token_hidden": (F, False),
+        "sampler_bytes_per_seq_vocab": (F, False), "cudagraph_bytes": (I, False),
+    },
+    "engine_quirks": {
+        "engine_id": (S, False), "quirk_idx": (I, False), "quirk_id": (S, False), "trigger": (S, False),
+        "text": (S, False),
+    },
+    "served_models": {"served_id": (S, False), "model_id": (S, False), "role": (S, False)},
+    "observations": {
+        "observation_id": (S, False), "engine_id": (S, True), "engine_version": (S, True), "model_id": (S, True),
+        "served_id": (S, True), "draft_model_id": (S, True), "hardware_id": (S, True), "tp": (I, False),
+        "pp": (I, False), "max_model_len": (I, True), "gpu_memory_utilization": (F, True),
+        "max_num_batched_tokens": (I, True), "max_num_seqs": (I, True), "kv_dtype": (S, True),
+        "enforce_eager": (B, False),
+        "weights_dtype": (S, True), "model_loading_bytes": (F, True), "available_kv_bytes": (F, True),
+        "available_kv_decimals": (I, True), "num_gpu_blocks": (I, True), "kv_cache_tokens": (I, True),
+        "max_concurrency": (F, True), "max_concurrency_tokens": (I, True), "total_gpu_memory_bytes": (F, True),
+        "started": (B, True), "reproducible": (B, False), "source_url": (S, True), "notes": (S, True),
+        "file": (S, False), "line": (I, False), "engine_line": (I, False), "hardware_line": (I, False),
+        "draft_line": (I, False),
+    },
+    "max_model_lens": {"max_model_len": (I, False)},
+    "batched_tokens": {"max_num_batched_tokens": (I, False)},
+}
+
+
+def _decimals(x: float | None) -> int | None:
+    """Decimals a logged figure was printed with (50.32 → 2), from its shortest repr."""
+    if x is None:
+        return None
+    s = repr(float(x))
+    return 0 if s.endswith(".0") else len(s.split(".")[1])
+
+
+def engine_rows(registry) -> dict[str, list[dict]]:
+    """Rows of :data:`ENGINE_TABLES` from validated entries (see kvreg/schema/accounting.py)."""
+    rows: dict[str, list[dict]] = {name: [] for name in ENGINE_TABLES}
+    for eid, item in sorted(registry.entries.get("engine", {}).items()):
+        a = item.entry.accounting
+        if a is None:
+            continue
+        v = lambda m: None if m is None else m.value  # noqa: E731
+        r = a.reserve
+        rows["engine_accounting"].append(dict(
+            engine_id=eid, release_first=a.release_first, release_last=a.release_last, util_basis=a.util_basis.value,
+            block_size_mla_tokens=v(a.block_size_mla), hybrid_allocator=a.hybrid_allocator.value,
+            group_size_rule=a.group_size_rule.value, swa_pool_ratio=v(a.swa_pool_ratio),
+            sliding_as_full=a.sliding_as_full.value, chunked_as_full=a.chunked_as_full.value,
+            k_eq_v_stored_once=a.k_eq_v_stored_once.value, recurrent_in_pool=a.recurrent_in_pool.value,
+            recurrent_alignment_tokens=v(a.recurrent_alignment_tokens),
+            recurrent_blocks_per_request=a.recurrent_blocks_per_request.value,
+            sliding_extra_blocks=a.sliding_extra_blocks.value,
+            window_batched_tokens_factor=a.window_batched_tokens_factor.value,
+            max_num_batched_tokens=a.max_num_batched_tokens.value, max_num_seqs=a.max_num_seqs.value,
+            large_gpu_min_bytes=v(a.large_gpu_min_bytes), large_gpu_excludes=",".join(a.large_gpu_excludes) or None,
+            max_num_batched_tokens_large_gpu=v(a.max_num_batched_tokens_large_gpu),
+            max_num_seqs_large_gpu=v(a.max_num_seqs_large_gpu), logged_tokens_rule=a.logged_tokens_rule.value,
+            concurrency_rule=a.concurrency_rule.value, null_block_in_fit_check=a.null_block_in_fit_check.value,
+            available_log_decimals=v(a.available_log_decimals), non_torch_bytes=r.non_torch.value,
+            activation_bytes_per_token_hidden=r.activation_bytes_per_token_hidden.value,
+            sampler_bytes_per_seq_vocab=r.sampler_bytes_per_seq_vocab.value, cudagraph_bytes=r.cudagraph.value))
+        for qi, q in enumerate(a.quirks):
+            rows["engine_quirks"].append(dict(engine_id=eid, quirk_idx=qi, quirk_id=q.id, trigger=q.trigger,
+                                              text=q.text))
+    models = set(registry.entries.get("model", {}))
+    for mid in sorted(models):
+        rows["served_models"].append(dict(served_id=mid, model_id=mid, role="target"))
+    served_pairs: set[tuple[str, str]] = set()
+    lens = set(MAX_MODEL_LEN_LADDER)
+    batched = {2048, 4096, 8192, 16384}
+    for a in (item.entry.accounting for item in registry.entries.get("engine", {}).values()):
+        if a is not None:
+            batched.add(a.max_num_batched_tokens.value)
+            if a.max_num_batched_tokens_large_gpu is not None:
+                batched.add(a.max_num_batched_tokens_large_gpu.value)
+    for oid, item in sorted(registry.entries.get("observation", {}).items()):
+        o, doc = item.entry, item.doc
+        s, lg = o.settings, o.logged
+        served = o.model
+        if o.model and s.draft_model:
+            served = f"{o.model}+{s.draft_model}"
+            served_pairs.add((o.model, s.draft_model))
+        gib = lambda x: None if x is None else x * GIB  # noqa: E731
+        url = next((src.url for src in o.sources if src.url), None)
+        rows["observations"].append(dict(
+            observation_id=oid, engine_id=o.engine, engine_version=o.engine_version, model_id=o.model,
+            served_id=served, draft_model_id=s.draft_model, hardware_id=o.hardware, tp=s.tp, pp=s.pp,
+            max_model_len=s.max_model_len, gpu_memory_utilization=s.gpu_memory_utilization,
+            max_num_batched_tokens=s.max_num_batched_tokens, max_num_seqs=s.max_num_seqs, kv_dtype=s.kv_dtype,
+            enforce_eager=bool(s.enforce_eager),
+            weights_dtype=s.weights_dtype, model_loading_bytes=gib(lg.model_loading_gib),
+            available_kv_bytes=gib(lg.available_kv_cache_memory_gib),
+            available_kv_decimals=_decimals(lg.available_kv_cache_memory_gib), num_gpu_blocks=lg.num_gpu_blocks,
+            kv_cache_tokens=lg.kv_cache_tokens, max_concurrency=lg.max_concurrency,
+            max_concurrency_tokens=lg.max_concurrency_tokens, total_gpu_memory_bytes=gib(lg.total_gpu_memory_gib),
+            started=lg.started, reproducible=o.reproducible, source_url=url, notes=o.notes, file=doc.file,
+            line=doc.where(("id",))[0], engine_line=doc.where(("engine",))[0],
+            hardware_line=doc.where(("hardware",))[0], draft_line=doc.where(("settings", "draft_model"))[0]))
+        if s.max_model_len:
+            lens.add(s.max_model_len)
+        if s.max_num_batched_tokens:
+            batched.add(s.max_num_batched_tokens)
+    for target, draft in sorted(served_pairs):
+        if target in models and draft in models:
+            sid = f"{target}+{draft}"
+            rows["served_models"] += [dict(served_id=sid, model_id=target, role="target"),
+                                      dict(served_id=sid, model_id=draft, role="draft")]
+    rows["max_model_lens"] = [dict(max_model_len=n) for n in sorted(lens)]
+    rows["batched_tokens"] = [dict(max_num_batched_tokens=n) for n in sorted(batched)]
+    return rows

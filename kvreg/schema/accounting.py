@@ -1,0 +1,127 @@
+"""How an engine release range accounts KV memory, as data (registry/engines/*.yaml ``accounting:``).
+
+Optional block of an engine entry: the ``first-principles`` pseudo-engine has
+none and is never joined by the ``engine_*`` views.  Formulas and the engine
+source files they come from are in ``../shared/data/engine_accounting.md``;
+each YAML field cites the section it was read from.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Generic, Literal, TypeVar
+
+from pydantic import Field, PositiveInt, model_validator
+from pydantic_core import PydanticCustomError
+
+from kvreg.schema.common import Bytes, BytesOrZero, Measure, Strict, Tokens
+
+R = TypeVar("R")
+
+
+class Cited(Strict, Generic[R]):
+    """A rule (not a number) with where it was read: ``{value: grouped, source: eacc, note: "§3 ..."}``.
+
+    Unlike :class:`~kvreg.schema.common.Measure` it does not go to the numeric
+    provenance table; a bare value is accepted too.
+    """
+
+    value: R
+    source: str | None = None
+    note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrap_bare(cls, data):
+        return data if isinstance(data, dict) else {"value": data}
+
+
+StorageRule = Literal["always", "when_mixed", "never"]
+Trigger = Literal["sliding_stored_as_full", "chunked_stored_as_full", "grouped_min_block_report", "padding_layers",
+                  "recurrent_page_alignment", "recurrent_outside_pool", "k_eq_v_stored_twice", "mla_block_size",
+                  "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve"]
+
+
+class Quirk(Strict):
+    """A named accounting quirk and the sentence kvreg prints when it applies.
+
+    ``trigger`` names a boolean column of the ``engine_capacity`` view that says
+    whether the quirk changes the figure for a scenario.
+    """
+
+    id: str
+    trigger: Trigger
+    text: str
+    source: str | None = None
+
+
+class ReserveModel(Strict):
+    """What the engine holds back from its claim before the KV pool (engine_accounting.md §1).
+
+    reserve = non_torch
+              + max(activation_bytes_per_token_hidden × hidden_size × max_num_batched_tokens,   # forward profile run
+                    sampler_bytes_per_seq_vocab × max_num_seqs × vocab_size)                   # dummy sampler run
+              + cudagraph (when the release subtracts its estimate, ≥0.20).
+    The torch peak is the larger of the two dummy runs because the first is freed
+    before the second (gpu_model_runner.profile_run); constants are fitted to the
+    calibration logs and marked ``estimated``.
+    """
+
+    non_torch: Measure[BytesOrZero]
+    activation_bytes_per_token_hidden: Measure[Annotated[float, Field(ge=0)]]
+    sampler_bytes_per_seq_vocab: Measure[Annotated[float, Field(ge=0)]] = Measure(value=0.0)
+    cudagraph: Measure[BytesOrZero]
+
+
+class Accounting(Strict):
+    """How one engine release range sizes, splits and reports its KV pool (engine_accounting.md)."""
+
+    release_first: str
+    release_last: str | None = None
+    util_basis: Cited[Literal["total", "free", "free_before_load"]]
+    block_size_mla: Measure[PositiveInt] | None = None
+    hybrid_allocator: Cited[Literal["none", "grouped", "swa_pools"]]
+    group_size_rule: Cited[Literal["min", "max_if_below_1_5_min"]] = Cited(value="min")
+    swa_pool_ratio: Measure[Annotated[float, Field(gt=0, le=1)]] | None = None
+    sliding_as_full: Cited[StorageRule]
+    chunked_as_full: Cited[StorageRule]
+    k_eq_v_stored_once: Cited[bool] = Cited(value=False)
+    recurrent_in_pool: Cited[bool]
+    recurrent_alignment_tokens: Measure[PositiveInt] | None = None
+    recurrent_blocks_per_request: Measure[PositiveInt] = Measure(value=1)
+    sliding_extra_blocks: Measure[Annotated[int, Field(ge=0)]] = Measure(value=1)
+    window_batched_tokens_factor: Measure[PositiveInt] = Measure(value=1)
+    max_num_batched_tokens: Measure[Tokens]
+    """Default tokens per scheduler step (the profile run's batch, T of the window formula)."""
+    max_num_seqs: Measure[PositiveInt]
+    large_gpu_min_bytes: Measure[Bytes] | None = None
+    """From this much device memory the larger defaults below apply (vLLM get_batch_defaults)."""
+    large_gpu_excludes: list[str] = []
+    """Hardware id prefixes excluded from the large defaults (vLLM excludes "a100" by device name)."""
+    max_num_batched_tokens_large_gpu: Measure[Tokens] | None = None
+    max_num_seqs_large_gpu: Measure[PositiveInt] | None = None
+    logged_tokens_rule: Cited[Literal["blocks_x_block_size", "blocks_per_group_x_min_block_size",
+                                      "concurrency_x_len"]]
+    concurrency_rule: Cited[Literal["tokens_over_len", "blocks_over_request_blocks"]]
+    null_block_in_fit_check: Cited[bool] = Cited(value=False)
+    available_log_decimals: Measure[Annotated[int, Field(ge=0)]] | None = None
+    reserve: ReserveModel
+    quirks: list[Quirk] = []
+
+    @model_validator(mode="after")
+    def _swa_ratio(self):
+        if self.hybrid_allocator.value == "swa_pools" and self.swa_pool_ratio is None:
+            raise PydanticCustomError("missing", "hybrid_allocator swa_pools needs swa_pool_ratio",
+                                      {"path": "swa_pool_ratio",
+                                       "hint": "SGLang's default swa_full_tokens_ratio is 0.8 (engine_accounting.md §8)"})
+        return self
+
+
+def cited_sources(acc: Accounting) -> list[tuple[str, str]]:
+    """(key path, source id) of every :class:`Cited` rule and quirk that names a source."""
+    out = []
+    for name in type(acc).model_fields:
+        v = getattr(acc, name)
+        if isinstance(v, Cited) and v.source:
+            out.append((f"accounting.{name}", v.source))
+    out += [(f"accounting.quirks.{i}", q.source) for i, q in enumerate(acc.quirks) if q.source]
+    return out

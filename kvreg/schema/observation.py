@@ -1,0 +1,70 @@
+"""An observation entry: what one engine startup logged, and under which settings (registry/observations/*.yaml).
+
+Logged figures are kept as printed (``available_kv_cache_memory_gib: 50.32``,
+GiB = 2^30 bytes, the unit vLLM prints), because the printed precision bounds
+how exactly the block arithmetic can be checked.  Fields the log does not
+state are listed in ``unknown``; values filled in by a person (or taken from a
+curated record) are explained in ``inferred``.  Nothing is guessed silently.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, PositiveInt
+
+from kvreg.schema.common import Dtype, Entry, EntryId, Strict, Tokens
+
+
+class Settings(Strict):
+    """Engine settings in force for the run (defaults of the release when absent)."""
+
+    tp: PositiveInt = 1
+    pp: PositiveInt = 1
+    max_model_len: Tokens | None = None
+    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
+    max_num_batched_tokens: Tokens | None = None
+    max_num_seqs: PositiveInt | None = None
+    kv_dtype: Dtype | None = None
+    weights_dtype: Dtype | None = None
+    block_size: PositiveInt | None = None
+    enforce_eager: bool | None = None
+    draft_model: EntryId | None = None
+    """A speculative-decoding draft model (registry id) whose layers share the KV pool (EAGLE)."""
+    quantization: str | None = None
+
+
+class Logged(Strict):
+    """Figures as the engine printed them (units in the names: GiB = 2^30 bytes, tokens)."""
+
+    model_loading_gib: float | None = None
+    available_kv_cache_memory_gib: float | None = None
+    num_gpu_blocks: Annotated[int, Field(ge=0)] | None = None
+    kv_cache_tokens: Annotated[int, Field(ge=0)] | None = None
+    max_concurrency: Annotated[float, Field(ge=0)] | None = None
+    max_concurrency_tokens: Tokens | None = None
+    total_gpu_memory_gib: float | None = None
+    cuda_graph_memory_gib: float | None = None
+    started: bool | None = None
+
+
+class ObservationEntry(Entry):
+    """One engine startup: model, hardware, engine release, settings, logged figures, source."""
+
+    engine: EntryId | None = None
+    """Engine release range id (registry/engines), e.g. ``vllm-0.9-0.19``."""
+    engine_version: str | None = None
+    model: EntryId | None = None
+    """Registry model id; may name a model not (yet) in the registry (``kvreg import-hf``)."""
+    model_hf_id: str | None = None
+    hardware: EntryId | None = None
+    gpu_name: str | None = None
+    settings: Settings = Settings()
+    logged: Logged
+    unknown: list[str] = []
+    """Settings the log does not determine, left for a person to fill."""
+    inferred: dict[str, str] = {}
+    """Field → why a value not printed in the log was filled in."""
+    reproducible: bool = True
+    """False when the record lacks a setting needed to reproduce it; ``notes`` says which."""
+    excerpt: str | None = None

@@ -1,0 +1,138 @@
+-- calibration: each observed engine startup beside kvreg's prediction, with the error.
+-- Grain: one row per observation (registry/observations).
+-- Inputs: observations, models, engine_accounting, engine_kv_layout, engine_request_blocks,
+--   engine_memory_pools; scalar macros engine_concurrency, engine_logged_tokens.
+-- Units: bytes per device, blocks, tokens, % (error ÷ logged × 100).
+--   logged_tokens          "GPU KV cache size" as logged (V0: # GPU blocks × block size)
+--   (a) block arithmetic from the logged available memory (exact up to print rounding):
+--     block_tokens         predicted tokens at the printed value
+--     block_tokens_low/high predicted tokens at printed value ∓ half a unit of its last decimal
+--                          ("51.63 GiB" is anything in [51.625, 51.635) GiB; the release's
+--                          available_log_decimals wins: "6.9" from format_gib means 6.90)
+--     block_within_rounding logged_tokens lies in [low, high]
+--     block_concurrency    predicted "Maximum concurrency" at the printed value (unrounded)
+--     block_error_tokens / block_error_pct  block_tokens − logged_tokens, and ÷ logged_tokens × 100
+--     implied_num_blocks / implied_concurrency  blocks implied by the logged tokens (where the
+--                          release's token rule inverts) and the concurrency they give: checks the
+--                          per-request block formula (e.g. sliding windows) without the memory figure
+--   (b) end to end from hardware, registry weights and util (obs setting or release default):
+--     e2e_available_kv_bytes, e2e_tokens, e2e_error_tokens, e2e_error_pct
+-- Rules: pipeline parallel stages hold ceil(layers / pp) layers and weights ÷ pp (single-group
+--   layouts only; engine_accounting.md §7); enforce_eager drops the CUDA-graph estimate; kv_dtype defaults to bf16 ('auto' = model dtype); an observation whose
+--   model, engine or hardware is not in the registry gets NULL predictions and says which in `missing`.
+CREATE OR REPLACE VIEW calibration AS
+WITH o AS (
+    SELECT o.*, coalesce(o.kv_dtype, 'bf16') AS kv, coalesce(o.weights_dtype, m.dtype) AS wdtype,
+           coalesce(o.max_model_len, o.max_concurrency_tokens) AS L,
+           m.model_id IS NOT NULL AS model_known, a.engine_id IS NOT NULL AS engine_known,
+           h.hardware_id IS NOT NULL AS hardware_known,
+           a.logged_tokens_rule, a.concurrency_rule, a.available_log_decimals,
+           CASE WHEN a.large_gpu_min_bytes IS NOT NULL AND h.usable_bytes >= a.large_gpu_min_bytes
+                     AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(a.large_gpu_excludes, ''), ','),
+                                      lambda x: x <> '' AND starts_with(h.hardware_id, x))), false)
+                THEN coalesce(a.max_num_batched_tokens_large_gpu, a.max_num_batched_tokens)
+                ELSE a.max_num_batched_tokens END AS default_T,
+           CASE WHEN a.large_gpu_min_bytes IS NOT NULL AND h.usable_bytes >= a.large_gpu_min_bytes
+                     AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(a.large_gpu_excludes, ''), ','),
+                                      lambda x: x <> '' AND starts_with(h.hardware_id, x))), false)
+                THEN coalesce(a.max_num_seqs_large_gpu, a.max_num_seqs)
+                ELSE a.max_num_seqs END AS default_seqs
+    FROM observations o
+    LEFT JOIN models m ON m.model_id = o.model_id
+    LEFT JOIN engine_accounting a ON a.engine_id = o.engine_id
+    LEFT JOIN hardware h ON h.hardware_id = o.hardware_id
+),
+k AS (
+    SELECT o.observation_id, o.pp, l.layout_mode, l.num_groups, l.block_size_tokens,
+           CASE WHEN l.layout_mode = 'single' AND o.pp > 1
+                THEN l.block_bytes / l.pool_layers * ceil(l.pool_layers / o.pp) ELSE l.block_bytes END AS block_bytes,
+           r.blocks_per_request
+    FROM o
+    JOIN engine_kv_layout l ON l.engine_id = o.engine_id AND l.model_id = o.served_id AND l.kv_dtype = o.kv
+                           AND l.tp = o.tp
+    JOIN engine_request_blocks r ON r.engine_id = o.engine_id AND r.model_id = o.served_id AND r.kv_dtype = o.kv
+                                AND r.tp = o.tp AND r.max_model_len = o.L
+                                AND r.max_num_batched_tokens = coalesce(o.max_num_batched_tokens, o.default_T)
+),
+e2e AS (
+    SELECT o.observation_id, p.usable_bytes, coalesce(o.gpu_memory_utilization, p.gpu_memory_utilization) AS util,
+           p.weights_bytes / o.pp AS weights_bytes,
+           p.non_torch_bytes + greatest(p.activation_bytes, p.sampler_bytes_per_seq * coalesce(o.max_num_seqs, o.default_seqs))
+               + CASE WHEN o.enforce_eager THEN 0 ELSE p.cudagraph_bytes END AS reserve_bytes,
+           p.util_basis
+    FROM o
+    JOIN engine_memory_pools p ON p.engine_id = o.engine_id AND p.model_id = o.served_id AND p.hardware_id = o.hardware_id
+                              AND p.weights_dtype = o.wdtype AND p.tp = o.tp
+                              AND p.max_num_batched_tokens = coalesce(o.max_num_batched_tokens, o.default_T)
+),
+e2e_avail AS (
+    SELECT observation_id, usable_bytes, util, weights_bytes, reserve_bytes,
+           CASE util_basis WHEN 'total' THEN usable_bytes * util - weights_bytes - reserve_bytes
+                           WHEN 'free' THEN (usable_bytes - weights_bytes - reserve_bytes) * util
+                           ELSE usable_bytes * util - weights_bytes - reserve_bytes END AS e2e_available_kv_bytes
+    FROM e2e
+),
+blocks AS (
+    SELECT o.*, k.layout_mode, k.num_groups, k.block_size_tokens, k.block_bytes, k.blocks_per_request,
+           e.usable_bytes, e.util, e.weights_bytes, e.reserve_bytes, e.e2e_available_kv_bytes,
+           coalesce(o.kv_cache_tokens, o.num_gpu_blocks * k.block_size_tokens) AS logged_tokens,
+           0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30 AS half_unit_bytes,
+           floor(o.available_kv_bytes / k.block_bytes)::BIGINT AS nb_mid,
+           floor((o.available_kv_bytes - 0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30) / k.block_bytes)::BIGINT AS nb_low,
+           floor((o.available_kv_bytes + 0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30) / k.block_bytes)::BIGINT AS nb_high,
+           CASE WHEN e.e2e_available_kv_bytes >= 0 THEN floor(e.e2e_available_kv_bytes / k.block_bytes)
+                WHEN e.e2e_available_kv_bytes < 0 THEN 0 END::BIGINT AS nb_e2e,
+           -- blocks implied by the logged token figure where the release's rule can be inverted
+           CASE WHEN o.logged_tokens_rule = 'blocks_x_block_size'
+                THEN coalesce(o.num_gpu_blocks, o.kv_cache_tokens // k.block_size_tokens)
+                WHEN o.logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND k.num_groups = 1
+                THEN o.kv_cache_tokens // k.block_size_tokens
+                -- int(conc × L) with one group and L a multiple of the block is exactly blocks × bs (§4)
+                WHEN o.logged_tokens_rule = 'concurrency_x_len' AND k.layout_mode = 'single'
+                     AND o.L % k.block_size_tokens = 0
+                THEN o.kv_cache_tokens // k.block_size_tokens END AS nb_implied
+    FROM o LEFT JOIN k USING (observation_id) LEFT JOIN e2e_avail e USING (observation_id)
+),
+pred AS (
+    SELECT *,
+           engine_concurrency(nb_mid, blocks_per_request, block_size_tokens, L, concurrency_rule) AS block_concurrency,
+           engine_logged_tokens(nb_mid, num_groups, block_size_tokens,
+                                engine_concurrency(nb_mid, blocks_per_request, block_size_tokens, L, concurrency_rule),
+                                L, logged_tokens_rule) AS block_tokens,
+           engine_logged_tokens(nb_low, num_groups, block_size_tokens,
+                                engine_concurrency(nb_low, blocks_per_request, block_size_tokens, L, concurrency_rule),
+                                L, logged_tokens_rule) AS block_tokens_low,
+           engine_logged_tokens(nb_high, num_groups, block_size_tokens,
+                                engine_concurrency(nb_high, blocks_per_request, block_size_tokens, L, concurrency_rule),
+                                L, logged_tokens_rule) AS block_tokens_high,
+           engine_logged_tokens(nb_e2e, num_groups, block_size_tokens,
+                                engine_concurrency(nb_e2e, blocks_per_request, block_size_tokens, L, concurrency_rule),
+                                L, logged_tokens_rule) AS e2e_tokens,
+           engine_concurrency(nb_e2e, blocks_per_request, block_size_tokens, L, concurrency_rule) AS e2e_concurrency,
+           engine_concurrency(nb_implied, blocks_per_request, block_size_tokens, L, concurrency_rule)
+               AS implied_concurrency
+    FROM blocks
+)
+SELECT observation_id, engine_id, engine_version, model_id, served_id, hardware_id, tp, pp, kv AS kv_dtype,
+       wdtype AS weights_dtype, L AS max_model_len, reproducible, source_url,
+       concat_ws(', ', CASE WHEN model_id IS NULL THEN 'model unknown'
+                            WHEN NOT model_known THEN 'model ' || model_id || ' not in registry' END,
+                       CASE WHEN NOT engine_known THEN 'engine release unknown' END,
+                       CASE WHEN L IS NULL THEN 'max_model_len unknown' END,
+                       CASE WHEN NOT hardware_known THEN 'hardware unknown' END,
+                       CASE WHEN NOT reproducible THEN split_part(notes, ' — ', 1) END) AS missing,
+       logged_tokens, max_concurrency AS logged_concurrency, available_kv_bytes AS logged_available_kv_bytes,
+       started AS logged_started,
+       layout_mode, num_groups, block_size_tokens, block_bytes, blocks_per_request,
+       nb_mid AS block_num_blocks, block_tokens, block_tokens_low, block_tokens_high,
+       logged_tokens BETWEEN block_tokens_low AND block_tokens_high AS block_within_rounding,
+       block_concurrency, nb_implied AS implied_num_blocks, implied_concurrency,
+       block_tokens - logged_tokens AS block_error_tokens,
+       100.0 * (block_tokens - logged_tokens) / nullif(logged_tokens, 0) AS block_error_pct,
+       usable_bytes, util AS gpu_memory_utilization, weights_bytes, reserve_bytes, e2e_available_kv_bytes,
+       e2e_available_kv_bytes - available_kv_bytes AS e2e_available_error_bytes,
+       e2e_tokens, e2e_concurrency,
+       e2e_tokens - logged_tokens AS e2e_error_tokens,
+       100.0 * (e2e_tokens - logged_tokens) / nullif(logged_tokens, 0) AS e2e_error_pct,
+       e2e_available_kv_bytes >= 0 AND nb_e2e >= blocks_per_request AS e2e_starts
+FROM pred
