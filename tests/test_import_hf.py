@@ -293,10 +293,30 @@ def test_falcon_h1_attention_and_mamba_in_same_layer():
     assert "mamba_d_conv" in r.entry["notes"] and "mamba_n_groups" in r.entry["notes"]
 
 
-def test_nemotron_h_mlp_blocks_are_not_layers():
+def test_nemotron_h_mlp_blocks_are_layers_that_store_nothing(hfcon):
+    # hybrid_override_pattern of 118 characters: 54 'M', 10 '*', 54 '-' -> layers = num_hidden_layers = 118,
+    # the 54 '-' blocks a group of kind mlp (schema: no mixer, no cache), not dropped from the count.
     r = imported("nemotron-h-56b")
-    assert r.entry["layers"] == 64  # 54 Mamba-2 + 10 attention of 118 blocks; 54 MLP-only blocks hold nothing
-    assert "MLP-only" in r.entry["notes"]
+    assert r.entry["layers"] == 118
+    assert sorted((g["kind"], g["count"]) for g in r.entry["layer_groups"]) == [
+        ("full", 10), ("mlp", 54), ("recurrent", 54)]
+    mlp = next(g for g in r.entry["layer_groups"] if g["kind"] == "mlp")
+    assert set(mlp) == {"kind", "count", "note"}          # no geometry: it stores nothing
+    assert "no sequence mixer" in r.entry["notes"]
+    rows = hfcon.execute("SELECT token_bytes, state_bytes, naive_token_bytes FROM kv_layer_costs"
+                         " WHERE model_id='nemotron-h-56b' AND kind='mlp'").fetchall()
+    assert rows and set(rows) == {(0.0, 0, None)}
+
+
+def test_nemotron_h_moe_blocks_are_mlp_layers(tmp_path):
+    # 'E' (MoE-only) blocks have no sequence mixer either: same layer plan as '-' blocks.
+    cfg = json.loads((FIX / "nemotron-h-56b.json").read_text())
+    cfg["hybrid_override_pattern"] = cfg["hybrid_override_pattern"].replace("-", "E")
+    cfg.update(n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    e = import_config(tmp_path / "config.json").entry
+    assert e["layers"] == 118
+    assert sorted((g["kind"], g["count"]) for g in e["layer_groups"]) == [("full", 10), ("mlp", 54), ("recurrent", 54)]
 
 
 def test_jamba_attention_period_and_offset():
@@ -466,7 +486,7 @@ def test_null_memory_keys_are_not_uninterpreted(tmp_path):
     cfg = json.loads((FIX / "nemotron-h-56b.json").read_text())
     cfg["sliding_window"] = None   # as in the NemotronH configs on the hub
     (tmp_path / "config.json").write_text(json.dumps(cfg))
-    assert import_config(tmp_path / "config.json").entry["layers"] == 64
+    assert import_config(tmp_path / "config.json").entry["layers"] == 118
 
 
 def test_gpt_oss_mxfp4_experts_priced_in_mxfp4():

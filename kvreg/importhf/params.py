@@ -144,8 +144,8 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
         MissingDimension: vocab_size, or a width a dense MLP needs, is absent.
 
     ``per_layer_kinds`` gives, for each layer index, the layer groups' specs it
-    runs (two for Falcon-H1's parallel attention + Mamba-2, none for an
-    MLP-only Nemotron-H block).
+    runs (two for Falcon-H1's parallel attention + Mamba-2, one of kind ``mlp``
+    for a Nemotron-H block without a sequence mixer).
     """
     h, vocab = cfg.get("hidden_size"), cfg.get("vocab_size")
     if vocab is None:
