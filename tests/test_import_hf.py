@@ -121,7 +121,7 @@ EXPECTED = {
     # [LLLF]x10: 10 full (2 kv × 256) + 30 DeltaNet: ssm 32×128×128 fp32, conv 3 × (2·16·128 + 32·128) bf16
     "qwen3.5-35b-a3b": (10 * 2 * 2 * 256 * 2, [], 30 * (32 * 128 * 128 * 4 + 3 * (2 * 16 * 128 + 32 * 128) * 2)),
     # hybrid_override_pattern: 10 '*' (8 kv × attention_head_dim 128), 54 'M' Mamba-2:
-    # ssm 256 heads × 64 head_dim × 256 state, fp32 (NemotronHConfig mamba_ssm_cache_dtype default);
+    # ssm 256 heads × 64 head_dim × 256 state, fp32 (no mamba_ssm_cache_dtype: vLLM's NemotronH default, registry/README.md);
     # conv (4−1) × (256·64 + 2·8 groups·256) bf16
     "nemotron-h-56b": (10 * 2 * 8 * 128 * 2, [], 54 * (256 * 64 * 256 * 4 + 3 * (256 * 64 + 2 * 8 * 256) * 2)),
     # attn_layer_period 8 offset 4: 4 attention (8 kv × 128); 28 Mamba-1: I = 2·4096; ssm I × 16, conv 3 × I, bf16

@@ -180,8 +180,8 @@ def _ssm_dtype(cfg: Config, fam: Family, model_dtype: str) -> str:
             raise Unsupported(f"{key}={val!r} is not a dtype kvreg knows", [key])
         return d
     if fam.ssm_dtype_default:
-        cfg.derive("layer_groups.state.ssm.dtype", f"no mamba_ssm_dtype: transformers default "
-                                                   f"{fam.ssm_dtype_default} for {fam.name}")
+        cfg.derive("layer_groups.state.ssm.dtype", f"no mamba_ssm_dtype: {fam.ssm_dtype_default}, the state dtype "
+                                                   f"vLLM applies by default for {fam.name}")
         return fam.ssm_dtype_default
     cfg.derive("layer_groups.state.ssm.dtype", "no mamba_ssm_dtype: model dtype (vLLM mamba_ssm_cache_dtype=auto)")
     return model_dtype
