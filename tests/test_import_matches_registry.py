@@ -10,7 +10,9 @@ the two sides are compared on what the views compute — never on Python arithme
   seq_bytes, naive_seq_bytes) at 4Ki / 32Ki / 128Ki, KV bf16 and fp8, TP 1 / 2 / 8: equal;
 - ``models.layers`` and ``models.native_context_tokens``: equal;
 - ``models.params_total``: within 1 % where both sides derived it from the config
-  (``provenance.confidence = 'derived'``); the others are listed in PARAMS_NOT_COMPARED with why.
+  (``provenance.confidence = 'derived'``); the others are listed in PARAMS_NOT_COMPARED with why;
+  ``params_active`` likewise for the MoE models in ACTIVE_COMPARED;
+- hidden size, attention heads, vocabulary (where both state it) and MoE routing: equal.
 
 Disagreements found when this test was written, and how each was resolved, are in
 docs/import-hf.md ("Agreement with the registry").
@@ -104,6 +106,10 @@ PARAMS_NOT_COMPARED = {
     "qwen3.8-27b": "registry: the budget lesson's 54 GB of bf16 weights",
 }
 
+# MoE models whose params_active both sides derived from the config (the rest are published or
+# name-based on the registry side: gpt-oss, Granite, Llama 4, Qwen3-Next/3.5, Gemma 4 26B-A4B).
+ACTIVE_COMPARED = {"deepseek-r1", "deepseek-v2-lite", "deepseek-v3", "kimi-k2", "mixtral-8x7b", "qwen3-235b-a22b"}
+
 CONTEXTS = (4096, 32768, 131072)        # 4Ki, 32Ki, 128Ki
 KV_DTYPES = ("bf16", "fp8")
 TPS = (1, 2, 8)
@@ -157,26 +163,53 @@ def test_sequence_costs_equal(con, fixture, reg):
         assert mine[key] == theirs[key], f"{reg} at kv {key[0]}, tp {key[1]}, {key[2]} tokens"
 
 
+DIMENSIONS = ("hidden_size", "attention_heads", "vocab_size", "moe_experts", "moe_experts_per_token",
+              "moe_shared_experts")
+
+
 def _model(con, model: str) -> dict:
-    row = con.execute("SELECT layers, native_context_tokens, params_total FROM models WHERE model_id = ?",
-                      [model]).fetchone()
-    conf = con.execute("SELECT confidence FROM provenance WHERE entry_id = ? AND field = 'params_total'",
-                       [model]).fetchone()
-    return {"layers": row[0], "native": row[1], "params": row[2], "params_confidence": conf[0] if conf else None}
+    cols = ("layers", "native_context_tokens", "params_total", "params_active") + DIMENSIONS
+    row = con.execute(f"SELECT {', '.join(cols)} FROM models WHERE model_id = ?", [model]).fetchone()
+    out = dict(zip(cols, row))
+    for field in ("params_total", "params_active"):
+        conf = con.execute("SELECT confidence FROM provenance WHERE entry_id = ? AND field = ?",
+                           [model, field]).fetchone()
+        out[field + "_confidence"] = conf[0] if conf else None
+    return out
 
 
 @pytest.mark.parametrize("fixture,reg", MATCHES, ids=[f"{f}->{r}" for f, r in MATCHES])
 def test_layers_and_native_context_equal(con, fixture, reg):
     mine, theirs = _model(con, imported_id(reg)), _model(con, reg)
-    assert (mine["layers"], mine["native"]) == (theirs["layers"], theirs["native"])
+    assert (mine["layers"], mine["native_context_tokens"]) == (theirs["layers"], theirs["native_context_tokens"])
+
+
+@pytest.mark.parametrize("fixture,reg", MATCHES, ids=[f"{f}->{r}" for f, r in MATCHES])
+def test_dimensions_and_moe_routing_equal(con, fixture, reg):
+    mine, theirs = _model(con, imported_id(reg)), _model(con, reg)
+    for d in DIMENSIONS:
+        # A registry entry may leave out a vocabulary its sources do not state (Granite-4.0-H-Tiny).
+        if d == "vocab_size" and theirs[d] is None:
+            continue
+        assert mine[d] == theirs[d], d
 
 
 @pytest.mark.parametrize("fixture,reg", MATCHES, ids=[f"{f}->{r}" for f, r in MATCHES])
 def test_params_total_within_one_percent_where_both_derived(con, fixture, reg):
     mine, theirs = _model(con, imported_id(reg)), _model(con, reg)
-    both_derived = mine["params_confidence"] == theirs["params_confidence"] == "derived"
+    both_derived = mine["params_total_confidence"] == theirs["params_total_confidence"] == "derived"
     # The exemption list and the entries' stated confidence must agree: no silent skips.
-    assert both_derived == (reg not in PARAMS_NOT_COMPARED), (reg, mine["params_confidence"],
-                                                              theirs["params_confidence"])
+    assert both_derived == (reg not in PARAMS_NOT_COMPARED), (reg, mine["params_total_confidence"],
+                                                              theirs["params_total_confidence"])
     if both_derived:
-        assert mine["params"] == pytest.approx(theirs["params"], rel=0.01)
+        assert mine["params_total"] == pytest.approx(theirs["params_total"], rel=0.01)
+
+
+@pytest.mark.parametrize("fixture,reg", MATCHES, ids=[f"{f}->{r}" for f, r in MATCHES])
+def test_params_active_within_one_percent_where_both_derived(con, fixture, reg):
+    mine, theirs = _model(con, imported_id(reg)), _model(con, reg)
+    both_derived = mine["params_active_confidence"] == theirs["params_active_confidence"] == "derived"
+    assert both_derived == (reg in ACTIVE_COMPARED), (reg, mine["params_active_confidence"],
+                                                      theirs["params_active_confidence"])
+    if both_derived:
+        assert mine["params_active"] == pytest.approx(theirs["params_active"], rel=0.01)
