@@ -107,8 +107,9 @@ PARAMS_NOT_COMPARED = {
 }
 
 # MoE models whose params_active both sides derived from the config (the rest are published or
-# name-based on the registry side: gpt-oss, Granite, Llama 4, Qwen3-Next/3.5, Gemma 4 26B-A4B).
-ACTIVE_COMPARED = {"deepseek-r1", "deepseek-v2-lite", "deepseek-v3", "kimi-k2", "mixtral-8x7b", "qwen3-235b-a22b"}
+# name-based on the registry side: Granite, Llama 4, Qwen3-Next/3.5, Gemma 4 26B-A4B).
+ACTIVE_COMPARED = {"deepseek-r1", "deepseek-v2-lite", "deepseek-v3", "kimi-k2", "mixtral-8x7b", "qwen3-235b-a22b",
+                   "gpt-oss-20b", "gpt-oss-120b"}
 
 CONTEXTS = (4096, 32768, 131072)        # 4Ki, 32Ki, 128Ki
 KV_DTYPES = ("bf16", "fp8")
