@@ -124,6 +124,9 @@ EXPECTED = {
     # ssm 256 heads × 64 head_dim × 256 state, fp32 (no mamba_ssm_cache_dtype: vLLM's NemotronH default, registry/README.md);
     # conv (4−1) × (256·64 + 2·8 groups·256) bf16
     "nemotron-h-56b": (10 * 2 * 8 * 128 * 2, [], 54 * (256 * 64 * 256 * 4 + 3 * (256 * 64 + 2 * 8 * 256) * 2)),
+    # hybrid_override_pattern MEMEM*E…: 6 '*' (2 kv × head_dim 128), 23 'M' Mamba-2, 23 'E' MoE-only (no cache):
+    # ssm 64 heads × 64 head_dim × 128 state in fp32 (mamba_ssm_cache_dtype float32); conv (4−1) × (64·64 + 2·8·128) bf16
+    "nemotron-3-nano-30b-a3b": (6 * 2 * 2 * 128 * 2, [], 23 * (64 * 64 * 128 * 4 + 3 * (64 * 64 + 2 * 8 * 128) * 2)),
     # attn_layer_period 8 offset 4: 4 attention (8 kv × 128); 28 Mamba-1: I = 2·4096; ssm I × 16, conv 3 × I, bf16
     "jamba-1.5-mini": (4 * 2 * 8 * 128 * 2, [], 28 * (8192 * 16 * 2 + 3 * 8192 * 2)),
     # 4 attention (4 kv × 1536/12 = 128) + 36 Mamba-2: 48 heads × head_dim 2·1536/48 = 64 × state 128;
@@ -306,6 +309,17 @@ def test_nemotron_h_mlp_blocks_are_layers_that_store_nothing(hfcon):
     rows = hfcon.execute("SELECT token_bytes, state_bytes, naive_token_bytes FROM kv_layer_costs"
                          " WHERE model_id='nemotron-h-56b' AND kind='mlp'").fetchall()
     assert rows and set(rows) == {(0.0, 0, None)}
+
+
+def test_nemotron_h_experts_are_plain_mlps(tmp_path):
+    # Nemotron-H MLPs are up/down (relu2), experts included: one more routed expert adds, in each of the
+    # 23 'E' blocks, up 2688·1856 + down 1856·2688 + one router row of 2688 — not a gated 3·h·I.
+    cfg = json.loads((FIX / "nemotron-3-nano-30b-a3b.json").read_text())
+    base = imported("nemotron-3-nano-30b-a3b").entry["params_total"]["value"]
+    cfg["n_routed_experts"] += 1
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    more = import_config(tmp_path / "config.json").entry["params_total"]["value"]
+    assert more - base == 23 * (2 * 2688 * 1856 + 2688)
 
 
 def test_nemotron_h_moe_blocks_are_mlp_layers(tmp_path):

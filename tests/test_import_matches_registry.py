@@ -63,6 +63,7 @@ MATCHES: list[tuple[str, str]] = [
     ("mistral-7b-v0.3", "mistral-7b-v0.3"),
     ("mixtral-8x7b", "mixtral-8x7b"),
     ("nemotron-h-56b", "nemotron-h-56b"),
+    ("nemotron-3-nano-30b-a3b", "nemotron-3-nano-30b-a3b"),
     ("phi-3-mini-4k", "phi-3-mini-4k"),
     ("qwen2.5-7b", "qwen2.5-7b"),
     ("qwen3-235b-a22b", "qwen3-235b-a22b"),
@@ -109,7 +110,7 @@ PARAMS_NOT_COMPARED = {
 # MoE models whose params_active both sides derived from the config (the rest are published or
 # name-based on the registry side: Granite, Llama 4, Qwen3-Next/3.5, Gemma 4 26B-A4B).
 ACTIVE_COMPARED = {"deepseek-r1", "deepseek-v2-lite", "deepseek-v3", "kimi-k2", "mixtral-8x7b", "qwen3-235b-a22b",
-                   "gpt-oss-20b", "gpt-oss-120b"}
+                   "gpt-oss-20b", "gpt-oss-120b", "nemotron-3-nano-30b-a3b"}
 
 CONTEXTS = (4096, 32768, 131072)        # 4Ki, 32Ki, 128Ki
 KV_DTYPES = ("bf16", "fp8")
