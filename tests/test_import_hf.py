@@ -121,9 +121,12 @@ EXPECTED = {
     # [LLLF]x10: 10 full (2 kv × 256) + 30 DeltaNet: ssm 32×128×128 fp32, conv 3 × (2·16·128 + 32·128) bf16
     "qwen3.5-35b-a3b": (10 * 2 * 2 * 256 * 2, [], 30 * (32 * 128 * 128 * 4 + 3 * (2 * 16 * 128 + 32 * 128) * 2)),
     # hybrid_override_pattern: 10 '*' (8 kv × attention_head_dim 128), 54 'M' Mamba-2:
-    # ssm 256 heads × 64 head_dim × 256 state, fp32 (NemotronHConfig mamba_ssm_cache_dtype default);
+    # ssm 256 heads × 64 head_dim × 256 state, fp32 (no mamba_ssm_cache_dtype: vLLM's NemotronH default, registry/README.md);
     # conv (4−1) × (256·64 + 2·8 groups·256) bf16
     "nemotron-h-56b": (10 * 2 * 8 * 128 * 2, [], 54 * (256 * 64 * 256 * 4 + 3 * (256 * 64 + 2 * 8 * 256) * 2)),
+    # hybrid_override_pattern MEMEM*E…: 6 '*' (2 kv × head_dim 128), 23 'M' Mamba-2, 23 'E' MoE-only (no cache):
+    # ssm 64 heads × 64 head_dim × 128 state in fp32 (mamba_ssm_cache_dtype float32); conv (4−1) × (64·64 + 2·8·128) bf16
+    "nemotron-3-nano-30b-a3b": (6 * 2 * 2 * 128 * 2, [], 23 * (64 * 64 * 128 * 4 + 3 * (64 * 64 + 2 * 8 * 128) * 2)),
     # attn_layer_period 8 offset 4: 4 attention (8 kv × 128); 28 Mamba-1: I = 2·4096; ssm I × 16, conv 3 × I, bf16
     "jamba-1.5-mini": (4 * 2 * 8 * 128 * 2, [], 28 * (8192 * 16 * 2 + 3 * 8192 * 2)),
     # 4 attention (4 kv × 1536/12 = 128) + 36 Mamba-2: 48 heads × head_dim 2·1536/48 = 64 × state 128;
@@ -293,10 +296,41 @@ def test_falcon_h1_attention_and_mamba_in_same_layer():
     assert "mamba_d_conv" in r.entry["notes"] and "mamba_n_groups" in r.entry["notes"]
 
 
-def test_nemotron_h_mlp_blocks_are_not_layers():
+def test_nemotron_h_mlp_blocks_are_layers_that_store_nothing(hfcon):
+    # hybrid_override_pattern of 118 characters: 54 'M', 10 '*', 54 '-' -> layers = num_hidden_layers = 118,
+    # the 54 '-' blocks a group of kind mlp (schema: no mixer, no cache), not dropped from the count.
     r = imported("nemotron-h-56b")
-    assert r.entry["layers"] == 64  # 54 Mamba-2 + 10 attention of 118 blocks; 54 MLP-only blocks hold nothing
-    assert "MLP-only" in r.entry["notes"]
+    assert r.entry["layers"] == 118
+    assert sorted((g["kind"], g["count"]) for g in r.entry["layer_groups"]) == [
+        ("full", 10), ("mlp", 54), ("recurrent", 54)]
+    mlp = next(g for g in r.entry["layer_groups"] if g["kind"] == "mlp")
+    assert set(mlp) == {"kind", "count", "note"}          # no geometry: it stores nothing
+    assert "no sequence mixer" in r.entry["notes"]
+    rows = hfcon.execute("SELECT token_bytes, state_bytes, naive_token_bytes FROM kv_layer_costs"
+                         " WHERE model_id='nemotron-h-56b' AND kind='mlp'").fetchall()
+    assert rows and set(rows) == {(0.0, 0, None)}
+
+
+def test_nemotron_h_experts_are_plain_mlps(tmp_path):
+    # Nemotron-H MLPs are up/down (relu2), experts included: one more routed expert adds, in each of the
+    # 23 'E' blocks, up 2688·1856 + down 1856·2688 + one router row of 2688 — not a gated 3·h·I.
+    cfg = json.loads((FIX / "nemotron-3-nano-30b-a3b.json").read_text())
+    base = imported("nemotron-3-nano-30b-a3b").entry["params_total"]["value"]
+    cfg["n_routed_experts"] += 1
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    more = import_config(tmp_path / "config.json").entry["params_total"]["value"]
+    assert more - base == 23 * (2 * 2688 * 1856 + 2688)
+
+
+def test_nemotron_h_moe_blocks_are_mlp_layers(tmp_path):
+    # 'E' (MoE-only) blocks have no sequence mixer either: same layer plan as '-' blocks.
+    cfg = json.loads((FIX / "nemotron-h-56b.json").read_text())
+    cfg["hybrid_override_pattern"] = cfg["hybrid_override_pattern"].replace("-", "E")
+    cfg.update(n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    e = import_config(tmp_path / "config.json").entry
+    assert e["layers"] == 118
+    assert sorted((g["kind"], g["count"]) for g in e["layer_groups"]) == [("full", 10), ("mlp", 54), ("recurrent", 54)]
 
 
 def test_jamba_attention_period_and_offset():
@@ -466,7 +500,7 @@ def test_null_memory_keys_are_not_uninterpreted(tmp_path):
     cfg = json.loads((FIX / "nemotron-h-56b.json").read_text())
     cfg["sliding_window"] = None   # as in the NemotronH configs on the hub
     (tmp_path / "config.json").write_text(json.dumps(cfg))
-    assert import_config(tmp_path / "config.json").entry["layers"] == 64
+    assert import_config(tmp_path / "config.json").entry["layers"] == 118
 
 
 def test_gpt_oss_mxfp4_experts_priced_in_mxfp4():

@@ -40,11 +40,12 @@ def test_gpt_oss_120b_alternating_128_token_window_and_full(con):
 
 def test_nemotron_h_56b_10_attention_layers_of_118(con):
     # 118 layers: 10 attention (8 KV heads x 128), 54 Mamba2, 54 MLP-only (no cache)
-    # Mamba2 state per layer: ssm 256 heads x 64 x 256 + conv 3 x (256*64 + 2*8*256), bf16
-    state = (256 * 64 * 256 + 3 * (256 * 64 + 2 * 8 * 256)) * BF16
+    # Mamba2 state per layer: ssm 256 heads x 64 x 256 in fp32 (no mamba_ssm_cache_dtype in the config:
+    # vLLM's NemotronH default float32, registry/README.md) + conv 3 x (256*64 + 2*8*256) in bf16
+    state = 256 * 64 * 256 * FP32 + 3 * (256 * 64 + 2 * 8 * 256) * BF16
     r = seq(con, "nemotron-h-56b", 8192)
     assert r["growing_token_bytes"] == 10 * 2 * 8 * 128 * BF16    # 40,960 B per token
-    assert r["state_bytes"] == 54 * state                        # 459,620,352 B per sequence
+    assert r["state_bytes"] == 54 * state                        # 912,605,184 B per sequence
     assert r["conv_state_bytes"] == 54 * 3 * 20480 * BF16
     assert r["naive_token_bytes"] == 10 * 2 * 8 * 128 * BF16     # MLP and Mamba layers carry no KV
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from kvreg.problems import KvregError, Problem
 
 HAND_HINT = ("write the entry by hand: copy a registry/models/*.yaml of the nearest architecture and set "
-             "layer_groups (kinds full, sliding, chunked, mla, recurrent, shared) from the model's config and "
+             "layer_groups (kinds full, sliding, chunked, mla, recurrent, shared, mlp) from the model's config and "
              "modeling code; docs/import-hf.md lists what each family reads")
 
 

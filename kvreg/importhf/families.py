@@ -73,7 +73,8 @@ class Family:
     window_gate_default: bool = True        # value of window_gate when absent (transformers default)
     recurrent: str | None = None            # gated_deltanet | mamba2 | mamba1
     mamba2_defaults: tuple[tuple[str, int], ...] = ()   # transformers defaults for absent Mamba-2 keys
-    ssm_dtype_default: str | None = None    # None: model dtype; else a kvreg dtype (transformers default)
+    ssm_dtype_default: str | None = None    # None: model dtype (vLLM 'auto'); else the dtype vLLM's model hook
+                                            # applies when the config names none (NemotronH: float32)
     tie_default: bool = False               # transformers default of tie_word_embeddings
     qkv_bias: bool = False                  # q/k/v projections carry a bias without attention_bias
     qk_norm: bool = False                   # per-head RMSNorm on q and k (Qwen3, Gemma 3+)

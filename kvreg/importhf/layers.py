@@ -180,8 +180,8 @@ def _ssm_dtype(cfg: Config, fam: Family, model_dtype: str) -> str:
             raise Unsupported(f"{key}={val!r} is not a dtype kvreg knows", [key])
         return d
     if fam.ssm_dtype_default:
-        cfg.derive("layer_groups.state.ssm.dtype", f"no mamba_ssm_dtype: transformers default "
-                                                   f"{fam.ssm_dtype_default} for {fam.name}")
+        cfg.derive("layer_groups.state.ssm.dtype", f"no mamba_ssm_dtype: {fam.ssm_dtype_default}, the state dtype "
+                                                   f"vLLM applies by default for {fam.name}")
         return fam.ssm_dtype_default
     cfg.derive("layer_groups.state.ssm.dtype", "no mamba_ssm_dtype: model dtype (vLLM mamba_ssm_cache_dtype=auto)")
     return model_dtype
@@ -244,8 +244,9 @@ def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[
     """``(layers, groups, per_layer)``: the entry's layer count, its merged layer groups,
     and for each layer index the group specs it runs (for the parameter count).
 
-    ``layers`` counts the layers that mix the sequence; Nemotron-H's MLP-only
-    blocks (``-``/``E`` in hybrid_override_pattern) hold no cache and are left out.
+    ``layers`` is ``num_hidden_layers``: blocks without a sequence mixer
+    (Nemotron-H's ``-``/``E`` in hybrid_override_pattern, ``mlp``/``moe`` in
+    layers_block_type) are a layer group of kind ``mlp`` that stores nothing.
 
     Raises:
         Unsupported: when a needed key is absent or a value cannot be priced.
@@ -265,8 +266,8 @@ def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[
         parts = m.split("+")
         for part in parts:
             if part == "mlp":
-                continue
-            if part == "mla":
+                g = {"kind": "mlp"}          # no sequence mixer: no KV, no state (schema kind mlp)
+            elif part == "mla":
                 g = _mla(cfg)
             elif part in ("full", "sliding", "chunked"):
                 g = _attn(cfg, fam, part)
@@ -302,9 +303,8 @@ def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[
     by_layer: list[list[dict]] = [[] for _ in range(n)]
     for i, g in specs:
         by_layer[i].append(g)
-    layers = sum(1 for m in per_layer if m != "mlp")
-    if layers != n:
-        cfg.note(f"{n - layers} of num_hidden_layers={n} blocks are MLP-only (no sequence mixer, no cache); "
-                         f"layers counts the {layers} mixing layers.")
-        cfg.derive("layers", "num_hidden_layers minus MLP-only blocks of hybrid_override_pattern")
-    return layers, out, by_layer
+    no_mixer = sum(1 for m in per_layer if m == "mlp")
+    if no_mixer:
+        cfg.note(f"{no_mixer} of num_hidden_layers={n} blocks have no sequence mixer (MLP or MoE only): "
+                 "layer group kind mlp, no cache.")
+    return n, out, by_layer

@@ -4,7 +4,8 @@ Counted, per layer: attention projections (GQA q/k/v/o with optional biases and
 q/k norms; MLA's low-rank q_a/q_b, kv_a/kv_b and their norms; Gemma 4's K=V
 drops the v projection on full layers), recurrent mixers (Gated DeltaNet,
 Mamba-1, Mamba-2 projections, conv, A/D/dt and norm), the MLP (gated
-3·h·I or plain 2·h·I) or the experts (router + E × expert MLP + shared experts),
+3·h·I or plain 2·h·I) or the experts (router + E × expert MLP + shared experts, gated or plain
+as the family's MLP),
 and the layer norms; then the embedding and, unless tied, the output head.
 Active = total minus the routed experts a token does not use.  Multi-token
 prediction modules (``num_nextn_predict_layers``, ``mtp_num_hidden_layers``) are
@@ -144,8 +145,8 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
         MissingDimension: vocab_size, or a width a dense MLP needs, is absent.
 
     ``per_layer_kinds`` gives, for each layer index, the layer groups' specs it
-    runs (two for Falcon-H1's parallel attention + Mamba-2, none for an
-    MLP-only Nemotron-H block).
+    runs (two for Falcon-H1's parallel attention + Mamba-2, one of kind ``mlp``
+    for a Nemotron-H block without a sequence mixer).
     """
     h, vocab = cfg.get("hidden_size"), cfg.get("vocab_size")
     if vocab is None:
@@ -176,11 +177,12 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
             pass                         # Nemotron-H: a mixer block has no MLP
         elif moe and (block == "moe" or _is_moe_layer(cfg, fam, i)):
             w = moe.expert_width
-            expert = 3 * h * w + (2 * w + h if fam.expert_bias else 0)
+            mats = 3 if fam.mlp == "gated" else 2   # Nemotron-H experts are up/down (relu2) MLPs, like its dense MLP
+            expert = mats * h * w + (2 * w + h if fam.expert_bias else 0)
             router = h * moe.experts + (moe.experts if fam.expert_bias else 0)
             if cfg.get("topk_method") == "noaux_tc" or cfg.get("scoring_func") == "sigmoid":
                 router += moe.experts     # e_score_correction_bias of sigmoid (noaux_tc) routing, DeepSeek-V3
-            shared = moe.shared * 3 * h * moe.shared_width
+            shared = moe.shared * mats * h * moe.shared_width
             layer += router + moe.experts * expert + shared + h
             if fam.dense_mlp_beside_moe:
                 layer += _mlp(cfg, fam, cfg.get("intermediate_size"))
