@@ -143,13 +143,14 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 @given(users=st.integers(1, 3000), context=st.integers(500, 300_000), tpot_ms=st.floats(5, 300))
 def test_feasible_plans_meet_both_constraints_with_fewest_replicas(con, users, context, tpot_ms):
     tpot = tpot_ms / 1e3
-    rows = con.execute("SELECT * FROM plans(?, ?, ?) WHERE feasible", [users, context, tpot]).fetchall()
-    cols = [d[0] for d in con.description]
-    for row in (dict(zip(cols, r)) for r in rows):
-        assert 1 <= row["batch_per_replica"] <= row["max_seqs_per_replica"]
-        assert row["tpot_at_batch_s"] <= tpot * (1 + 1e-12)
-        assert row["replicas"] * row["batch_per_replica"] >= users
-        limit = min(row["max_seqs_per_replica"], row["rate_max_batch"])
+    # A data test: the query returns the offending feasible rows, which must be none.
+    bad = con.execute(
+        "SELECT model_id, hardware_id, engine_id, tp FROM plans(?, ?, ?) WHERE feasible AND NOT ("
+        " batch_per_replica BETWEEN 1 AND max_seqs_per_replica"
+        " AND tpot_at_batch_s <= ? * (1 + 1e-12)"
+        " AND replicas * batch_per_replica >= ?"
         # one replica fewer could not hold everyone at the per-replica limit
-        assert (row["replicas"] - 1) * limit < users
-        assert row["gpus"] == row["replicas"] * row["tp"]
+        " AND (replicas - 1) * least(max_seqs_per_replica, rate_max_batch) < ?"
+        " AND gpus = replicas * tp)",
+        [users, context, tpot, tpot, users, users]).fetchall()
+    assert bad == []
