@@ -13,8 +13,19 @@ import click
 
 from kvreg.problems import KvregError
 
+def _is_project(ctx, param, value: Path) -> Path:
+    """Refuse a directory with none of the registry folders (running in the wrong folder must not pass)."""
+    from kvreg.registry import KINDS
+
+    if not any((value / k.folder).is_dir() for k in KINDS):
+        raise click.BadParameter(f"{value} is not a kvreg project: none of {', '.join(k.folder for k in KINDS)}"
+                                 " exists there (cd into the project or pass --project DIR)")
+    return value
+
+
 project_option = click.option("--project", "project", type=click.Path(exists=True, file_okay=False, path_type=Path),
-                              default=Path("."), show_default=True, help="The kvreg project directory.")
+                              default=Path("."), show_default=True, callback=_is_project,
+                              help="The kvreg project directory.")
 db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
                          help="Database file (default PROJECT/.kvreg/kvreg.duckdb).")
 

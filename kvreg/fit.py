@@ -28,6 +28,8 @@ class FitResult:
     tp: int
     kv_pool_bytes: float | None
     rows: list[dict]
+    native_context_tokens: int = 0
+    min_tp_that_fits: int | None = None
 
 
 def _check(con, table: str, column: str, value: str, what: str) -> None:
@@ -96,7 +98,13 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
     if missing:
         raise UsageError(f"context(s) {', '.join(map(str, missing))} are not on the contexts axis; "
                          "use a ladder value (1Ki … 1Mi) or a model's native context")
-    return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows)
+    native = con.execute("SELECT native_context_tokens FROM models WHERE model_id = ?", [model]).fetchone()[0]
+    min_tp = None
+    if kv_pool_bytes is None and rows and rows[0]["pool_bytes"] < 0:
+        min_tp = con.execute(
+            "SELECT min(tp) FROM memory_pools WHERE model_id = ? AND hardware_id = ? AND engine_id = ?"
+            " AND weights_dtype = ? AND pool_bytes > 0", [model, hardware, engine, weights_dtype]).fetchone()[0]
+    return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows, native, min_tp)
 
 
 def render_fit(r: FitResult) -> str:
@@ -133,6 +141,25 @@ def render_fit(r: FitResult) -> str:
         out.append("  ".join(str(c).rjust(w) if j else str(c).ljust(w) for j, (c, w) in enumerate(zip(t, widths))))
         if i == 0:
             out.append("  ".join("-" * w for w in widths))
-    if any(row["max_seqs"] == 0 for row in r.rows):
-        out.append("Warning: at some contexts not even one sequence fits.")
+    out.extend(fit_warnings(r))
     return "\n".join(out)
+
+
+def fit_warnings(r: FitResult) -> list[str]:
+    """Plain-language warnings: weights that do not fit, contexts beyond native, nothing fitting."""
+    out = []
+    first = r.rows[0]
+    if r.kv_pool_bytes is None and first["pool_bytes"] < 0:
+        fix = (f"try --tp {r.min_tp_that_fits}" if r.min_tp_that_fits
+               else "no TP size on the axis fits them; try a smaller --weights-dtype")
+        out.append(f"Warning: the weights ({f.gib(first['weights_bytes'])} per device) do not fit beside the reserve"
+                   f" and residents in {f.gib(first['claimed_bytes'])}: no sequence fits at any context; {fix}.")
+    elif all(row["max_seqs"] == 0 for row in r.rows):
+        out.append("Warning: not even one sequence fits at any context shown.")
+    elif any(row["max_seqs"] == 0 for row in r.rows):
+        out.append("Warning: at some contexts not even one sequence fits.")
+    beyond = [row["context_tokens"] for row in r.rows if row["context_tokens"] > r.native_context_tokens]
+    if beyond:
+        out.append(f"Warning: {', '.join(f'{c:,}' for c in beyond)} tokens is beyond {r.model_id}'s native context"
+                   f" ({r.native_context_tokens:,} tokens); the model was not trained for it.")
+    return out

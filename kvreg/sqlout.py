@@ -5,6 +5,23 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+
+
+def _json_value(v):
+    """NaN and ±inf are not JSON: they become null (a ratio of 0/0, an empty pool)."""
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+def _cell(v) -> str:
+    """Table cell text: whole floats (byte counts) in full with separators, others to 6 significant digits."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, float):
+        if math.isfinite(v) and v == int(v) and abs(v) < 1e18:
+            return f"{int(v):,}"
+        return f"{v:.6g}"
+    return str(v)
 
 
 def render(cur, fmt: str = "table", max_width: int = 40) -> str:
@@ -17,15 +34,15 @@ def render(cur, fmt: str = "table", max_width: int = 40) -> str:
     cols = [d[0] for d in cur.description]
     rows = cur.fetchall()
     if fmt == "json":
-        return json.dumps([dict(zip(cols, r)) for r in rows], indent=2, default=str)
+        return json.dumps([{c: _json_value(v) for c, v in zip(cols, r)} for r in rows], indent=2, default=str,
+                          allow_nan=False)
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(cols)
         w.writerows(rows)
         return buf.getvalue().rstrip("\n")
-    cells = [cols] + [["NULL" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v))[:max_width]
-                       for v in r] for r in rows]
+    cells = [cols] + [[_cell(v)[:max_width] for v in r] for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cells[0], widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.rjust(w) if r[i] is not None and isinstance(r[i], (int, float)) else c.ljust(w)

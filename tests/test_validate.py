@@ -305,6 +305,13 @@ def test_field_citing_an_unknown_source(tmp_path):
     assert p["message"] == "source 'nowhere' is not one of this entry's sources"
 
 
+def test_two_sources_with_one_id(tmp_path):
+    p = only(model(tmp_path, "  - title: test fixture",
+                   "  - {id: cfg, title: test fixture}\n  - {id: cfg, title: another}"))
+    assert where(p) == ("duplicate-source-id", "registry/models/m.yaml", 13)
+    assert p["key"] == "sources.1.id"
+
+
 def test_duplicate_yaml_key(tmp_path):
     p = only(model(tmp_path, "hidden_size: 4096", "hidden_size: 4096\nhidden_size: 8192"))
     assert where(p) == ("duplicate-key", "registry/models/m.yaml", 4)

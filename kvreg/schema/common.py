@@ -162,6 +162,14 @@ class Entry(Strict):
 
     @model_validator(mode="after")
     def _field_sources_resolve(self):
+        seen: set[str] = set()
+        for i, src in enumerate(self.sources):
+            if src.id and src.id in seen:
+                # A field citing this id would be ambiguous.
+                raise PydanticCustomError(
+                    "duplicate_source_id", "source id '{src}' is used twice in this entry",
+                    {"path": f"sources.{i}.id", "src": src.id, "hint": "give each source its own id"})
+            seen.add(src.id)
         ids = {s.id for s in self.sources if s.id}
         for path, m in self.measures():
             if m.source is not None and m.source not in ids:
