@@ -222,36 +222,36 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_chart_capacity AS {query_text('chart_capacity')}", p)
 
-    grid = rows(con, "report_grid_ordered")
-    options = rows(con, "report_options_ordered")
+    # each query's rows grouped by model once (order kept): a large report has ~10^5 grid rows
+    grid = _by_model(rows(con, "report_grid_ordered"))
+    options = _by_model(rows(con, "report_options_ordered"))
     sens = {r.model_id: r for r in rows(con, "sensitivity")}
-    per_seq = rows(con, "per_sequence", p)
-    pools = rows(con, "pools")
-    chart_cap = rows(con, "report_chart_capacity_ordered", p)
-    roof = rows(con, "chart_roofline", p) if avail.roofline else []
-    quirks = rows(con, "engine_quirks", p) if avail.engine else []
+    per_seq = _by_model(rows(con, "per_sequence", p))
+    pools = _by_model(rows(con, "pools"))
+    chart_cap = _by_model(rows(con, "report_chart_capacity_ordered", p))
+    roof = _by_model(rows(con, "chart_roofline", p) if avail.roofline else [])
+    quirks = _by_model(rows(con, "engine_quirks", p) if avail.engine else [])
 
     sections = []
     for mid in report.models:
-        m_grid = [r for r in grid if r.model_id == mid]
+        m_grid = grid.get(mid, [])
         table = _pivot(m_grid)
-        m_opts = [o for o in options if o.model_id == mid]
+        m_opts = options.get(mid, [])
         svg = {}
         if charts:
             from kvreg.report import charts as ch
 
-            m_cap = [r for r in chart_cap if r.model_id == mid]
+            m_cap = chart_cap.get(mid, [])
             svg["capacity"] = ch.capacity_vs_context(m_cap, workload.context_tokens)
             svg["compare"] = ch.naive_vs_engine([r for r in m_cap if r.context_tokens == workload.context_tokens],
                                                 workload.context_label)
             if avail.roofline:
-                svg["roofline"] = ch.roofline([r for r in roof if r.model_id == mid], workload.context_label)
+                svg["roofline"] = ch.roofline(roof.get(mid, []), workload.context_label)
         sections.append(ModelSection(
             model_id=mid, name=m_grid[0].model_name if m_grid else mid,
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
             options=m_opts, sensitivity=sens.get(mid), capacity=table,
-            per_sequence=[r for r in per_seq if r.model_id == mid],
-            pools=[r for r in pools if r.model_id == mid], quirks=[q for q in quirks if q.model_id == mid],
+            per_sequence=per_seq.get(mid, []), pools=pools.get(mid, []), quirks=quirks.get(mid, []),
             charts={k: v for k, v in svg.items() if v}))
 
     (info,) = con.execute("SELECT registry_commit FROM build_info").fetchall()
@@ -267,6 +267,14 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
         efficiency=rows(con, "efficiency", p),
         warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)))
+
+
+def _by_model(rows_: list) -> dict[str, list]:
+    """Rows grouped by their ``model_id``, each group in query order."""
+    out: dict[str, list] = {}
+    for r in rows_:
+        out.setdefault(r.model_id, []).append(r)
+    return out
 
 
 def _pivot(grid_rows: list) -> CapacityTable:
