@@ -143,13 +143,13 @@ def test_fit_unknown_engine_is_a_usage_error(tmp_path):
 def test_observation_with_unknown_engine_release_is_a_problem(project):
     (project / "registry/observations").mkdir(parents=True)
     (project / "registry/observations/o.yaml").write_text(
-        "id: o\nengine: vllm-9\nmodel: qwen3-8b\nhardware: h200\nlogged: {kv_cache_tokens: 1000}\n"
+        "id: o\nengine: vllm-9\nmodel: qwen3-8b\nhardware: h900-unknown\nlogged: {kv_cache_tokens: 1000}\n"
         "sources: [{title: test}]\n")
     r = run("validate", "--project", project)
     assert r.exit_code == 1
     assert "registry/observations/o.yaml:2" in r.output and "engine release 'vllm-9' is not in the registry" in r.output
     assert "known ranges: sglang-0.5, trtllm-pytorch, vllm-0.20-0.21" in r.output
-    assert "hardware 'h200' is not in the registry" in r.output
+    assert "hardware 'h900-unknown' is not in the registry" in r.output
 
 
 def test_fit_0_22_names_the_prefill_reserve(tmp_path):

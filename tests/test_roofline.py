@@ -288,6 +288,7 @@ def test_capacity_limit_is_a_column(con):
 
 def test_costs_llama70b_h100(con):
     c = one(con, "SELECT * FROM costs WHERE model_id='llama-3.1-70b' AND hardware_id='h100-sxm-80gb' AND tp=8"
+                 " AND engine_id='first-principles'"
                  " AND weights_dtype='bf16' AND kv_dtype='bf16' AND context_tokens=8192 AND batch=32")
     assert c["gpus"] == 8 and c["usd_per_hour"] == pytest.approx(8 * 3.78)
     assert c["usd_per_million_output_tokens"] == pytest.approx(8 * 3.78 / (c["decode_tok_per_s"] * 3600) * 1e6)
@@ -300,6 +301,7 @@ def test_costs_llama70b_h100(con):
 
 def test_costs_without_price_are_null(con):
     c = one(con, "SELECT * FROM costs WHERE model_id='llama-3.1-70b' AND hardware_id='b300' AND tp=1"
+                 " AND engine_id='first-principles'"
                  " AND weights_dtype='bf16' AND kv_dtype='bf16' AND context_tokens=8192 AND batch=1")
     assert c["usd_per_hour"] is None and c["usd_per_million_output_tokens"] is None
     assert c["decode_tok_per_s"] > 0
