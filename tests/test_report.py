@@ -75,19 +75,22 @@ def test_deepseek_mla_row(example):
 def test_summary_recommends_cheapest_priced_option(example):
     html = (example[1] / "example.html").read_text()
     summary = html[html.index('id="summary"'):html.index('class="model"')]
-    # Gemma 4 31B, fp8 weights + fp8 KV on an A100 80GB: 43 sequences of 32Ki per device →
-    # ⌈200 / 43⌉ = 5 devices × $2.4984 = $12.49 per hour; the naive formula (3 per device) buys 67.
-    row = row_of(summary, "Gemma 4 31B", "a100-sxm-80gb")
-    for cell in (">fp8 / fp8<", ">43<", "<strong>5</strong>", ">$12.49<", ">$9,119.16<", ">67<"):
+    # Gemma 4 31B, fp8 weights + fp8 KV on an H100 (plans macro, 50 ms TPOT, 2 s TTFT): the KV pool holds
+    # 43 sequences of 32Ki but decode within 50 ms allows 40 → ⌈200 / 40⌉ = 5 devices × $3.78 = $18.90 per
+    # hour, $13,797.00 for 730 hours; the naive formula (3 per device) buys 67.  The A100 misses the TTFT
+    # (its prefill floor for 32Ki tokens exceeds 2 s), so the memory-only answer (5 A100s) is not offered.
+    row = row_of(summary, "Gemma 4 31B", "h100-sxm-80gb")
+    for cell in (">fp8 / fp8<", ">40<", "<strong>5</strong>", ">$18.90<", ">$13,797.00<", ">67<",
+                 "decode speed (TPOT)"):
         assert cell in row, cell
+    assert "sized by the plans view for memory and speed together" in summary
 
 
-def test_optional_views_absent_are_noted(example):
+def test_real_views_are_used(example):
     html = (example[1] / "example.html").read_text()
-    assert "The engine_capacity view is not in this database" in html
-    assert "The roofline view is not in this database" in html
-    assert "The plans macro is not in this database" in html
-    assert "Engine admits" not in html
+    assert "is not in this database" not in html and "lacks columns" not in html
+    assert "Decode throughput ceiling against batch size" in html  # the roofline chart's caption
+    assert "Bandwidth efficiency" in html and ">45 %<" in html  # hardware_efficiency in Assumptions
 
 
 def test_sources_and_warnings(example):
@@ -156,8 +159,10 @@ def test_report_referencing_unknown_model_is_a_problem_with_line(tmp_path):
     rep.write_text(rep.read_text().replace("llama-3.1-8b,", "llama-3.1-9b,"))
     result = CliRunner().invoke(main, ["validate", "--project", str(project)])
     assert result.exit_code == 1
-    line = next(i for i, t in enumerate(rep.read_text().splitlines(), 1) if t.startswith("models:"))
-    assert f"reports/example.yaml:{line}:1: report-reference: models.2: report lists model 'llama-3.1-9b'" \
+    line, col = next((i, t.index("llama-3.1-9b") + 1) for i, t in enumerate(rep.read_text().splitlines(), 1)
+                     if t.startswith("models:"))
+    # the position of the list item itself (line and column of the id in the flow list)
+    assert f"reports/example.yaml:{line}:{col}: report-reference: models.2: report lists model 'llama-3.1-9b'" \
         in result.output
 
 

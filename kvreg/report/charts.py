@@ -113,12 +113,13 @@ def naive_vs_engine(rows: list, context_label: str) -> str | None:
         series = [("naive", "naive_max_seqs"), ("first principles", "max_seqs")]
         if any(r.engine_seqs is not None for r in rows):
             series.append(("engine", "engine_seqs"))
+        names = {"engine": f"engine ({rows[0].admission_engine_id})"}
         width = 0.8 / len(series)
         labels = [r.hardware_id if r.tp == 1 else f"{r.hardware_id}\n(TP {r.tp})" for r in rows]
         for j, (name, col) in enumerate(series):
             xs = [i + (j - (len(series) - 1) / 2) * width for i in range(len(rows))]
             vals = [getattr(r, col) or 0 for r in rows]
-            bars = ax.bar(xs, vals, width=width * 0.95, color=SERIES[name], label=name)
+            bars = ax.bar(xs, vals, width=width * 0.95, color=SERIES[name], label=names.get(name, name))
             ax.bar_label(bars, labels=[f"{v:,}" for v in vals], fontsize=7, padding=1.5)
         ax.set_xticks(range(len(rows)), labels)
         ax.grid(axis="x", visible=False)

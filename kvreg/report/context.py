@@ -19,29 +19,41 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-# Optional views/macros and the columns the report reads from each (contract with the
-# engine-accounting and roofline issues; docs/sql.md "Report").
+# Optional views/macros and the columns the report reads from each (kvreg/sql/220_engine_capacity.sql,
+# 130_roofline.sql, 145_plans.sql; docs/report.md "Views the report reads").
 ENGINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "max_model_len",
-                  "logged_kv_tokens", "admitted_seqs", "starts")
-ROOFLINE_COLUMNS = ("model_id", "hardware_id", "weights_dtype", "kv_dtype", "tp", "context_tokens", "batch",
-                    "decode_tok_per_s", "tok_per_s_per_seq")
-PLANS_COLUMNS = ("model_id", "hardware_id", "weights_dtype", "kv_dtype", "tp", "replicas", "gpus", "usd_per_hour",
-                 "binding")
+                  "default_batched", "logged_kv_tokens", "admitted_seqs", "starts", "sliding_stored_as_full",
+                  "chunked_stored_as_full", "grouped_min_block_report", "padding_layers_wasted",
+                  "recurrent_page_alignment", "recurrent_outside_pool", "k_eq_v_stored_twice", "mla_block_size",
+                  "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve")
+ROOFLINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "context_tokens",
+                    "batch", "batch_fits", "decode_tok_per_s", "tok_per_s_per_seq", "expected_decode_tok_per_s")
+PLANS_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "feasible", "reason",
+                 "max_seqs_per_replica", "rate_max_batch", "replicas", "batch_per_replica", "gpus", "usd_per_hour",
+                 "binding_constraint", "tpot_at_batch_s", "prefill_floor_s", "max_context_tokens")
 
 # Empty, typed stand-in for engine_capacity, so the queries can always LEFT JOIN it.
-_NO_ENGINE = """CREATE OR REPLACE TEMP VIEW report_engine_admission AS
+_NO_ENGINE = """CREATE OR REPLACE TEMP TABLE report_engine_admission AS
 SELECT NULL::VARCHAR AS model_id, NULL::VARCHAR AS hardware_id, NULL::VARCHAR AS engine_id,
        NULL::VARCHAR AS weights_dtype, NULL::VARCHAR AS kv_dtype, NULL::BIGINT AS tp,
        NULL::BIGINT AS context_tokens, NULL::BIGINT AS admitted_seqs, NULL::BOOLEAN AS starts,
        NULL::BIGINT AS logged_kv_tokens
 WHERE false"""
-# engine_capacity may carry several rows per scenario (e.g. per max_num_batched_tokens): plan on the
-# least the engine admits, and count the scenario as refused when any variant refuses to start.
-_ENGINE = """CREATE OR REPLACE TEMP VIEW report_engine_admission AS
+# engine_capacity has one row per max_num_batched_tokens; the report uses the release's default for
+# the device (default_batched, as `kvreg fit --engine` does).  The aggregate is defensive: should a
+# scenario still carry several rows, plan on the least admitted and count any refusal.
+# Materialised for the report's models, hardware and engines only: engine_capacity is a deep view
+# and the report joins it from several queries.
+_ENGINE = """CREATE OR REPLACE TEMP TABLE report_engine_admission AS
 SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, max_model_len AS context_tokens,
        min(admitted_seqs)::BIGINT AS admitted_seqs, bool_and(starts) AS starts,
        min(logged_kv_tokens)::BIGINT AS logged_kv_tokens
-FROM engine_capacity GROUP BY ALL"""
+FROM engine_capacity
+WHERE default_batched
+  AND model_id IN (SELECT item_id FROM report_items WHERE report_id = $report AND item_kind = 'model')
+  AND hardware_id IN (SELECT item_id FROM report_items WHERE report_id = $report AND item_kind = 'hardware')
+  AND engine_id IN (SELECT item_id FROM report_items WHERE report_id = $report AND item_kind = 'engine')
+GROUP BY ALL"""
 
 
 def query_text(name: str) -> str:
@@ -77,10 +89,11 @@ class Availability:
     notes: tuple[str, ...]
 
 
-def availability(con, workload) -> Availability:
+def availability(con, workload, report_id: str) -> Availability:
     """Detect ``engine_capacity``, ``roofline`` and the ``plans`` macro, with the columns the report needs.
 
-    Also creates the temp view ``report_engine_admission`` (engine_capacity per scenario, or empty).
+    Also creates the temp table ``report_engine_admission`` (engine_capacity per scenario of report
+    ``report_id``, or empty).
     """
     views, macros = _objects(con)
     notes = []
@@ -96,9 +109,9 @@ def availability(con, workload) -> Availability:
         return True
 
     engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
-    con.execute(_ENGINE if engine else _NO_ENGINE)
+    con.execute(_ENGINE, {"report": report_id}) if engine else con.execute(_NO_ENGINE)
     roofline = check("roofline", "roofline" in views, ROOFLINE_COLUMNS, "SELECT * FROM roofline")
-    plans = check("plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ?)",
+    plans = check("plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ttft_s := ?)",
                   [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
     return Availability(engine, roofline, plans, tuple(notes))
 
@@ -138,6 +151,7 @@ class ModelSection:
     capacity: CapacityTable
     per_sequence: list
     pools: list
+    quirks: list
     charts: dict[str, str]
 
 
@@ -157,6 +171,7 @@ class ReportContext:
     models: list[ModelSection]
     engines: list
     hardware: list
+    efficiency: list
     warnings: list
     sources: list
 
@@ -197,7 +212,7 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     report = registry.entries["report"][report_id].entry
     p = {"report": report_id}
     (workload,) = rows(con, "workload", p)
-    avail = availability(con, workload)
+    avail = availability(con, workload, report_id)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_grid AS {query_text('grid')}", p)
     if avail.plans:
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}",
@@ -207,35 +222,37 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_chart_capacity AS {query_text('chart_capacity')}", p)
 
-    grid = rows(con, "report_grid_ordered")
-    options = rows(con, "report_options_ordered")
+    # each query's rows grouped by model once (order kept): a large report has ~10^5 grid rows
+    grid = _by_model(rows(con, "report_grid_ordered"))
+    options = _by_model(rows(con, "report_options_ordered"))
     sens = {r.model_id: r for r in rows(con, "sensitivity")}
-    per_seq = rows(con, "per_sequence", p)
-    pools = rows(con, "pools")
-    chart_cap = rows(con, "report_chart_capacity_ordered", p)
-    roof = rows(con, "chart_roofline", p) if avail.roofline else []
+    per_seq = _by_model(rows(con, "per_sequence", p))
+    pools = _by_model(rows(con, "pools"))
+    chart_cap = _by_model(rows(con, "report_chart_capacity_ordered", p))
+    roof = _by_model(rows(con, "chart_roofline", p) if avail.roofline else [])
+    quirks = _by_model(rows(con, "engine_quirks", p) if avail.engine else [])
 
     sections = []
     for mid in report.models:
-        m_grid = [r for r in grid if r.model_id == mid]
+        m_grid = grid.get(mid, [])
         table = _pivot(m_grid)
-        m_opts = [o for o in options if o.model_id == mid]
+        m_opts = options.get(mid, [])
         svg = {}
         if charts:
             from kvreg.report import charts as ch
 
-            m_cap = [r for r in chart_cap if r.model_id == mid]
+            m_cap = chart_cap.get(mid, [])
             svg["capacity"] = ch.capacity_vs_context(m_cap, workload.context_tokens)
             svg["compare"] = ch.naive_vs_engine([r for r in m_cap if r.context_tokens == workload.context_tokens],
                                                 workload.context_label)
             if avail.roofline:
-                svg["roofline"] = ch.roofline([r for r in roof if r.model_id == mid], workload.context_label)
+                svg["roofline"] = ch.roofline(roof.get(mid, []), workload.context_label)
         sections.append(ModelSection(
             model_id=mid, name=m_grid[0].model_name if m_grid else mid,
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
             options=m_opts, sensitivity=sens.get(mid), capacity=table,
-            per_sequence=[r for r in per_seq if r.model_id == mid],
-            pools=[r for r in pools if r.model_id == mid], charts={k: v for k, v in svg.items() if v}))
+            per_sequence=per_seq.get(mid, []), pools=pools.get(mid, []), quirks=quirks.get(mid, []),
+            charts={k: v for k, v in svg.items() if v}))
 
     (info,) = con.execute("SELECT registry_commit FROM build_info").fetchall()
     try:
@@ -248,7 +265,16 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         registry_commit=info[0], registry_commit_date=commit_date(registry.root, info[0]),
         available=avail, recommended=[s.recommended for s in sections if s.recommended is not None],
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
+        efficiency=rows(con, "efficiency", p),
         warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)))
+
+
+def _by_model(rows_: list) -> dict[str, list]:
+    """Rows grouped by their ``model_id``, each group in query order."""
+    out: dict[str, list] = {}
+    for r in rows_:
+        out.setdefault(r.model_id, []).append(r)
+    return out
 
 
 def _pivot(grid_rows: list) -> CapacityTable:

@@ -2,6 +2,8 @@
 -- on each listed hardware (the report's first weights dtype, first KV dtype and first engine, at the
 -- smallest listed TP size whose weights fit), over every context of the contexts axis up to the
 -- longer of the model's native context and the report's longest context.
+-- engine_seqs is what the first listed engine release with accounting data (admission_engine_id) admits
+-- in the same hardware × precision × TP configuration (report_engine_admission), NULL when none is listed.
 -- Grain: one row per model × hardware × context_tokens.
 -- Inputs: capacity, memory_pools, contexts, models, report_items, report_engine_admission.
 -- Units: sequences; context in tokens.
@@ -10,12 +12,15 @@ firsts AS (
     SELECT arg_min(item_id, item_idx) FILTER (WHERE item_kind = 'weights_dtype') AS weights_dtype,
            arg_min(item_id, item_idx) FILTER (WHERE item_kind = 'kv_dtype') AS kv_dtype,
            arg_min(item_id, item_idx) FILTER (WHERE item_kind = 'engine') AS engine_id,
-           max(item_value) FILTER (WHERE item_kind = 'context') AS longest_context_tokens
+           max(item_value) FILTER (WHERE item_kind = 'context') AS longest_context_tokens,
+           arg_min(item_id, item_idx) FILTER (WHERE item_kind = 'engine'
+                                               AND item_id IN (SELECT engine_id FROM report_engine_admission))
+               AS admission_engine_id
     FROM pick
 ),
 cfg AS (
     SELECT p.model_id, p.hardware_id, f.engine_id, f.weights_dtype, f.kv_dtype, min(p.tp) AS tp,
-           f.longest_context_tokens
+           f.longest_context_tokens, f.admission_engine_id
     FROM memory_pools p
     CROSS JOIN firsts f
     JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = p.model_id
@@ -25,7 +30,8 @@ cfg AS (
     GROUP BY ALL
 )
 SELECT c.model_id, c.hardware_id, c.engine_id, c.weights_dtype, c.kv_dtype, c.tp, c.context_tokens,
-       c.context_label, c.max_seqs, c.naive_max_seqs, e.admitted_seqs AS engine_seqs
+       c.context_label, c.max_seqs, c.naive_max_seqs, e.admitted_seqs AS engine_seqs,
+       cfg.admission_engine_id
 FROM cfg
 JOIN capacity c ON c.model_id = cfg.model_id AND c.hardware_id = cfg.hardware_id AND c.engine_id = cfg.engine_id
                AND c.weights_dtype = cfg.weights_dtype AND c.kv_dtype = cfg.kv_dtype AND c.tp = cfg.tp
@@ -33,7 +39,7 @@ JOIN models m ON m.model_id = c.model_id
 JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id
 JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = c.hardware_id
 LEFT JOIN report_engine_admission e
-       ON e.model_id = c.model_id AND e.hardware_id = c.hardware_id AND e.engine_id = c.engine_id
+       ON e.model_id = c.model_id AND e.hardware_id = c.hardware_id AND e.engine_id = cfg.admission_engine_id
       AND e.weights_dtype = c.weights_dtype AND e.kv_dtype = c.kv_dtype AND e.tp = c.tp
       AND e.context_tokens = c.context_tokens
 WHERE c.context_tokens >= 1024

@@ -1,20 +1,70 @@
 -- sensitivity: what would change each model's recommended answer.
 -- Grain: one row per model with a recommended option (rank_in_model = 1 and it meets the workload).
--- Inputs: report_options (options.sql for this report), capacity, report_engine_admission.
--- Units: sequences (users), tokens, devices.
+-- Inputs: report_options (options.sql or plan_options.sql for this report), capacity, report_engine_admission.
+-- Units: sequences (users), tokens, devices, USD per hour.
 --   users_capacity          users the recommended devices hold at the workload context
 --   longest_context_tokens  the longest context (contexts axis) at which those devices still hold every user
+--                           (memory only: engine-admitted when known, else first principles)
 --   naive_devices           devices the naive formula would buy for the same workload
+--   alt_*                   the cheapest option that meets the workload at another weights/KV precision pair
+--   next_*                  the next cheapest option under the same engine (another hardware, precision or TP)
+--   eng_*                   the cheapest option that meets the workload under another listed engine release
+--                           (engine-admitted sequences cap its replicas; plan_options.sql)
+--   single_seq_context_tokens  the plans view's max_context_tokens (longest context at which one sequence fits
+--                           and meets the TPOT on one replica), capped at the model's native context
+--   native_limited          true when that cap is the model's native context
+WITH rec AS (SELECT * FROM report_options WHERE rank_in_model = 1 AND meets),
+alt AS (
+    SELECT o.model_id, arg_min(o.hardware_id, o.rank_in_model) AS alt_hardware_id,
+           arg_min(o.weights_dtype, o.rank_in_model) AS alt_weights_dtype,
+           arg_min(o.kv_dtype, o.rank_in_model) AS alt_kv_dtype, arg_min(o.tp, o.rank_in_model) AS alt_tp,
+           arg_min(o.devices, o.rank_in_model) AS alt_devices, arg_min(o.usd_per_hour, o.rank_in_model) AS alt_usd_per_hour
+    FROM report_options o JOIN rec r USING (model_id)
+    WHERE o.meets AND (o.weights_dtype, o.kv_dtype) <> (r.weights_dtype, r.kv_dtype)
+    GROUP BY o.model_id
+),
+nxt AS (
+    SELECT o.model_id, arg_min(o.hardware_id, o.rank_in_model) AS next_hardware_id,
+           arg_min(o.weights_dtype, o.rank_in_model) AS next_weights_dtype,
+           arg_min(o.kv_dtype, o.rank_in_model) AS next_kv_dtype, arg_min(o.tp, o.rank_in_model) AS next_tp,
+           arg_min(o.devices, o.rank_in_model) AS next_devices,
+           arg_min(o.usd_per_hour, o.rank_in_model) AS next_usd_per_hour
+    FROM report_options o JOIN rec r USING (model_id)
+    WHERE o.meets AND o.engine_id = r.engine_id AND o.rank_in_model > 1
+    GROUP BY o.model_id
+),
+eng AS (
+    SELECT o.model_id, arg_min(o.engine_id, o.rank_in_model) AS eng_engine_id,
+           arg_min(o.hardware_id, o.rank_in_model) AS eng_hardware_id,
+           arg_min(o.weights_dtype, o.rank_in_model) AS eng_weights_dtype,
+           arg_min(o.kv_dtype, o.rank_in_model) AS eng_kv_dtype, arg_min(o.tp, o.rank_in_model) AS eng_tp,
+           arg_min(o.planned_seqs, o.rank_in_model) AS eng_planned_seqs,
+           arg_min(o.devices, o.rank_in_model) AS eng_devices,
+           arg_min(o.usd_per_hour, o.rank_in_model) AS eng_usd_per_hour,
+           arg_min(o.binding, o.rank_in_model) AS eng_binding
+    FROM report_options o JOIN rec r USING (model_id)
+    WHERE o.meets AND o.engine_id <> r.engine_id
+    GROUP BY o.model_id
+)
 SELECT o.model_id, o.users, o.users_capacity, o.devices, o.naive_devices,
        max(c.context_tokens) FILTER (WHERE coalesce(e.admitted_seqs, c.max_seqs) * o.replicas >= o.users)
-           AS longest_context_tokens
-FROM report_options o
+           AS longest_context_tokens,
+       any_value(a.alt_hardware_id) AS alt_hardware_id, any_value(a.alt_weights_dtype) AS alt_weights_dtype,
+       any_value(a.alt_kv_dtype) AS alt_kv_dtype, any_value(a.alt_tp) AS alt_tp,
+       any_value(a.alt_devices) AS alt_devices, any_value(a.alt_usd_per_hour) AS alt_usd_per_hour,
+       any_value(COLUMNS(n.* EXCLUDE (model_id))), any_value(COLUMNS(g.* EXCLUDE (model_id))),
+       least(any_value(o.max_context_tokens), any_value(m.native_context_tokens)) AS single_seq_context_tokens,
+       any_value(o.max_context_tokens) > any_value(m.native_context_tokens) AS native_limited
+FROM rec o
+JOIN models m ON m.model_id = o.model_id
 JOIN capacity c ON c.model_id = o.model_id AND c.hardware_id = o.hardware_id AND c.engine_id = o.engine_id
                AND c.weights_dtype = o.weights_dtype AND c.kv_dtype = o.kv_dtype AND c.tp = o.tp
 LEFT JOIN report_engine_admission e
        ON e.model_id = c.model_id AND e.hardware_id = c.hardware_id AND e.engine_id = c.engine_id
       AND e.weights_dtype = c.weights_dtype AND e.kv_dtype = c.kv_dtype AND e.tp = c.tp
       AND e.context_tokens = c.context_tokens
-WHERE o.rank_in_model = 1 AND o.meets
-GROUP BY ALL
+LEFT JOIN alt a ON a.model_id = o.model_id
+LEFT JOIN nxt n ON n.model_id = o.model_id
+LEFT JOIN eng g ON g.model_id = o.model_id
+GROUP BY o.model_id, o.users, o.users_capacity, o.devices, o.naive_devices
 ORDER BY o.model_id

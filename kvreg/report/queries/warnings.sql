@@ -24,11 +24,14 @@ SELECT * FROM (
     FROM g WHERE weights_fit AND max_seqs = 0
     GROUP BY model_id, hardware_id, model_idx, hardware_idx
     UNION ALL
-    SELECT 1, 'engine-refuses-to-start', format('{} on {} ({} weights, {} KV, TP {}) under {} at {}', model_id,
-           hardware_id, weights_dtype, kv_dtype, tp, engine_id, context_label),
-           'the engine would refuse to start: one request of this length does not fit its KV cache', NULL,
-           model_idx, hardware_idx, context_idx * 10000 + weights_idx * 100 + kv_idx * 10 + tp_idx
-    FROM g WHERE engine_starts = false
+    SELECT 1, 'engine-refuses-to-start', format('{} on {} under {}', model_id, hardware_id, engine_id),
+           'first principles fit a sequence, but the engine would refuse to start (one request of this length '
+               || 'does not fit its KV cache) with '
+               || string_agg(format('{} weights / {} KV, TP {} at {}', weights_dtype, kv_dtype, tp, context_label),
+                             ', ' ORDER BY weights_idx, kv_idx, tp_idx, context_idx),
+           NULL, model_idx, hardware_idx, 2 + engine_idx
+    FROM g WHERE engine_starts = false AND weights_fit AND max_seqs > 0
+    GROUP BY model_id, hardware_id, engine_id, model_idx, hardware_idx, engine_idx
     UNION ALL
     SELECT DISTINCT 2, 'beyond-native-context', format('{} at {}', model_id, context_label),
            'the context is longer than the model''s native context; quality there is not established', NULL,

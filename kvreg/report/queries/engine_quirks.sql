@@ -1,0 +1,35 @@
+-- engine_quirks: for each listed model and engine release, the release's quirk sentences whose trigger
+-- is true in engine_capacity for some listed configuration (hardware × weights × KV × TP) at a listed
+-- context, with the default max_num_batched_tokens; the sentences name why the engine admits fewer
+-- sequences than first principles (the same lookup as `kvreg fit --engine`, kvreg/engine_fit.py).
+-- Grain: one row per model × engine × quirk.
+-- Inputs: engine_capacity (quirk flag columns, default_batched, max_model_len), engine_quirks, report_items.
+-- The trigger `padding_layers` is read from the column padding_layers_wasted (engine_fit._TRIGGER).
+WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
+flags AS (
+    SELECT model_id, engine_id, trigger, bool_or(flag) AS flag
+    FROM (
+        UNPIVOT (
+            SELECT c.model_id, c.engine_id, c.sliding_stored_as_full, c.chunked_stored_as_full,
+                   c.grouped_min_block_report, c.padding_layers_wasted AS padding_layers, c.recurrent_page_alignment,
+                   c.recurrent_outside_pool, c.k_eq_v_stored_twice, c.mla_block_size, c.swa_pool_ratio,
+                   c.does_not_start, c.sliding_prefill_reserve
+            FROM engine_capacity c
+            JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id
+            JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = c.hardware_id
+            JOIN pick pe ON pe.item_kind = 'engine' AND pe.item_id = c.engine_id
+            JOIN pick pw ON pw.item_kind = 'weights_dtype' AND pw.item_id = c.weights_dtype
+            JOIN pick pk ON pk.item_kind = 'kv_dtype' AND pk.item_id = c.kv_dtype
+            JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = c.tp
+            JOIN pick pc ON pc.item_kind = 'context' AND pc.item_value = c.max_model_len
+            WHERE c.default_batched
+        ) ON COLUMNS(* EXCLUDE (model_id, engine_id)) INTO NAME trigger VALUE flag
+    )
+    GROUP BY ALL
+)
+SELECT f.model_id, f.engine_id, q.quirk_idx, q.quirk_id, q.trigger, q.text
+FROM flags f
+JOIN engine_quirks q ON q.engine_id = f.engine_id AND q.trigger = f.trigger
+JOIN pick pe ON pe.item_kind = 'engine' AND pe.item_id = f.engine_id
+WHERE f.flag
+ORDER BY f.model_id, pe.item_idx, q.quirk_idx
