@@ -74,8 +74,10 @@ sized AS (
     FROM judged
 )
 SELECT *, feasible AS meets,
+       -- Plan on the engine's number (kv-arithmetic-hybrid-attention.txt, rule 3): options an engine
+       -- release with accounting data admits rank before first-principles ones, which stay as the comparison.
        row_number() OVER (PARTITION BY model_id
-                          ORDER BY NOT feasible, usd_per_hour IS NULL, usd_per_hour, devices,
+                          ORDER BY NOT feasible, engine_seqs IS NULL, usd_per_hour IS NULL, usd_per_hour, devices,
                                    hardware_idx, weights_idx, kv_idx, tp_idx, engine_idx) AS rank_in_model
 FROM sized
 ORDER BY model_idx, rank_in_model
