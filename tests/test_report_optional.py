@@ -104,18 +104,24 @@ def test_recommendation_comes_from_plans(full):
         " FROM plans(200, 32768, 0.05, ttft_s := 2.0) WHERE model_id = 'gemma-4-31b' AND hardware_id = 'h100-sxm-80gb'"
         " AND engine_id = 'first-principles' AND weights_dtype = 'fp8' AND kv_dtype = 'fp8' AND tp = 1").fetchone()
     assert plan == (43, 40, 5, 5, pytest.approx(18.9), "tpot")
+    # The report plans on the engine's number (seed rule 3): the recommendation is the cheapest option
+    # vLLM admits — 136 sequences per TP-8 A100 replica → 2 replicas, 16 devices — not the plans row above.
+    admitted = con.execute(
+        "SELECT admitted_seqs FROM engine_capacity WHERE model_id = 'gemma-4-31b' AND hardware_id = 'a100-sxm-80gb'"
+        " AND engine_id = ? AND weights_dtype = 'bf16' AND kv_dtype = 'fp8' AND tp = 8 AND max_model_len = 32768"
+        " AND default_batched", [ENGINE]).fetchone()[0]
     assert (g.hardware_id, g.engine_id, g.planned_seqs, g.devices, g.binding) == (
-        "h100-sxm-80gb", "first-principles", 40, 5, "decode speed (TPOT)")
-    assert g.usd_per_hour == pytest.approx(5 * 3.78) and g.naive_devices == 67
+        "a100-sxm-80gb", ENGINE, admitted, 8 * -(-200 // admitted), "engine admission")
+    assert g.usd_per_hour == pytest.approx(g.devices * 2.4984)
     assert "sized by the plans view for memory and speed together" in html
     summary = html[html.index('id="summary"'):html.index('class="model"')]
-    assert "<strong>Gemma 4 31B:</strong> the 5 devices hold 200 sequences" in summary
-    # plans.max_context_tokens (over 2 M tokens here) is capped at Gemma 4's native 262,144 tokens
-    assert g.max_context_tokens > 262144
+    assert f"<strong>Gemma 4 31B:</strong> the {g.devices} devices hold {g.devices // 8 * admitted} sequences" in summary
+    # plans.max_context_tokens is capped at Gemma 4's native 262,144 tokens in the text
     assert ("One sequence alone fits and meets the TPOT target on the recommended configuration up to 262,144 tokens"
             " of context (the model's native context") in summary
-    # the other engine release's answer, sized with what vLLM admits
-    assert f"Under {ENGINE}, sized with the sequences the engine admits:" in summary
+    # first principles stay as the comparison: the plans row above (5 H100s, TPOT-bound)
+    assert ("Under first-principles, with no engine accounting (what the hardware can hold): h100-sxm-80gb,"
+            " fp8 / fp8, TP 1, 40 per replica: 5 devices, $18.90 per hour (binding: decode speed (TPOT))") in summary
 
 
 def test_engine_admission_resizes_the_engine_option(full):

@@ -8,7 +8,8 @@
 --   naive_devices           devices the naive formula would buy for the same workload
 --   alt_*                   the cheapest option that meets the workload at another weights/KV precision pair
 --   next_*                  the next cheapest option under the same engine (another hardware, precision or TP)
---   eng_*                   the cheapest option that meets the workload under another listed engine release
+--   eng_*                   the cheapest option that meets the workload under another listed engine release;
+--                           eng_admission_known: that engine has accounting data (else it is first principles)
 --                           (engine-admitted sequences cap its replicas; plan_options.sql)
 --   single_seq_context_tokens  the plans view's max_context_tokens (longest context at which one sequence fits
 --                           and meets the TPOT on one replica), capped at the model's native context
@@ -41,7 +42,8 @@ eng AS (
            arg_min(o.planned_seqs, o.rank_in_model) AS eng_planned_seqs,
            arg_min(o.devices, o.rank_in_model) AS eng_devices,
            arg_min(o.usd_per_hour, o.rank_in_model) AS eng_usd_per_hour,
-           arg_min(o.binding, o.rank_in_model) AS eng_binding
+           arg_min(o.binding, o.rank_in_model) AS eng_binding,
+           arg_min(o.engine_seqs IS NOT NULL, o.rank_in_model) AS eng_admission_known
     FROM report_options o JOIN rec r USING (model_id)
     WHERE o.meets AND o.engine_id <> r.engine_id
     GROUP BY o.model_id
