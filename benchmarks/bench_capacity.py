@@ -13,8 +13,10 @@ Cases:
 
 For each case it reports the build time (validation + tables + views, written atomically),
 the rows of `capacity`, the time of `SELECT count(*), sum(max_seqs) FROM capacity` (median of
-5 runs on a read-only connection, first run reported separately), the time to fetch every
-column of every row into a pandas frame (as an export would) and the process's peak RSS.
+5 runs on a read-only connection, first run reported separately), the time of the filtered query
+`kvreg fit` runs (one scenario, three contexts; on the view and, when the build has it, through the
+`capacity_at` table macro at off-axis contexts), the time to fetch every column of every row into a
+pandas frame (as an export would; skipped above FETCH_ALL_MAX_ROWS) and the process's peak RSS.
 Each case runs in a fresh interpreter so the peak RSS is its own.
 """
 
@@ -34,6 +36,29 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 QUERY = "SELECT count(*), sum(max_seqs) FROM capacity"
+# What `kvreg fit` runs: one scenario at three contexts, filtered on the view (filter pushdown) ...
+FIT_QUERY = ("SELECT * FROM capacity WHERE model_id = ? AND hardware_id = ? AND engine_id = 'first-principles'"
+             " AND weights_dtype = 'bf16' AND kv_dtype = 'bf16' AND tp = 4"
+             " AND list_contains([8192, 32768, 131072], context_tokens) ORDER BY context_tokens")
+# ... and the same at off-axis contexts through the table macro (when the build has it).
+FIT_AT_QUERY = ("SELECT * FROM capacity_at([8000, 20000, 32000]) WHERE model_id = ? AND hardware_id = ?"
+                " AND engine_id = 'first-principles' AND weights_dtype = 'bf16' AND kv_dtype = 'bf16' AND tp = 4"
+                " ORDER BY context_tokens")
+# Fetching every row into pandas takes ~0.5 KiB per row: skipped above this many rows (the
+# shipped registry's ~21.6 million rows would need >10 GiB).
+FETCH_ALL_MAX_ROWS = 2_000_000
+FIT_IDS = {"shipped": ("llama-3.1-70b", "h100-sxm-80gb"), "synthetic": ("synth-05", "hw-03")}
+
+
+def _median_s(con, query: str, params: list) -> float:
+    """Median wall time of 5 runs after one warm-up (seconds)."""
+    con.execute(query, params).fetchall()
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        con.execute(query, params).fetchall()
+        times.append(time.perf_counter() - t0)
+    return round(statistics.median(times), 4)
 
 
 def synthetic_project(root: Path, n_models: int = 40, n_hardware: int = 25) -> Path:
@@ -87,15 +112,23 @@ def run_case(case: str) -> dict:
             t0 = time.perf_counter()
             result = con.execute(QUERY).fetchone()
             times.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        frame = con.execute("SELECT * FROM capacity").df()   # every column of every row, as an export would
-        fetch_s = time.perf_counter() - t0
+        fetch_s = frame_mib = None
+        if result[0] <= FETCH_ALL_MAX_ROWS:
+            t0 = time.perf_counter()
+            frame = con.execute("SELECT * FROM capacity").df()   # every column of every row, as an export would
+            fetch_s = round(time.perf_counter() - t0, 3)
+            frame_mib = round(frame.memory_usage(deep=True).sum() / 2**20, 1)
+            del frame
+        fit_s = _median_s(con, FIT_QUERY, list(FIT_IDS[case]))
+        has_at = con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'capacity_at'").fetchone()[0]
+        fit_at_s = _median_s(con, FIT_AT_QUERY, list(FIT_IDS[case])) if has_at else None
         counts = con.execute("SELECT (SELECT count(*) FROM models), (SELECT count(*) FROM hardware)").fetchone()
         con.close()
     return {"case": case, "models": counts[0], "hardware": counts[1], "capacity_rows": result[0],
             "sum_max_seqs": result[1], "build_s": round(build_s, 3), "query_first_s": round(times[0], 4),
-            "query_median_s": round(statistics.median(times[1:]), 4), "fetch_all_s": round(fetch_s, 3),
-            "fetch_all_mib": round(frame.memory_usage(deep=True).sum() / 2**20, 1),
+            "query_median_s": round(statistics.median(times[1:]), 4), "fetch_all_s": fetch_s,
+            "fit_median_s": fit_s, "fit_at_median_s": fit_at_s,
+            "fetch_all_mib": frame_mib,
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "duckdb": duckdb.__version__}
 
@@ -122,7 +155,7 @@ def main() -> None:
         out = subprocess.run([sys.executable, __file__, "--case", case], check=True, capture_output=True, text=True)
         rows.append(json.loads(out.stdout.splitlines()[-1]))
     cols = ["case", "models", "hardware", "capacity_rows", "build_s", "query_first_s", "query_median_s",
-            "fetch_all_s", "peak_rss_mib"]
+            "fetch_all_s", "fit_median_s", "fit_at_median_s", "peak_rss_mib"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from kvreg.problems import KvregError
+from kvreg.units import CONTEXT_HELP
 
 def _is_project(ctx, param, value: Path) -> Path:
     """Refuse a directory with none of the registry folders (running in the wrong folder must not pass)."""
@@ -47,12 +48,13 @@ def _size(value: str | None) -> float | None:
 
 
 def _tokens(values: tuple[str, ...]) -> list[int] | None:
-    from kvreg.units import UnitError, parse_quantity
+    """Contexts as fit and plan both read them (kvreg.units.parse_context_tokens); None when none given."""
+    from kvreg.units import UnitError, parse_context_tokens
 
     try:
-        return [int(parse_quantity(v, "tokens")) for v in values] or None
+        return [parse_context_tokens(v) for v in values] or None
     except UnitError as exc:
-        raise click.BadParameter(f"{exc} ({exc.hint})")
+        raise click.BadParameter(f"{exc} ({exc.hint})", param_hint="'--context'")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -125,7 +127,9 @@ def sql(query: str, project: Path, db: Path | None, fmt: str):
 @main.command()
 @click.argument("model")
 @click.argument("hardware", required=False)
-@click.option("--context", "contexts", multiple=True, help="Context length(s) in tokens (8Ki, 32768); repeatable.")
+@click.option("--context", "contexts", multiple=True,
+              help=f"{CONTEXT_HELP}; any positive count, beyond the model's native context with a warning;"
+                   " repeatable.")
 @click.option("--kv-dtype", default="bf16", show_default=True)
 @click.option("--weights-dtype", default=None, help="Default: the model's own dtype.")
 @click.option("--tp", default=1, show_default=True, type=int, help="Tensor-parallel size.")
@@ -153,14 +157,15 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
 
 def _engine_section(con, result, engine: str) -> None:
     """``kvreg fit --engine <release>``: append what the release logs and admits, and why (issue #4)."""
-    from kvreg.engine_fit import engine_fit, has_accounting, render_engine
+    from kvreg.engine_fit import engine_fit, has_accounting, off_axis_note, render_engine
 
     if result.kv_pool_bytes is not None or not has_accounting(con, engine):
         return
     rows, quirks = engine_fit(con, result.model_id, result.hardware_id, engine, result.weights_dtype,
                               result.kv_dtype, result.tp, [r["context_tokens"] for r in result.rows])
     click.echo("")
-    click.echo(render_engine(engine, rows, quirks, result.rows))
+    note = off_axis_note(con, engine, [r["context_tokens"] for r in result.rows])
+    click.echo(render_engine(engine, rows, quirks, result.rows, note))
 
 
 @main.command("ingest-log")
@@ -210,7 +215,7 @@ def calibrate(fmt, project, db):
 @main.command()
 @click.option("--model", required=True, help="Registry model id.")
 @click.option("--users", required=True, type=click.IntRange(min=1), help="Concurrent sequences to serve.")
-@click.option("--context", "context", required=True, help="Context of each sequence in tokens (32K = 32,000; 32Ki).")
+@click.option("--context", "context", required=True, help=f"{CONTEXT_HELP}; of each sequence.")
 @click.option("--tpot-ms", required=True, type=click.FloatRange(min=0, min_open=True),
               help="Time per output token each sequence needs, ms.")
 @click.option("--ttft-ms", type=click.FloatRange(min=0, min_open=True), default=None,

@@ -47,10 +47,33 @@ def engine_fit(con, model: str, hardware: str, engine: str, weights_dtype: str, 
     return rows, quirks
 
 
-def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: list[dict]) -> str:
-    """Engine figures beside naive and first principles, one line per context, then the quirks named."""
+def off_axis_note(con, engine: str, contexts: list[int]) -> str | None:
+    """A sentence naming the contexts the engine figures skip and the max_model_len axis they use.
+
+    The engine views (engine_capacity, 220) are computed on the ``max_model_lens`` axis table
+    only — the block arithmetic per request depends on max_model_len — so a context off that
+    axis (``kvreg fit --context 32K``) has first-principles figures but no engine figures.
+
+    Returns:
+        None when every context is on the axis, else the sentence.
+    """
+    axis = [r[0] for r in con.execute("SELECT max_model_len FROM max_model_lens ORDER BY 1").fetchall()]
+    missing = sorted(set(contexts) - set(axis))
+    if not missing:
+        return None
+    return (f"Engine {engine}: no engine figures at {', '.join(f'{c:,}' for c in missing)} tokens — the engine"
+            f" views are computed on the max_model_len axis only ({', '.join(f'{c:,}' for c in axis)} tokens);"
+            " pass one of those with --context for the engine's figures.")
+
+
+def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: list[dict],
+                  note: str | None = None) -> str:
+    """Engine figures beside naive and first principles, one line per context, then the quirks named.
+
+    ``note`` (from :func:`off_axis_note`) is printed first: contexts without engine figures.
+    """
     if not rows:
-        return f"Engine {engine}: no rows (context not on the max_model_len axis?)"
+        return note or f"Engine {engine}: no rows for this configuration"
     r0 = rows[0]
     out = [f"Engine {engine}: usable {f.gib(r0['usable_bytes'])} × util {r0['gpu_memory_utilization']:g}"
            f" − weights {f.gib(r0['weights_bytes'])} − reserve {f.gib(r0['reserve_bytes'])}"
@@ -75,6 +98,8 @@ def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: lis
         if i == 0:
             out.append("  ".join("-" * w for w in widths))
     out.append("First principles here use the engine's available KV memory, so the ratio is the accounting alone.")
+    if note:
+        out.append(note)
     if quirks:
         out.append("Why the engine figure differs:")
         out.extend(f"  - {q}" for q in quirks)

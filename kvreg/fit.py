@@ -1,7 +1,8 @@
 """``kvreg fit``: naive vs first-principles capacity for one model on one device.
 
-All arithmetic is in the views (``capacity`` and the ``capacity_for_pool``
-macro); this module picks the rows and lays them out.
+All arithmetic is in SQL: the table macros ``capacity_at`` and ``capacity_for_pool`` (the
+same arithmetic as the ``capacity`` view, which is ``capacity_at`` over the contexts axis), so
+any context works; this module picks the rows and lays them out.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         weights_dtype: weight precision; default the model's own dtype.
         kv_dtype: KV cache precision.
         tp: tensor-parallel size (per-rank figures).
-        contexts: context lengths in tokens; default the model's contexts ≤ native from
-            the ladder (8Ki, 32Ki, 128Ki) plus its native context.
+        contexts: context lengths in tokens, any positive whole counts (on the contexts axis
+            or not; beyond the native context they are computed and warned about); default the
+            model's contexts ≤ native from the ladder (8Ki, 32Ki, 128Ki) plus its native context.
         kv_pool_bytes: when given, the KV pool per device in bytes ("I have this much
             free"), replacing the hardware/engine budget.
 
@@ -66,7 +68,8 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         A :class:`FitResult` (rows sorted by context).
 
     Raises:
-        UsageError: an id, dtype or tp value that the database does not know.
+        UsageError: an id, dtype or tp value that the database does not know, or a context
+            that is not a positive whole number of tokens.
     """
     _check(con, "models", "model_id", model, "model")
     _check(con, "precisions WHERE for_kv", "dtype", kv_dtype, "KV dtype")
@@ -78,11 +81,16 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
             "SELECT context_tokens FROM contexts, models WHERE model_id = ? AND (context_tokens IN (8192, 32768, 131072)"
             " OR context_tokens = native_context_tokens) AND context_tokens <= native_context_tokens ORDER BY 1",
             [model]).fetchall()]
+    bad = [c for c in contexts if not isinstance(c, int) or c < 1]
+    if bad:
+        raise UsageError(f"context(s) {', '.join(map(str, bad))} are not positive whole token counts")
+    # Any context, on the contexts axis or not: the table macros hold the arithmetic the views apply
+    # to the axis (kv_sequence_costs_at, capacity_at), so both give the same figures.
     if kv_pool_bytes is not None:
         cur = con.execute(
-            "SELECT * FROM capacity_for_pool(?) WHERE model_id = ? AND kv_dtype = ? AND tp = ?"
-            " AND list_contains(?, context_tokens) ORDER BY context_tokens",
-            [kv_pool_bytes, model, kv_dtype, tp, contexts])
+            "SELECT * FROM capacity_for_pool(?, context_list := ?::BIGINT[]) WHERE model_id = ? AND kv_dtype = ?"
+            " AND tp = ? ORDER BY context_tokens",
+            [kv_pool_bytes, contexts, model, kv_dtype, tp])
     else:
         if hardware is None:
             raise UsageError("give a HARDWARE id or --kv-pool SIZE")
@@ -90,14 +98,10 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         _check(con, "engines", "engine_id", engine, "engine")
         _check(con, "precisions WHERE for_weights", "dtype", weights_dtype, "weights dtype")
         cur = con.execute(
-            "SELECT * FROM capacity WHERE model_id = ? AND hardware_id = ? AND engine_id = ? AND weights_dtype = ?"
-            " AND kv_dtype = ? AND tp = ? AND list_contains(?, context_tokens) ORDER BY context_tokens",
-            [model, hardware, engine, weights_dtype, kv_dtype, tp, contexts])
+            "SELECT * FROM capacity_at(?::BIGINT[]) WHERE model_id = ? AND hardware_id = ? AND engine_id = ?"
+            " AND weights_dtype = ? AND kv_dtype = ? AND tp = ? ORDER BY context_tokens",
+            [contexts, model, hardware, engine, weights_dtype, kv_dtype, tp])
     rows = _dicts(cur)
-    missing = sorted(set(contexts) - {r["context_tokens"] for r in rows})
-    if missing:
-        raise UsageError(f"context(s) {', '.join(map(str, missing))} are not on the contexts axis; "
-                         "use a ladder value (1Ki … 1Mi) or a model's native context")
     native = con.execute("SELECT native_context_tokens FROM models WHERE model_id = ?", [model]).fetchone()[0]
     min_tp = None
     if kv_pool_bytes is None and rows and rows[0]["pool_bytes"] < 0:

@@ -108,6 +108,31 @@ def parse_quantity(value: object, kind: str) -> float:
     raise UnitError(f"cannot read {value!r} as a {kind} quantity", hint)
 
 
+# The --context help of every command that takes a context (kvreg fit, kvreg plan).
+CONTEXT_HELP = ("Context length in tokens: 32K = 32,000 (K is 1,000), 32Ki = 32,768 (Ki is 1,024), "
+                "or a plain count such as 20000")
+
+
+def parse_context_tokens(value: object) -> int:
+    """Parse a context length (``32K`` = 32,000, ``32Ki`` = 32,768, ``20000``) into whole tokens.
+
+    The one parser of command-line contexts (``kvreg fit --context``, ``kvreg plan --context``);
+    any positive whole count is a context, on the contexts axis or not.
+
+    Returns:
+        The context in tokens (int > 0).
+
+    Raises:
+        UnitError: not a tokens quantity (see :func:`parse_quantity`), not positive, or not a
+            whole number of tokens (``1.5`` tokens; ``1.5K`` = 1,500 is fine).
+    """
+    tokens = parse_quantity(value, "tokens")
+    if tokens <= 0 or tokens != int(tokens):
+        raise UnitError(f"context {value!r} is not a positive whole number of tokens",
+                        "write e.g. 32K (32,000), 32Ki (32,768) or 20000")
+    return int(tokens)
+
+
 def to_int(value: float) -> int:
     """Round a base-unit float to the nearest integer (bytes and tokens are whole)."""
     return int(round(value))

@@ -81,7 +81,7 @@ def test_fit_unknown_hardware_suggests_the_nearest(db):
 
 @pytest.mark.parametrize("args,message", [
     (("--kv-pool", "80G"), "'80G' is ambiguous"),
-    (("--context", "3000"), "context(s) 3000 are not on the contexts axis"),
+    (("--context", "0"), "context '0' is not a positive whole number of tokens"),
     (("--tp", "3"), "unknown tp size '3'"),
     (("--kv-dtype", "int3"), "unknown KV dtype 'int3'"),
 ])

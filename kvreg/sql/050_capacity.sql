@@ -1,26 +1,9 @@
--- capacity: how many sequences of a given context fit in the pool, naive vs first principles.
--- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp × context_tokens.
--- Inputs: memory_pools, kv_sequence_costs.
--- Units: sequences (whole), tokens, bytes per device.
---   max_seqs        floor(pool_bytes / seq_bytes), 0 when nothing fits
---   naive_max_seqs  floor(naive_pool_bytes / naive_seq_bytes)
---   pool_tokens     tokens of context the pool holds at this context length (pool ÷ seq × s),
---                   the same definition vLLM ≥0.22 logs as "GPU KV cache size"
---   naive_ratio     naive_max_seqs ÷ max_seqs: how far the naive planner over-promises
---   kv_pool_share   fraction of the claimed memory that is KV pool (the rest weights, reserve, residents)
+-- capacity: how many sequences of each context on the axis fit in the pool, naive vs first principles.
+-- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp × context_tokens
+--   (contexts axis table).
+-- Inputs: contexts; table macro capacity_at (045), which holds the arithmetic, its columns and
+--   units (sequences, tokens, bytes per device): this view is that macro applied to the axis, so
+--   kvreg fit at a context off the axis and the view can never disagree.
 -- Source: kv-budget-lesson.txt (36 vs 48 sequences), kv-arithmetic-hybrid-attention.txt.
 CREATE OR REPLACE VIEW capacity AS
-SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, s.kv_dtype, p.tp,
-       s.context_tokens, s.context_label, s.within_native,
-       p.usable_bytes, p.claimed_bytes, p.reserve_bytes, p.resident_bytes, p.weights_bytes, p.weights_basis,
-       p.pool_bytes, p.naive_pool_bytes,
-       s.seq_bytes, s.growing_bytes, s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
-       greatest(0, floor(p.pool_bytes / s.seq_bytes))::BIGINT AS max_seqs,
-       greatest(0, floor(p.naive_pool_bytes / s.naive_seq_bytes))::BIGINT AS naive_max_seqs,
-       greatest(0, floor(p.pool_bytes / s.seq_bytes * s.context_tokens))::BIGINT AS pool_tokens,
-       greatest(0, floor(p.naive_pool_bytes / s.naive_seq_bytes))
-           / nullif(greatest(0, floor(p.pool_bytes / s.seq_bytes)), 0) AS naive_ratio,
-       p.pool_bytes >= s.seq_bytes AS fits,
-       greatest(0, p.pool_bytes) / p.claimed_bytes AS kv_pool_share
-FROM memory_pools p
-JOIN kv_sequence_costs s ON s.model_id = p.model_id AND s.tp = p.tp
+SELECT * FROM capacity_at((SELECT list(context_tokens ORDER BY context_tokens) FROM contexts))
