@@ -1,8 +1,8 @@
 -- engine_capacity: what an engine release will log and admit, beside first principles.
 -- Grain: one row per served model × hardware × engine × weights_dtype × kv_dtype × tp ×
 --   max_model_len × max_num_batched_tokens (default_batched marks the release's default).
--- Inputs: engine_memory_pools, engine_kv_layout, engine_request_blocks, engine_accounting, kv_layer_costs,
---   served_models; scalar macros engine_concurrency, engine_logged_tokens.
+-- Inputs: engine_memory_pools, engine_kv_layout, engine_request_blocks, engine_accounting,
+--   kv_sequence_costs_at, served_models; scalar macros engine_concurrency, engine_logged_tokens.
 -- Units: bytes per device, blocks, tokens, sequences.
 --   page_bytes, block_size_tokens, num_groups, group_size, padding_layers   (engine_kv_layout)
 --   available_kv_bytes      predicted by the release's reserve model (engine_memory_pools)
@@ -17,12 +17,11 @@
 --   first_principles_seqs   floor(available ÷ seq_bytes(L))
 --   first_principles_ratio  first_principles_tokens ÷ logged_kv_tokens (NULL when the engine logs 0)
 CREATE OR REPLACE VIEW engine_capacity AS
-WITH fp AS (
-    SELECT s.served_id AS model_id, c.kv_dtype, c.tp, l.max_model_len,
-           sum(c.layer_count * (c.token_bytes * CASE WHEN c.window_tokens IS NULL THEN l.max_model_len
-                                                     ELSE least(l.max_model_len, c.window_tokens) END
-                                + c.state_bytes)) AS fp_seq_bytes
-    FROM served_models s JOIN kv_layer_costs c ON c.model_id = s.model_id CROSS JOIN max_model_lens l
+WITH fp AS (   -- first principles at each max_model_len: the one per-sequence formula (015), summed over
+               -- the served models (a target and its draft share the pool)
+    SELECT s.served_id AS model_id, k.kv_dtype, k.tp, k.context_tokens AS max_model_len, sum(k.seq_bytes) AS fp_seq_bytes
+    FROM served_models s
+    JOIN kv_sequence_costs_at((SELECT list(max_model_len) FROM max_model_lens)) k ON k.model_id = s.model_id
     GROUP BY ALL
 ),
 base AS (

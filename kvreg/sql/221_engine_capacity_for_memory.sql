@@ -2,7 +2,7 @@
 -- the block arithmetic alone for a given "Available KV cache memory" (e.g. read from a startup log),
 -- so the engine's accounting can be checked exactly, separately from the reserve estimate.
 -- Grain: one row per engine × served model × kv_dtype × tp.
--- Inputs: engine_kv_layout, engine_kv_buckets, engine_accounting, kv_layer_costs, served_models;
+-- Inputs: engine_kv_layout, engine_kv_buckets, engine_accounting, kv_sequence_costs_at, served_models;
 --   scalar macros engine_group_blocks, engine_concurrency, engine_logged_tokens.
 -- Units: bytes per device, blocks, tokens, sequences; same columns and rules as engine_capacity
 --   (max_num_seqs is the release's small-GPU default; admitted_seqs is capped by it).
@@ -21,12 +21,9 @@ WITH req AS (
     FROM engine_kv_buckets b JOIN engine_accounting a USING (engine_id)
     GROUP BY ALL
 ),
-fp AS (
-    SELECT s.served_id AS model_id, c.kv_dtype, c.tp,
-           sum(c.layer_count * (c.token_bytes * CASE WHEN c.window_tokens IS NULL THEN max_model_len
-                                                     ELSE least(max_model_len, c.window_tokens) END
-                                + c.state_bytes)) AS fp_seq_bytes
-    FROM served_models s JOIN kv_layer_costs c ON c.model_id = s.model_id
+fp AS (   -- the one per-sequence formula (015), summed over the served models (target + draft)
+    SELECT s.served_id AS model_id, k.kv_dtype, k.tp, sum(k.seq_bytes) AS fp_seq_bytes
+    FROM served_models s JOIN kv_sequence_costs_at([max_model_len]) k ON k.model_id = s.model_id
     GROUP BY ALL
 ),
 base AS (
