@@ -119,8 +119,6 @@ class DiffResult:
     views: list[ViewComparison]
     threshold_pct: float
     hidden_below_threshold: int
-    recommendations: list[dict] | None = None
-    recommendations_skipped: str | None = None
     summaries: list[FigureSummary] = dataclasses.field(default_factory=list)
 
     @property
