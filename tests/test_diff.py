@@ -151,24 +151,23 @@ def test_adding_hardware_adds_its_scenarios(repo):
 
 
 def test_deleting_a_model_a_report_uses_is_an_error_naming_the_report(repo):
-    # The report kind may not be loaded by this kvreg; the diff reads reports/*.yaml itself.
     write_project(repo, models={"n": model_entry("n", 32, [{"kind": "full", "count": 32, "kv_heads": 8,
                                                               "head_dim": 128}])})
     (repo / "reports").mkdir()
-    (repo / "reports/q4.yaml").write_text("id: q4\ntitle: Q4\nmodels:\n  - m\n  - n\n")
+    (repo / "reports/q4.yaml").write_text(
+        "id: q4\ntitle: Q4\nperiod: 2026 Q4\naudience: reviewers\nmodels:\n  - m\n  - n\nhardware: [hw]\n"
+        "engines: [first-principles]\nweights_dtypes: [bf16]\nkv_dtypes: [bf16]\ntp: [1]\ncontexts: [8Ki]\n"
+        "workload:\n  users: 10\n  context: 8Ki\n  tpot_ms: 50\n  hours_per_month: 730\n")
     commit(repo, "second model, a report")
+    assert run("HEAD~1", "HEAD", "--project", str(repo)).exit_code == 0  # the report is valid as written
     (repo / "registry/models/n.yaml").unlink()
     commit(repo, "drop n")
     r = CliRunner().invoke(main, ["diff", "HEAD~1", "HEAD", "--project", str(repo)])
     assert r.exit_code == 1
-    if "report" in {k.name for k in KINDS}:
-        # Once reports are a validated kind, this minimal report may fail their schema first; either
-        # way the diff must stop with a problem located in the report.
-        assert "reports/q4.yaml:" in r.output
-    else:
-        assert "HEAD HEAD (" in r.output and "has problems:" in r.output
-        assert "reports/q4.yaml:5:5: missing-reference: models.1: report 'q4' names model 'n', " \
-               "but this change removes it" in r.output
+    # The problem sits on the report's line naming the removed model ("  - n", line 7).
+    line = line_of(repo / "reports/q4.yaml", "  - n")
+    assert line == 7
+    assert f"reports/q4.yaml:{line}:" in r.output and "'n'" in r.output, r.output
 
 
 def test_working_tree_is_the_default_head(repo):
