@@ -11,7 +11,8 @@ only meaningful scenarios:
   (``checkpoints``), bf16 for a model that lists no checkpoint;
 * engine_capacity at the release's default ``max_num_batched_tokens``;
 * roofline decode rate at batch 1 and at the capacity limit (the largest batch
-  on the ``batch_sizes`` axis that fits, ``batch_fits``), not all 11 batches.
+  on the ``batch_sizes`` axis that fits, ``batch_fits``; batch 0 and no rate when
+  none fits), not all 11 batches.
 
 The entity filter (``{entity}``: ``v.model_id IN (?, …)`` etc.) sits inside
 each SELECT so DuckDB filters the base tables before the views' joins; one
@@ -60,14 +61,19 @@ FOCUS: dict[str, FocusSpec] = {
         "AND v.max_model_len <= coalesce((SELECT m.native_context_tokens FROM {db}.models m "
         "WHERE m.model_id = v.model_id), v.max_model_len) AND " + _WEIGHTS_DEFAULT),
     # The decode rate at batch 1 and at the largest batch that fits (labelled by `at`; `batch` says which).
+    # When no batch fits, the capacity row is kept with batch 0 and no rate, so "no longer fits" shows
+    # as a change rather than as a removed scenario.
     "roofline": FocusSpec(
         "roofline", _SCENARIO + ("at",), ("batch", "decode_tok_per_s"),
         "SELECT * EXCLUDE (n) FROM ("
         "SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, "
-        "CASE WHEN r.which = 1 THEN 'batch 1' ELSE 'capacity' END AS \"at\", v.batch, v.decode_tok_per_s, "
+        "CASE WHEN r.which = 1 THEN 'batch 1' ELSE 'capacity' END AS \"at\", "
+        "CASE WHEN r.which = 1 OR v.batch_fits THEN v.batch ELSE 0 END AS batch, "
+        "CASE WHEN r.which = 1 OR v.batch_fits THEN v.decode_tok_per_s END AS decode_tok_per_s, "
         "v.max_seqs AS __fit, row_number() OVER (PARTITION BY v.model_id, v.hardware_id, v.engine_id, "
-        "v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, r.which ORDER BY v.batch DESC) AS n "
+        "v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, r.which "
+        "ORDER BY v.batch_fits DESC, v.batch DESC) AS n "
         "FROM {db}.roofline v, (VALUES (1), (2)) r(which) "
         "WHERE {entity} AND v.within_native AND " + _WEIGHTS_DEFAULT +
-        " AND CASE WHEN r.which = 1 THEN v.batch = 1 ELSE v.batch_fits END) WHERE n = 1"),
+        " AND CASE WHEN r.which = 1 THEN v.batch = 1 ELSE v.batch_fits OR v.batch = 1 END) WHERE n = 1"),
 }

@@ -34,10 +34,10 @@ def figure_value(column: str, v) -> str:
 
 def pct_text(f: FigureChange) -> str:
     """``+2.8%``; a sequence count from or to 0 is said in words (fits / no longer fits), not as a %."""
-    seqs = f.figure.endswith("_seqs")
-    if seqs and f.old == 0 and f.new:
+    seqs = f.figure.endswith("_seqs") or f.figure == "batch"
+    if (seqs and f.old == 0 and f.new) or (f.old is None and f.new is not None):
         return "now fits"
-    if seqs and f.new == 0 and f.old:
+    if (seqs and f.new == 0 and f.old) or (f.new is None and f.old is not None):
         return "no longer fits"
     if f.pct is None:
         return "from 0" if f.old == 0 else "n/a"
