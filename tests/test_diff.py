@@ -285,3 +285,32 @@ def test_a_removed_key_points_at_its_base_line(repo):
     [entry] = diff_json(repo, "HEAD~1", "HEAD")["entries"]
     assert entry["fields"] == [{"path": "vocab_size", "old": 128256, "new": None,
                                 "file": "registry/models/m.yaml", "line": base_line}]
+
+
+def test_report_recommendation_flip_is_named(repo):
+    # Two equal accelerators; the report lists hw first, so hw wins the tie on devices. Shrinking hw's
+    # usable memory to 40 GiB makes it need more devices, and the report's recommendation moves to hw2.
+    write_yaml(repo / "hardware/hw2.yaml", hardware_entry("hw2", memory_marketed="80 GB", memory_usable="80 GiB"))
+    (repo / "reports").mkdir()
+    (repo / "reports/q4.yaml").write_text(
+        "id: q4\ntitle: Q4\nperiod: 2026 Q4\naudience: reviewers\nmodels: [m]\nhardware: [hw, hw2]\n"
+        "engines: [first-principles]\nweights_dtypes: [bf16]\nkv_dtypes: [bf16]\ntp: [1]\ncontexts: [32Ki]\n"
+        "workload:\n  users: 20\n  context: 32Ki\n  tpot_ms: 50\n  hours_per_month: 730\n")
+    commit(repo, "second accelerator, a report")
+    write_yaml(repo / "hardware/hw.yaml", hardware_entry("hw", memory_marketed="80 GB", memory_usable="40 GiB"))
+    commit(repo, "less memory")
+    out = diff_json(repo, "HEAD~1", "HEAD")
+    assert out["reports_checked"] == ["q4"]
+    seq = 32 * 8 * 256 * 2 * 32768  # bytes of one 32Ki sequence (bf16 KV)
+    per_device = math.floor((80 * GiB - 6 * GiB - 8e9 * 2) / seq)  # 14 sequences
+    devices = math.ceil(20 / per_device)  # 2
+    assert (per_device, devices) == (14, 2)
+    assert out["recommendations"] == [{"report": "q4", "model": "m",
+                                       "old": ["hw", "first-principles", "bf16", "bf16", 1, devices],
+                                       "new": ["hw2", "first-principles", "bf16", "bf16", 1, devices]}]
+    text = run("HEAD~1", "HEAD", "--project", str(repo)).output
+    assert ("report q4, model m: hw · first-principles · w:bf16 · kv:bf16 · TP1 · 2 devices → "
+            "hw2 · first-principles · w:bf16 · kv:bf16 · TP1 · 2 devices") in text
+    # A change to an entry the report names is checked; a source-only change flips nothing.
+    write_yaml(repo / "registry/models/m.yaml", model(url="https://example.org/other.json"))
+    assert "Report recommendations (q4): none flips." in run("HEAD", "--project", str(repo)).output

@@ -4,7 +4,7 @@
 lists the entries added, removed and changed key by key (``entries``), then
 compares the scenario figures of the views reports use, joined in SQL across
 the two databases (``scenarios``), checks report references (``references``)
-(report recommendations are not re-evaluated: see docs/diff.md).
+and whether a report recommendation flips (``recommend``).
 ``render`` turns the result into text, Markdown or JSON.
 """
 
@@ -52,6 +52,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     import duckdb
 
     from kvreg.diff.entries import entry_changes
+    from kvreg.diff.recommend import recommendation_flips
     from kvreg.diff.references import dangling_report_references
     from kvreg.diff.scenarios import BASE, HEAD, VIEWS, attach, compare_view, touched
 
@@ -91,6 +92,8 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 sets.extend(s)
                 summaries.extend(summary)
                 hidden += h
+            checked, flips = recommendation_flips(con, BASE, HEAD, order)
         finally:
             con.close()
-    return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, summaries)
+    return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, summaries,
+                      checked, flips)

@@ -118,6 +118,24 @@ def _counts(result: DiffResult) -> str:
             f"{len(result.figures):,} scenario figures moved · {added:,} scenarios added, {removed:,} removed")
 
 
+def _option_text(o) -> str:
+    if o is None:
+        return "no option meets the workload"
+    hw, engine, w, kv, tp, devices = o
+    return f"{hw} · {engine} · w:{w} · kv:{kv} · TP{tp} · {formats.count(devices)} devices"
+
+
+def _recommendation_lines(result: DiffResult) -> list[str]:
+    if not result.reports_checked:
+        return ["Report recommendations: no report names a changed entry."]
+    head = f"Report recommendations ({', '.join(result.reports_checked)}): "
+    if not result.recommendations:
+        return [head + "none flips."]
+    return [head + f"{len(result.recommendations)} flip."] + [
+        f"  report {r.report}, model {r.model}: {_option_text(r.old)} → {_option_text(r.new)}"
+        for r in result.recommendations]
+
+
 def _footer(result: DiffResult) -> list[str]:
     out = []
     if result.hidden_below_threshold:
@@ -169,6 +187,7 @@ def render_text(result: DiffResult, top: int = 10) -> str:
         lines.append("")
     if not result.has_changes:
         lines.append("No registry changes.")
+    lines.extend(_recommendation_lines(result))
     lines.extend(_footer(result))
     return "\n".join(lines)
 
@@ -259,6 +278,7 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
             out.append("")
     if not result.has_changes:
         out += ["No registry changes.", ""]
+    out += [line.replace("  report ", "- report ", 1) for line in _recommendation_lines(result)] + [""]
     out += _footer(result)
     return "\n".join(out).rstrip() + "\n"
 
