@@ -1,14 +1,14 @@
 """Benchmark: `kvreg diff` between two commits of the shipped registry (run by hand).
 
 Makes a temporary git repository from this checkout's registry (registry/,
-hardware/, reports/ if present), commits it, edits one model (Gemma 4 31B's
-global KV heads 4 → 8) and one accelerator (H100 usable memory), commits
-again, and times ``diff_projects("HEAD~1", "HEAD")`` — both revisions
+hardware/, reports/ if present), commits it, then commits ONE edit (``--case``:
+``hardware`` = generic-80gb usable memory 79.6 → 79.0 GiB, ``model`` = Gemma 4
+31B's global KV heads 4 → 8), and times ``diff_projects("HEAD~1", "HEAD")`` — both revisions
 materialized with git archive, both registries built in memory, the views
 joined in SQL.  ``--scale N`` also clones every model and accelerator N times
 under new ids (a registry the size issue 7 aims at) to see how the time grows.
 
-    python benchmarks/bench_diff.py [--scale 6] [--repeat 3]
+    python benchmarks/bench_diff.py [--case hardware|model] [--all-scenarios] [--scale 6] [--repeat 3]
 
 Results go in benchmarks/README.md ("kvreg diff").
 """

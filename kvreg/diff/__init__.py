@@ -72,6 +72,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             exc.side = f"HEAD {head_label}"
             raise exc
         con = duckdb.connect(":memory:")
+        con.execute("SET enable_progress_bar = false")  # the diff's output is the report, not a progress bar
         try:
             attach(con, BASE, base_reg)
             attach(con, HEAD, head_reg)
