@@ -1,14 +1,14 @@
 """Benchmark: `kvreg diff` between two commits of the shipped registry (run by hand).
 
 Makes a temporary git repository from this checkout's registry (registry/,
-hardware/, reports/ if present), commits it, edits one model (Gemma 4 31B's
-global KV heads 4 → 8) and one accelerator (H100 usable memory), commits
-again, and times ``diff_projects("HEAD~1", "HEAD")`` — both revisions
+hardware/, reports/ if present), commits it, then commits ONE edit (``--case``:
+``hardware`` = generic-80gb usable memory 79.6 → 79.0 GiB, ``model`` = Gemma 4
+31B's global KV heads 4 → 8), and times ``diff_projects("HEAD~1", "HEAD")`` — both revisions
 materialized with git archive, both registries built in memory, the views
 joined in SQL.  ``--scale N`` also clones every model and accelerator N times
 under new ids (a registry the size issue 7 aims at) to see how the time grows.
 
-    python benchmarks/bench_diff.py [--scale 6] [--repeat 3]
+    python benchmarks/bench_diff.py [--case hardware|model] [--all-scenarios] [--scale 6] [--repeat 3]
 
 Results go in benchmarks/README.md ("kvreg diff").
 """
@@ -56,36 +56,54 @@ def make_repo(tmp: Path, scale: int) -> Path:
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "base")
-    gemma = root / "registry/models/gemma-4-31b.yaml"
-    gemma.write_text(gemma.read_text().replace("kv_heads: 4 ", "kv_heads: 8 ", 1))
-    h100 = root / "hardware/h100-sxm-80gb.yaml"
-    h100.write_text(h100.read_text().replace("value: 81089 MiB", "value: 81000 MiB", 1))
-    git(root, "commit", "-qam", "edit")
     return root
 
 
-def run(scale: int, repeat: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="kvreg-bench-diff-") as tmp:
-        root = make_repo(Path(tmp), scale)
-        models = len(list((root / "registry/models").glob("*.yaml")))
-        hardware = len(list((root / "hardware").glob("*.yaml")))
-        for all_scenarios in (False, True):
-            times = []
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                r = diff_projects("HEAD~1", "HEAD", root, all_scenarios=all_scenarios)
-                times.append(time.perf_counter() - t0)
-            cap = next(v for v in r.views if v.view == "capacity")
-            print(f"scale {scale}: {models} models × {hardware} hardware, all_scenarios={all_scenarios}: "
-                  f"best {min(times):.2f} s of {repeat}; capacity rows compared {cap.head_rows:,}; "
-                  f"entries changed {len(r.entries)}; figures moved {len(r.figures):,}")
+# One-entry edits, each committed on its own (HEAD~1 → HEAD is that edit alone).
+EDITS = {
+    # the issue's fresh-user case: usable memory 79.6 → 79.0 GiB
+    "hardware": ("hardware/generic-80gb.yaml", "value: 79.6 GiB", "value: 79.0 GiB"),
+    # Gemma 4 31B global-layer KV heads 4 → 8
+    "model": ("registry/models/gemma-4-31b.yaml", "kv_heads: 4 ", "kv_heads: 8 "),
+}
+
+
+def edit(root: Path, case: str) -> None:
+    rel, old, new = EDITS[case]
+    path = root / rel
+    text = path.read_text()
+    assert old in text, (rel, old)
+    path.write_text(text.replace(old, new, 1))
+    git(root, "commit", "-qam", f"edit {case}")
+
+
+def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...]) -> None:
+    for case in cases:
+        with tempfile.TemporaryDirectory(prefix="kvreg-bench-diff-") as tmp:
+            root = make_repo(Path(tmp), scale)
+            edit(root, case)
+            models = len(list((root / "registry/models").glob("*.yaml")))
+            hardware = len(list((root / "hardware").glob("*.yaml")))
+            for all_scenarios in all_modes:
+                times = []
+                for _ in range(repeat):
+                    t0 = time.perf_counter()
+                    r = diff_projects("HEAD~1", "HEAD", root, all_scenarios=all_scenarios)
+                    times.append(time.perf_counter() - t0)
+                cap = next(v for v in r.views if v.view == "capacity")
+                print(f"{case} edit, scale {scale}: {models} models × {hardware} hardware, all_scenarios={all_scenarios}: "
+                      f"best {min(times):.2f} s of {repeat}; capacity rows compared {cap.head_rows:,}; "
+                      f"entries changed {len(r.entries)}; figures moved {len(r.figures):,}")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--case", action="append", choices=sorted(EDITS), help="edit to time (default: both)")
+    ap.add_argument("--all-scenarios", action="store_true", help="also time --all-scenarios")
     a = ap.parse_args()
-    run(1, a.repeat)
+    modes = (False, True) if a.all_scenarios else (False,)
+    run(1, a.repeat, a.case or sorted(EDITS), modes)
     if a.scale > 1:
-        run(a.scale, a.repeat)
+        run(a.scale, a.repeat, a.case or sorted(EDITS), modes)

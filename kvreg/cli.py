@@ -289,7 +289,9 @@ def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params
               help="Figure changes shown per entry (Markdown collapses the rest; 0 = all).")
 @click.option("--threshold", "threshold_pct", default=0.0, show_default=True, type=click.FloatRange(min=0),
               metavar="PCT", help="Hide figure changes smaller than PCT percent.")
-@click.option("--all-scenarios", is_flag=True, help="Compare every scenario, not only those touching changed entries.")
+@click.option("--all-scenarios", is_flag=True,
+              help="Compare every scenario row and figure (bytes, every context, dtype and batch), not only "
+                   "the report figures of meaningful scenarios touching changed entries.")
 def diff(base, head, project, fmt, top, threshold_pct, all_scenarios):
     """What a registry change moves: entries and scenario figures, BASE → HEAD.
 

@@ -99,11 +99,21 @@ def test_kv_heads_change_moves_capacity_by_the_arithmetic(repo):
     assert seqs["pct"] == pytest.approx((29 - 14) / 14 * 100)
     naive = figure(out, "naive_max_seqs", **at)
     assert (naive["old"], naive["new"]) == (math.floor(naive_pool / old_seq), math.floor(naive_pool / new_seq))
-    seq = figure(out, "seq_bytes", **at)
+    assert {(f["kind"], f["id"]) for f in out["figures"]} == {("model", "m")}
+    # By default only what reports use: no byte figures, no context beyond the native 128Ki,
+    # only the weights dtype the model ships in (bf16: no checkpoint listed, no native precisions).
+    assert {f["figure"] for f in out["figures"] if f["view"] == "capacity"} == {"max_seqs", "naive_max_seqs"}
+    assert max(f["keys"]["context_tokens"] for f in out["figures"] if f["view"] == "capacity") == 131072
+    assert {f["keys"]["weights_dtype"] for f in out["figures"]} == {"bf16"}
+    # Largest change in sequences first: TP16 at 1Ki, naive planner (pool ÷ per-sequence bytes).
+    seq_figs = [f for f in out["figures"] if f["figure"].endswith("_seqs")]
+    assert out["figures"][0] == max(seq_figs, key=lambda f: f["new"] - f["old"])
+
+    full = diff_json(repo, "HEAD~1", "HEAD", "--all-scenarios")
+    seq = figure(full, "seq_bytes", **at)
     assert (seq["old"], seq["new"], seq["pct"]) == (old_seq, new_seq, -50.0)
     # The pool does not depend on KV heads: no pool_bytes row moved.
-    assert not [f for f in out["figures"] if f["figure"] == "pool_bytes"]
-    assert {(f["kind"], f["id"]) for f in out["figures"]} == {("model", "m")}
+    assert not [f for f in full["figures"] if f["figure"] == "pool_bytes"]
 
 
 def test_source_url_change_is_an_entry_change_that_moves_no_number(repo):
@@ -129,31 +139,35 @@ def test_adding_hardware_adds_its_scenarios(repo):
     assert all((s["kind"], s["id"], s["status"]) == ("hardware", "big", "added") for s in sets.values())
     weights = sum(1 for p in PRECISIONS if p[2])
     kv = sum(1 for p in PRECISIONS if p[3])
-    contexts = len(set(CONTEXT_LADDER) | {131072})
+    within_native = len([c for c in set(CONTEXT_LADDER) | {131072} if c <= 131072])
     assert (added["view"], added["kind"], added["id"], added["status"]) == ("capacity", "hardware", "big", "added")
-    assert added["count"] == 1 * weights * kv * len(TP_SIZES) * contexts
+    # By default: the one weights dtype the model ships in (bf16), contexts up to the native 128Ki,
+    # every TP (8e9 × 2 bytes fits in 180 GiB at TP 1).
+    assert added["count"] == 1 * 1 * kv * len(TP_SIZES) * within_native
     assert out["figures"] == []
+    contexts = len(set(CONTEXT_LADDER) | {131072})
+    full = {s["view"]: s for s in diff_json(repo, "HEAD~1", "HEAD", "--all-scenarios")["scenario_sets"]}
+    assert full["capacity"]["count"] == 1 * weights * kv * len(TP_SIZES) * contexts
 
 
 def test_deleting_a_model_a_report_uses_is_an_error_naming_the_report(repo):
-    # The report kind may not be loaded by this kvreg; the diff reads reports/*.yaml itself.
     write_project(repo, models={"n": model_entry("n", 32, [{"kind": "full", "count": 32, "kv_heads": 8,
                                                               "head_dim": 128}])})
     (repo / "reports").mkdir()
-    (repo / "reports/q4.yaml").write_text("id: q4\ntitle: Q4\nmodels:\n  - m\n  - n\n")
+    (repo / "reports/q4.yaml").write_text(
+        "id: q4\ntitle: Q4\nperiod: 2026 Q4\naudience: reviewers\nmodels:\n  - m\n  - n\nhardware: [hw]\n"
+        "engines: [first-principles]\nweights_dtypes: [bf16]\nkv_dtypes: [bf16]\ntp: [1]\ncontexts: [8Ki]\n"
+        "workload:\n  users: 10\n  context: 8Ki\n  tpot_ms: 50\n  hours_per_month: 730\n")
     commit(repo, "second model, a report")
+    assert run("HEAD~1", "HEAD", "--project", str(repo)).exit_code == 0  # the report is valid as written
     (repo / "registry/models/n.yaml").unlink()
     commit(repo, "drop n")
     r = CliRunner().invoke(main, ["diff", "HEAD~1", "HEAD", "--project", str(repo)])
     assert r.exit_code == 1
-    if "report" in {k.name for k in KINDS}:
-        # Once reports are a validated kind, this minimal report may fail their schema first; either
-        # way the diff must stop with a problem located in the report.
-        assert "reports/q4.yaml:" in r.output
-    else:
-        assert "HEAD HEAD (" in r.output and "has problems:" in r.output
-        assert "reports/q4.yaml:5:5: missing-reference: models.1: report 'q4' names model 'n', " \
-               "but this change removes it" in r.output
+    # The problem sits on the report's line naming the removed model ("  - n", line 7).
+    line = line_of(repo / "reports/q4.yaml", "  - n")
+    assert line == 7
+    assert f"reports/q4.yaml:{line}:" in r.output and "'n'" in r.output, r.output
 
 
 def test_working_tree_is_the_default_head(repo):
@@ -176,8 +190,8 @@ def test_threshold_hides_small_changes(repo):
     # 80 → 81 GiB usable moves pool_bytes by 1/58.1 ≈ 1.7 % and a few max_seqs by much more.
     write_yaml(repo / "hardware/hw.yaml", hardware_entry("hw", memory_marketed="80 GB", memory_usable="81 GiB"))
     commit(repo, "more memory")
-    everything = diff_json(repo, "HEAD~1", "HEAD")
-    above = diff_json(repo, "HEAD~1", "HEAD", "--threshold", "5")
+    everything = diff_json(repo, "HEAD~1", "HEAD", "--all-scenarios")
+    above = diff_json(repo, "HEAD~1", "HEAD", "--threshold", "5", "--all-scenarios")
     assert above["hidden_below_threshold"] > 0
     assert len(above["figures"]) + above["hidden_below_threshold"] == len(everything["figures"])
     assert all(f["pct"] is None or abs(f["pct"]) >= 5 for f in above["figures"])
@@ -195,7 +209,7 @@ def test_resident_model_change_reaches_the_hardware_it_lives_on(repo):
     write_yaml(repo / "registry/models/n.yaml", model_entry("n", 2, [{"kind": "full", "count": 2, "kv_heads": 1,
                                                                         "head_dim": 64}], params_total=2e9))
     commit(repo, "bigger resident")
-    out = diff_json(repo, "HEAD~1", "HEAD")
+    out = diff_json(repo, "HEAD~1", "HEAD", "--all-scenarios")
     on_host = [f for f in out["figures"] if f["keys"]["model_id"] == "m" and f["figure"] == "pool_bytes"]
     assert on_host and {(f["kind"], f["id"]) for f in on_host} == {("hardware", "host")}
     assert all(f["old"] - f["new"] == 2e9 for f in on_host)  # 1e9 more parameters × 2 bytes (bf16)
@@ -223,11 +237,10 @@ def test_no_changes_exit_0(repo):
 
 def test_markdown_is_stable(repo, monkeypatch):
     # Stable against other work: compare only the capacity view, and leave the report hook out.
-    from kvreg.diff import hooks, scenarios
+    from kvreg.diff import scenarios
 
     monkeypatch.setattr(scenarios, "VIEWS", (scenarios.ViewSpec("capacity", ("max_seqs", "naive_max_seqs",
                                                                               "pool_bytes", "seq_bytes")),))
-    monkeypatch.setattr(hooks, "recommendation_flips", lambda *a: (None, "not part of this test"))
     write_yaml(repo / "registry/models/m.yaml", model(kv_heads=4, url="https://example.org/v2.json"))
     write_yaml(repo / "hardware/big.yaml", hardware_entry("big", memory_marketed="192 GB", memory_usable="180 GiB"))
     commit(repo, "change")
@@ -272,3 +285,32 @@ def test_a_removed_key_points_at_its_base_line(repo):
     [entry] = diff_json(repo, "HEAD~1", "HEAD")["entries"]
     assert entry["fields"] == [{"path": "vocab_size", "old": 128256, "new": None,
                                 "file": "registry/models/m.yaml", "line": base_line}]
+
+
+def test_report_recommendation_flip_is_named(repo):
+    # Two equal accelerators; the report lists hw first, so hw wins the tie on devices. Shrinking hw's
+    # usable memory to 40 GiB makes it need more devices, and the report's recommendation moves to hw2.
+    write_yaml(repo / "hardware/hw2.yaml", hardware_entry("hw2", memory_marketed="80 GB", memory_usable="80 GiB"))
+    (repo / "reports").mkdir()
+    (repo / "reports/q4.yaml").write_text(
+        "id: q4\ntitle: Q4\nperiod: 2026 Q4\naudience: reviewers\nmodels: [m]\nhardware: [hw, hw2]\n"
+        "engines: [first-principles]\nweights_dtypes: [bf16]\nkv_dtypes: [bf16]\ntp: [1]\ncontexts: [32Ki]\n"
+        "workload:\n  users: 20\n  context: 32Ki\n  tpot_ms: 50\n  hours_per_month: 730\n")
+    commit(repo, "second accelerator, a report")
+    write_yaml(repo / "hardware/hw.yaml", hardware_entry("hw", memory_marketed="80 GB", memory_usable="40 GiB"))
+    commit(repo, "less memory")
+    out = diff_json(repo, "HEAD~1", "HEAD")
+    assert out["reports_checked"] == ["q4"]
+    seq = 32 * 8 * 256 * 2 * 32768  # bytes of one 32Ki sequence (bf16 KV)
+    per_device = math.floor((80 * GiB - 6 * GiB - 8e9 * 2) / seq)  # 14 sequences
+    devices = math.ceil(20 / per_device)  # 2
+    assert (per_device, devices) == (14, 2)
+    assert out["recommendations"] == [{"report": "q4", "model": "m",
+                                       "old": ["hw", "first-principles", "bf16", "bf16", 1, devices],
+                                       "new": ["hw2", "first-principles", "bf16", "bf16", 1, devices]}]
+    text = run("HEAD~1", "HEAD", "--project", str(repo)).output
+    assert ("report q4, model m: hw · first-principles · w:bf16 · kv:bf16 · TP1 · 2 devices → "
+            "hw2 · first-principles · w:bf16 · kv:bf16 · TP1 · 2 devices") in text
+    # A change to an entry the report names is checked; a source-only change flips nothing.
+    write_yaml(repo / "registry/models/m.yaml", model(url="https://example.org/other.json"))
+    assert "Report recommendations (q4): none flips." in run("HEAD", "--project", str(repo)).output

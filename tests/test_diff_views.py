@@ -1,4 +1,4 @@
-"""kvreg diff internals: views other work adds, non-unique keys, the recommendation hook, subfolder projects."""
+"""kvreg diff internals: views other work adds, non-unique keys, subfolder projects."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 from kvreg.cli import main
-from kvreg.diff import hooks
 from kvreg.diff.scenarios import BASE, HEAD, ViewSpec, attach, compare_view
 from kvreg.registry import load_registry
 from tests.registry_factory import engine_entry, hardware_entry, write_project
@@ -64,25 +63,6 @@ def test_a_view_whose_key_is_not_unique_is_skipped_with_the_reason(con):
 def test_missing_view_is_skipped(con):
     view, *_ = compare_view(con, ViewSpec("no_such_view", ("admitted_seqs",)), [("model", ["m"])])
     assert view.skipped == "view not present"
-
-
-def test_recommendation_hook_reads_each_side(con, monkeypatch):
-    def recommend(c, report):  # the function issue 5 may provide, here: best context-32Ki concurrency
-        return c.execute("SELECT max_seqs FROM capacity WHERE model_id = ? AND context_tokens = 32768 AND tp = 1 "
-                         "AND weights_dtype = 'bf16' AND kv_dtype = 'bf16'", [report.model]).fetchone()[0]
-
-    monkeypatch.setattr(hooks, "find_recommender", lambda: recommend)
-    reg = lambda: types.SimpleNamespace(entries={"report": {"q4": types.SimpleNamespace(  # noqa: E731
-        entry=types.SimpleNamespace(model="m"))}})
-    flips, skipped = hooks.recommendation_flips(con, reg(), reg(), BASE, HEAD)
-    assert skipped is None and len(flips) == 1
-    # pool 79.6 GiB − 6 GiB − 16e9 B = 63.0e9 B; a 32Ki sequence holds 4 GiB (8 KV heads) or 2 GiB (4)
-    assert flips == [{"report": "q4", "old": 14, "new": 29}]
-
-
-def test_recommendation_hook_skipped_without_report_kind(con):
-    empty = types.SimpleNamespace(entries={"model": {}})
-    assert hooks.recommendation_flips(con, empty, empty, BASE, HEAD) == (None, "no report entry kind in this kvreg")
 
 
 def test_project_in_a_subfolder_of_the_repository(tmp_path):

@@ -4,7 +4,7 @@
 lists the entries added, removed and changed key by key (``entries``), then
 compares the scenario figures of the views reports use, joined in SQL across
 the two databases (``scenarios``), checks report references (``references``)
-and, when available, whether a report recommendation flips (``hooks``).
+and whether a report recommendation flips (``recommend``).
 ``render`` turns the result into text, Markdown or JSON.
 """
 
@@ -52,7 +52,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     import duckdb
 
     from kvreg.diff.entries import entry_changes
-    from kvreg.diff.hooks import recommendation_flips
+    from kvreg.diff.recommend import recommendation_flips
     from kvreg.diff.references import dangling_report_references
     from kvreg.diff.scenarios import BASE, HEAD, VIEWS, attach, compare_view, touched
 
@@ -72,6 +72,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             exc.side = f"HEAD {head_label}"
             raise exc
         con = duckdb.connect(":memory:")
+        con.execute("SET enable_progress_bar = false")  # the diff's output is the report, not a progress bar
         try:
             attach(con, BASE, base_reg)
             attach(con, HEAD, head_reg)
@@ -92,8 +93,8 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 sets.extend(s)
                 summaries.extend(summary)
                 hidden += h
-            flips, skipped = recommendation_flips(con, base_reg, head_reg, BASE, HEAD)
+            checked, flips = recommendation_flips(con, BASE, HEAD, order)
         finally:
             con.close()
-    return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, flips, skipped,
-                      summaries)
+    return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, summaries,
+                      checked, flips)

@@ -107,6 +107,20 @@ class ViewComparison:
     skipped: str | None = None
 
 
+@dataclasses.dataclass(frozen=True)
+class RecommendationFlip:
+    """A report whose recommended option for one model differs between BASE and HEAD.
+
+    ``old``/``new`` are (hardware_id, engine_id, weights_dtype, kv_dtype, tp, devices), or None
+    when no option of the report meets its workload on that side.
+    """
+
+    report: str
+    model: str
+    old: tuple | None
+    new: tuple | None
+
+
 @dataclasses.dataclass
 class DiffResult:
     """The whole diff between a BASE and a HEAD project."""
@@ -119,9 +133,9 @@ class DiffResult:
     views: list[ViewComparison]
     threshold_pct: float
     hidden_below_threshold: int
-    recommendations: list[dict] | None = None
-    recommendations_skipped: str | None = None
     summaries: list[FigureSummary] = dataclasses.field(default_factory=list)
+    reports_checked: list[str] = dataclasses.field(default_factory=list)
+    recommendations: list[RecommendationFlip] = dataclasses.field(default_factory=list)
 
     @property
     def has_changes(self) -> bool:

@@ -33,6 +33,12 @@ def figure_value(column: str, v) -> str:
 
 
 def pct_text(f: FigureChange) -> str:
+    """``+2.8%``; a sequence count from or to 0 is said in words (fits / no longer fits), not as a %."""
+    seqs = f.figure.endswith("_seqs") or f.figure == "batch"
+    if (seqs and f.old == 0 and f.new) or (f.old is None and f.new is not None):
+        return "now fits"
+    if (seqs and f.new == 0 and f.old) or (f.new is None and f.old is not None):
+        return "no longer fits"
     if f.pct is None:
         return "from 0" if f.old == 0 else "n/a"
     return f"{f.pct:+.1f}%"
@@ -53,6 +59,8 @@ def _key_part(col: str, v) -> str:
         return f"kv:{v}"
     if col.startswith("batch"):
         return f"batch {v}"
+    if col == "at":
+        return f"at {v}"
     return str(v)
 
 
@@ -110,13 +118,22 @@ def _counts(result: DiffResult) -> str:
             f"{len(result.figures):,} scenario figures moved · {added:,} scenarios added, {removed:,} removed")
 
 
+def _option_text(o) -> str:
+    if o is None:
+        return "no option meets the workload"
+    hw, engine, w, kv, tp, devices = o
+    return f"{hw} · {engine} · w:{w} · kv:{kv} · TP{tp} · {formats.count(devices)} devices"
+
+
 def _recommendation_lines(result: DiffResult) -> list[str]:
-    if result.recommendations is None:
-        return [f"Report recommendations: not checked ({result.recommendations_skipped})."]
+    if not result.reports_checked:
+        return ["Report recommendations: no report names a changed entry."]
+    head = f"Report recommendations ({', '.join(result.reports_checked)}): "
     if not result.recommendations:
-        return ["Report recommendations: none flips."]
-    return [f"Report {r['report']!r} recommendation flips: {_value_text(r['old'])} → {_value_text(r['new'])}"
-            for r in result.recommendations]
+        return [head + "none flips."]
+    return [head + f"{len(result.recommendations)} flip."] + [
+        f"  report {r.report}, model {r.model}: {_option_text(r.old)} → {_option_text(r.new)}"
+        for r in result.recommendations]
 
 
 def _footer(result: DiffResult) -> list[str]:
@@ -261,7 +278,7 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
             out.append("")
     if not result.has_changes:
         out += ["No registry changes.", ""]
-    out += [line for line in _recommendation_lines(result)] + [""]
+    out += [line.replace("  report ", "- report ", 1) for line in _recommendation_lines(result)] + [""]
     out += _footer(result)
     return "\n".join(out).rstrip() + "\n"
 

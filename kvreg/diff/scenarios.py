@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from kvreg.diff.focus import FOCUS, FocusSpec
 from kvreg.diff.model import FigureChange, FigureSummary, ScenarioSetChange, ViewComparison
 
 BASE, HEAD = "kv_base", "kv_head"
@@ -27,7 +28,7 @@ class ViewSpec:
     """A view to compare and the figures in it that reports show (used when the column exists)."""
 
     view: str
-    figures: tuple[str, ...]
+    all_figures: tuple[str, ...]  # compared with --all-scenarios; the default compares focus.FOCUS
 
 
 # The views the reports use and their headline figures (issue 8).  Views and
@@ -36,7 +37,6 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("capacity", ("max_seqs", "naive_max_seqs", "pool_bytes", "seq_bytes")),
     ViewSpec("engine_capacity", ("admitted_seqs", "logged_kv_tokens")),
     ViewSpec("roofline", ("decode_tok_per_s",)),
-    ViewSpec("plans", ("replicas", "gpus", "usd_per_hour")),
 )
 
 # Scenario axes: the columns that identify a row, in display order.  A view's
@@ -44,7 +44,7 @@ VIEWS: tuple[ViewSpec, ...] = (
 KEY_COLUMNS: tuple[str, ...] = (
     "model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "context_tokens",
     "max_model_len", "max_num_batched_tokens", "batch", "batch_size", "batch_seqs",
-    "workload_id", "report_id",
+    "workload_id", "report_id", "at",
 )
 
 # Which key column carries the id of an entry of each kind.
@@ -57,6 +57,22 @@ DEPENDENCIES: tuple[tuple[str, str, str, str, str], ...] = (
 )
 
 SAMPLE_ROWS = 5
+SEQ_RANK = 1e15  # a size above any |%|: sequence-count changes sort first
+
+
+def _materialize_focus(con, focus: FocusSpec, order: list[tuple[str, list[str]]]) -> None:
+    """``_diff_base`` / ``_diff_head``: the focused SELECT per touched entry group, UNIONed (see :mod:`focus`)."""
+    for alias, name in ((BASE, "_diff_base"), (HEAD, "_diff_head")):
+        parts, params = [], []
+        for kind, ids in order:
+            col = ENTITY_COLUMNS[kind]
+            if col not in focus.keys or not ids:
+                continue
+            entity = f"v.{_q(col)} IN ({', '.join('?' * len(ids))})"
+            parts.append(focus.sql.format(db=_q(alias), entity=entity))
+            params.extend(ids)
+        sql = " UNION ".join(f"({p})" for p in parts) or focus.sql.format(db=_q(alias), entity="FALSE")
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", params)
 
 
 def attach(con, alias: str, registry) -> None:
@@ -164,18 +180,26 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
     base_cols, head_cols = _columns(con, BASE, spec.view), _columns(con, HEAD, spec.view)
     if not base_cols or not head_cols:
         return ViewComparison(spec.view, (), (), 0, 0, skipped="view not present"), [], [], 0, []
-    keys = [k for k in KEY_COLUMNS if k in base_cols and k in head_cols]
-    figures = [f for f in spec.figures if f in base_cols and f in head_cols]
-    if not keys or not figures:
-        return (ViewComparison(spec.view, tuple(keys), tuple(figures), 0, 0, skipped="no key or figure columns"),
-                [], [], 0, [])
-    where, where_params = _filter(keys, order, all_scenarios)
-    cols = ", ".join(_q(c) for c in keys + figures)
+    focus = None if all_scenarios else FOCUS.get(spec.view)
+    if focus is not None:
+        keys, figures = list(focus.keys), list(focus.figures)
+        if not all(c in base_cols and c in head_cols for c in keys if c != "at"):
+            return (ViewComparison(spec.view, tuple(keys), tuple(figures), 0, 0, skipped="key columns missing"),
+                    [], [], 0, [])
+        _materialize_focus(con, focus, order)
+    else:
+        keys = [k for k in KEY_COLUMNS if k in base_cols and k in head_cols]
+        figures = [f for f in spec.all_figures if f in base_cols and f in head_cols]
+        if not keys or not figures:
+            return (ViewComparison(spec.view, tuple(keys), tuple(figures), 0, 0, skipped="no key or figure columns"),
+                    [], [], 0, [])
+        where, where_params = _filter(keys, order, all_scenarios)
+        cols = ", ".join(_q(c) for c in keys + figures)
+        # The two sides, limited to the touched scenarios, as temp tables of this connection.
+        for alias, name in ((BASE, "_diff_base"), (HEAD, "_diff_head")):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {cols}, 1 AS __fit "
+                        f"FROM {alias}.{_q(spec.view)} WHERE {where}", where_params)
     key_list = ", ".join(_q(k) for k in keys)
-    # The two sides, limited to the touched scenarios, as temp tables of this connection.
-    for alias, name in ((BASE, "_diff_base"), (HEAD, "_diff_head")):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {cols} FROM {alias}.{_q(spec.view)} WHERE {where}",
-                    where_params)
     counts = [con.execute(f"SELECT count(*) FROM {n}").fetchone()[0] for n in ("_diff_base", "_diff_head")]
     dupes = sum(con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {n} GROUP BY {key_list} HAVING count(*) > 1)")
                 .fetchone()[0] for n in ("_diff_base", "_diff_head"))
@@ -188,6 +212,7 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
     joined = (
         f"WITH j AS (SELECT {', '.join(f'coalesce(b.{_q(k)}, h.{_q(k)}) AS {_q(k)}' for k in keys)}, "
         f"b.__present IS NOT NULL AS in_base, h.__present IS NOT NULL AS in_head, "
+        f"coalesce(b.__fit > 0, FALSE) AS fit_base, coalesce(h.__fit > 0, FALSE) AS fit_head, "
         + ", ".join(f"b.{_q(f)} AS {_q('old_' + f)}, h.{_q(f)} AS {_q('new_' + f)}" for f in figures)
         + f" FROM (SELECT *, TRUE AS __present FROM _diff_base) b FULL OUTER JOIN "
           f"(SELECT *, TRUE AS __present FROM _diff_head) h ON {on}), "
@@ -200,7 +225,10 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
         f"{joined}, m AS (SELECT *, CASE WHEN old <> 0 THEN (new - old) / abs(old) * 100 END AS pct FROM ({moved}) "
         f"WHERE old IS DISTINCT FROM new "
         f"AND NOT coalesce(abs(new - old) <= 1e-9 * greatest(abs(old), abs(new)), FALSE)), "
-        f"s AS (SELECT *, coalesce(abs(pct), 'inf'::DOUBLE) AS size, pct IS NULL OR abs(pct) >= ? AS shown FROM m) "
+        # Sequence counts rank by how many sequences moved, above every other figure; others by |%|.
+        f"s AS (SELECT *, CASE WHEN figure = 'batch' OR figure LIKE '%\\_seqs' ESCAPE '\\' "
+        f"THEN {SEQ_RANK} + abs(new - old) ELSE least(coalesce(abs(pct), {SEQ_RANK} - 1), {SEQ_RANK} - 1) END AS size, "
+        f"pct IS NULL OR abs(pct) >= ? AS shown FROM m) "
     )
     summary_sql = (
         f"{scored}SELECT entry_kind, entry_id, figure, count(*), count(*) FILTER (WHERE new > old), "
@@ -228,7 +256,7 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
                                     _value(new, integral[figure]), pct))
     sets_sql = (
         f"{joined}, o AS (SELECT *, CASE WHEN in_head THEN 'added' ELSE 'removed' END AS status FROM a "
-        f"WHERE NOT (in_base AND in_head)), "
+        f"WHERE NOT (in_base AND in_head) AND (fit_base OR fit_head)), "
         f"r AS (SELECT *, row_number() OVER (PARTITION BY entry_kind, entry_id, status ORDER BY {key_list}) AS n, "
         f"count(*) OVER (PARTITION BY entry_kind, entry_id, status) AS total FROM o) "
         f"SELECT entry_kind, entry_id, status, total, {key_list}, "

@@ -1,0 +1,79 @@
+"""The default (focused) comparison: the figures reports use, on scenarios a reviewer cares about.
+
+Each :class:`FocusSpec` is one SELECT over a view of one side (``{db}`` is the
+attached database, an identifier chosen by the diff, never a value) that keeps
+only meaningful scenarios:
+
+* contexts within the model's native context (``within_native`` /
+  ``max_model_len ≤ native_context_tokens``);
+* weights dtypes the accelerator runs natively (``hardware_precisions``), or,
+  for an accelerator that lists none, the dtypes the model is published in
+  (``checkpoints``), bf16 for a model that lists no checkpoint;
+* engine_capacity at the release's default ``max_num_batched_tokens``;
+* roofline decode rate at batch 1 and at the capacity limit (the largest batch
+  on the ``batch_sizes`` axis that fits, ``batch_fits``; batch 0 and no rate when
+  none fits), not all 11 batches.
+
+The entity filter (``{entity}``: ``v.model_id IN (?, …)`` etc.) sits inside
+each SELECT so DuckDB filters the base tables before the views' joins; one
+SELECT runs per touched entry group and the results are UNIONed.  The column
+``__fit`` is what says the weights fit (> 0); a scenario is compared only when
+it is > 0 on at least one side, so the −898 % of a pool that was already
+negative never shows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class FocusSpec:
+    """One view's focused SELECT: its key columns, figures, and the SQL template."""
+
+    view: str
+    keys: tuple[str, ...]
+    figures: tuple[str, ...]
+    sql: str  # placeholders {db} (attached database) and {entity} (the touched-entry predicate)
+
+
+_WEIGHTS_DEFAULT = (
+    "(v.weights_dtype IN (SELECT p.dtype FROM {db}.hardware_precisions p WHERE p.hardware_id = v.hardware_id) "
+    "OR (NOT EXISTS (SELECT 1 FROM {db}.hardware_precisions p WHERE p.hardware_id = v.hardware_id) "
+    "AND (v.weights_dtype IN (SELECT c.weights_dtype FROM {db}.checkpoints c WHERE c.model_id = v.model_id) "
+    "OR (v.weights_dtype = 'bf16' AND NOT EXISTS (SELECT 1 FROM {db}.checkpoints c WHERE c.model_id = v.model_id)))))"
+)
+
+_SCENARIO = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "context_tokens")
+
+FOCUS: dict[str, FocusSpec] = {
+    "capacity": FocusSpec(
+        "capacity", _SCENARIO, ("max_seqs", "naive_max_seqs"),
+        "SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, "
+        "v.max_seqs, v.naive_max_seqs, v.pool_bytes AS __fit FROM {db}.capacity v "
+        "WHERE {entity} AND v.within_native AND " + _WEIGHTS_DEFAULT),
+    "engine_capacity": FocusSpec(
+        "engine_capacity", ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp",
+                            "max_model_len"), ("admitted_seqs", "logged_kv_tokens"),
+        "SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, v.tp, v.max_model_len, "
+        "v.admitted_seqs, v.logged_kv_tokens, v.available_kv_bytes AS __fit FROM {db}.engine_capacity v "
+        "WHERE {entity} AND v.default_batched "
+        "AND v.max_model_len <= coalesce((SELECT m.native_context_tokens FROM {db}.models m "
+        "WHERE m.model_id = v.model_id), v.max_model_len) AND " + _WEIGHTS_DEFAULT),
+    # The decode rate at batch 1 and at the largest batch that fits (labelled by `at`; `batch` says which).
+    # When no batch fits, the capacity row is kept with batch 0 and no rate, so "no longer fits" shows
+    # as a change rather than as a removed scenario.
+    "roofline": FocusSpec(
+        "roofline", _SCENARIO + ("at",), ("batch", "decode_tok_per_s"),
+        "SELECT * EXCLUDE (n) FROM ("
+        "SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, "
+        "CASE WHEN r.which = 1 THEN 'batch 1' ELSE 'capacity' END AS \"at\", "
+        "CASE WHEN r.which = 1 OR v.batch_fits THEN v.batch ELSE 0 END AS batch, "
+        "CASE WHEN r.which = 1 OR v.batch_fits THEN v.decode_tok_per_s END AS decode_tok_per_s, "
+        "v.max_seqs AS __fit, row_number() OVER (PARTITION BY v.model_id, v.hardware_id, v.engine_id, "
+        "v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, r.which "
+        "ORDER BY v.batch_fits DESC, v.batch DESC) AS n "
+        "FROM {db}.roofline v, (VALUES (1), (2)) r(which) "
+        "WHERE {entity} AND v.within_native AND " + _WEIGHTS_DEFAULT +
+        " AND CASE WHEN r.which = 1 THEN v.batch = 1 ELSE v.batch_fits OR v.batch = 1 END) WHERE n = 1"),
+}

@@ -1,0 +1,80 @@
+"""Report recommendations that flip: the report's own option ranking on BASE and on HEAD.
+
+A report recommends, per model, its rank-1 option that meets the workload
+(``kvreg/report/context.py``: ``rank_in_model = 1 AND meets`` over the
+``plan_options`` query, or ``options`` when the plans macro is absent).  The
+diff runs that same query on each side, but only for reports that list a
+touched entry (a model, hardware or engine the change edits, or a hardware
+entry depending on one): a report naming none of them ranks the same rows on
+both sides, so it cannot flip.  About 2 s per report per side on the shipped
+registry (benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+from kvreg.diff.model import RecommendationFlip
+
+# Entry kind → report_items.item_kind naming an entry of that kind.
+ITEM_KINDS = {"model": "model", "hardware": "hardware", "engine": "engine"}
+
+
+def _reports_touching(con, alias: str, order: list[tuple[str, list[str]]]) -> set[str]:
+    out: set[str] = set()
+    for kind, ids in order:
+        item = ITEM_KINDS.get(kind)
+        if item is None:
+            continue
+        out |= {r[0] for r in con.execute(
+            f'SELECT DISTINCT report_id FROM "{alias}".report_items WHERE item_kind = ? AND list_contains(?, item_id)',
+            [item, ids]).fetchall()}
+    return out
+
+
+def _recommended(con, alias: str, report_id: str) -> dict[str, tuple | None]:
+    """model id → (hardware, engine, weights, kv, tp, devices) of the report's recommendation, or None."""
+    from kvreg.report.context import availability, query_text, rows
+
+    con.execute(f'USE "{alias}"')
+    try:
+        p = {"report": report_id}
+        (workload,) = rows(con, "workload", p)
+        avail = availability(con, workload, report_id)
+        if avail.plans:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}",
+                        dict(p, users=workload.users, context_tokens=workload.context_tokens,
+                             tpot_s=workload.tpot_s, ttft_s=workload.ttft_s))
+        else:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
+        models = [r[0] for r in con.execute(
+            "SELECT item_id FROM report_items WHERE report_id = ? AND item_kind = 'model' ORDER BY item_idx",
+            [report_id]).fetchall()]
+        best = {r[0]: tuple(r[1:]) for r in con.execute(
+            "SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, devices FROM report_options "
+            "WHERE rank_in_model = 1 AND meets").fetchall()}
+        con.execute("DROP TABLE IF EXISTS report_options")
+        return {m: best.get(m) for m in models}
+    finally:
+        con.execute("USE memory")
+
+
+def recommendation_flips(con, base_alias: str, head_alias: str,
+                         order: list[tuple[str, list[str]]]) -> tuple[list[str], list[RecommendationFlip]]:
+    """Reports checked (present on both sides and listing a touched entry) and the recommendations that flip.
+
+    Args:
+        con: connection with both sides attached as ``base_alias`` / ``head_alias``.
+        order: ``[(kind, ids)]`` of touched entries (:func:`kvreg.diff.scenarios.touched`).
+    Returns:
+        (sorted report ids checked, one :class:`RecommendationFlip` per report × model whose
+        recommended option differs; ``old``/``new`` None when no option meets the workload).
+    """
+    common = _reports_touching(con, base_alias, order) & _reports_touching(con, head_alias, order)
+    common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{head_alias}".report_workloads').fetchall()}
+    common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{base_alias}".report_workloads').fetchall()}
+    flips = []
+    for rid in sorted(common):
+        old, new = _recommended(con, base_alias, rid), _recommended(con, head_alias, rid)
+        for model in new:
+            if model in old and old[model] != new[model]:
+                flips.append(RecommendationFlip(rid, model, old[model], new[model]))
+    return sorted(common), flips
