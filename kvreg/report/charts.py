@@ -6,8 +6,9 @@ fixed (element ids), the SVG ``Date`` metadata is dropped, and text stays text
 report stylesheet's.  The charts only plot rows the queries returned; they
 compute nothing.
 
-Speed: each figure is laid out by matplotlib's constrained layout engine and drawn once (a tight
-bounding box at save time would draw it twice), and log-axis tick labels are plain text from
+Speed: each figure has a fixed layout computed from its content (margins in inches, the figure
+grows by one legend row per four series) and is drawn once: a tight bounding box or a layout engine
+draws it twice at save time.  Log-axis tick labels are plain text from
 :func:`_count_label` (matplotlib's default log formatter writes ``$10^{2}$`` mathtext, whose
 parser took over half of a report's chart time).
 """
@@ -39,7 +40,12 @@ RC = {
     "legend.frameon": False,
     "legend.fontsize": 7.5,
 }
-SIZE_IN = (6.6, 2.9)
+SIZE_IN = (6.6, 2.9)  # width × height of a chart without a legend below it
+# Fixed layout, inches: room for two-line y labels and 5-digit tick labels on the left, two-line
+# x tick labels plus the x label at the bottom; each legend row below the axes adds LEGEND_ROW_IN.
+MARGIN_IN = {"left": 0.95, "right": 0.12, "top": 0.12, "bottom": 0.62}
+LEGEND_ROW_IN = 0.17
+LEGEND_COLS = 4
 
 
 def _plt():
@@ -80,9 +86,23 @@ def _svg(fig) -> str:
     return text[text.index("<svg"):]
 
 
-def _figure():
+def _figure(legend_entries: int = 0):
+    """A figure and its axes, laid out once; ``legend_entries`` series get legend rows below the axes."""
     plt = _plt()
-    return plt.subplots(figsize=SIZE_IN, layout="constrained")
+    rows = -(-legend_entries // LEGEND_COLS)
+    w, h = SIZE_IN[0], SIZE_IN[1] + rows * LEGEND_ROW_IN
+    m = MARGIN_IN
+    bottom = m["bottom"] + rows * LEGEND_ROW_IN
+    fig = plt.figure(figsize=(w, h))
+    ax = fig.add_axes((m["left"] / w, bottom / h, 1 - (m["left"] + m["right"]) / w,
+                       (h - bottom - m["top"]) / h))
+    return fig, ax
+
+
+def _legend_below(fig, ax) -> None:
+    """The axes' legend centred under the figure's x label, LEGEND_COLS entries a row."""
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 0.01), bbox_transform=fig.transFigure,
+              ncols=LEGEND_COLS, borderaxespad=0)
 
 
 def capacity_vs_context(rows: list, workload_context_tokens: int) -> str | None:
@@ -100,8 +120,8 @@ def capacity_vs_context(rows: list, workload_context_tokens: int) -> str | None:
         return None
     plt = _plt()
     with plt.rc_context(RC):
-        fig, ax = _figure()
         hardware = list(dict.fromkeys((r.hardware_id, r.tp) for r in rows))
+        fig, ax = _figure(len(hardware))
         for i, (hw, tp) in enumerate(hardware):
             pts = [r for r in rows if r.hardware_id == hw and r.tp == tp]
             label = hw if tp == 1 else f"{hw} (TP {tp})"
@@ -120,7 +140,7 @@ def capacity_vs_context(rows: list, workload_context_tokens: int) -> str | None:
         ax.axvline(workload_context_tokens, color="#888888", linestyle="--", linewidth=0.8)
         ax.set_xlabel("context length per sequence (tokens, log scale)")
         ax.set_ylabel("max concurrent sequences\n(first principles, per replica)")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=4)
+        _legend_below(fig, ax)
         return _svg(fig)
 
 
@@ -166,8 +186,9 @@ def roofline(rows: list, context_label: str) -> str | None:
         return None
     plt = _plt()
     with plt.rc_context(RC):
-        fig, ax = _figure()
-        for i, (hw, tp) in enumerate(dict.fromkeys((r.hardware_id, r.tp) for r in rows)):
+        lines = list(dict.fromkeys((r.hardware_id, r.tp) for r in rows))
+        fig, ax = _figure(len(lines))
+        for i, (hw, tp) in enumerate(lines):
             pts = [r for r in rows if r.hardware_id == hw and r.tp == tp]
             ax.plot([r.batch for r in pts], [r.decode_tok_per_s for r in pts], marker=MARKERS[i % len(MARKERS)],
                     markersize=3, linewidth=1.4, linestyle=STYLES[i % len(STYLES)], color=PALETTE[i % len(PALETTE)],
@@ -178,5 +199,5 @@ def roofline(rows: list, context_label: str) -> str | None:
         _plain_log_labels(ax.yaxis, minor=True)
         ax.set_xlabel("batch (concurrent sequences decoding)")
         ax.set_ylabel(f"decode tok/s ceiling at {context_label}")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=4)
+        _legend_below(fig, ax)
         return _svg(fig)
