@@ -147,12 +147,27 @@ class CapacityRow:
     cells: list
 
 
+@dataclasses.dataclass
+class DeadLine:
+    """One printed line for every configuration of a hardware × weights × TP whose weights do not fit.
+
+    Those rows read 0 in every cell (naive, first principles, engine) at every context; printing one
+    line per KV dtype and engine only repeated zeros (a quarter of the Q4 2026 report's table rows).
+    """
+
+    config: Any  # the first folded grid row (hardware, weights, TP; pool_bytes ≤ 0)
+    kv_dtypes: list[str]  # folded KV dtypes, report order
+    engines: list[str]  # folded engines, report order
+    engine_refuses: bool  # some folded engine release refuses to start
+
+
 @dataclasses.dataclass(frozen=True)
 class CapacityTable:
     """A model's concurrency table: configurations down, contexts across."""
 
     contexts: list  # [(context_label, context_tokens)] in report order
     rows: list[CapacityRow]
+    lines: list  # what the table prints: CapacityRow, or a DeadLine for folded configurations
 
 
 @dataclasses.dataclass(frozen=True)
@@ -301,13 +316,33 @@ def _by_model(rows_: list) -> dict[str, list]:
 
 
 def _pivot(grid_rows: list) -> CapacityTable:
-    """Lay grid rows out with configurations down and contexts across (report order kept)."""
+    """Lay grid rows out with configurations down and contexts across (report order kept).
+
+    Configurations whose weights do not fit and that show 0 in every cell are folded into one
+    :class:`DeadLine` per hardware × weights × TP (``lines``); ``rows`` keeps every configuration.
+    """
     contexts = list(dict.fromkeys((r.context_label, r.context_tokens) for r in grid_rows))
     configs: dict[tuple, list] = {}
     for r in grid_rows:
         configs.setdefault((r.hardware_idx, r.weights_idx, r.kv_idx, r.tp_idx, r.engine_idx), []).append(r)
     rows = [CapacityRow(cells[0], cells) for _, cells in sorted(configs.items())]
-    return CapacityTable(contexts, rows)
+    lines: list = []
+    dead: dict[tuple, DeadLine] = {}
+    for row in rows:
+        c = row.config
+        if c.weights_fit or any(r.max_seqs or r.naive_max_seqs or r.engine_seqs for r in row.cells):
+            lines.append(row)
+            continue
+        key = (c.hardware_idx, c.weights_idx, c.tp_idx)
+        if key not in dead:
+            dead[key] = DeadLine(c, [], [], False)
+            lines.append(dead[key])
+        d = dead[key]
+        for items, v in ((d.kv_dtypes, c.kv_dtype), (d.engines, c.engine_id)):
+            if v not in items:
+                items.append(v)
+        d.engine_refuses = d.engine_refuses or any(r.engine_starts is False for r in row.cells)
+    return CapacityTable(contexts, rows, lines)
 
 
 def _group_sources(source_rows: list) -> list:
