@@ -1,4 +1,4 @@
-"""Time `kvreg report`: HTML and PDF for reports/example.yaml and for a large report.
+"""Time `kvreg report`: HTML and PDF for reports/example.yaml, reports/2026-q4.yaml and a large report.
 
 The large report lists every shipped model and hardware entry (68 × 25 on 2026-11-29), weights in
 bf16 and fp8, KV cache in fp8, TP 1 and 8, three contexts (8Ki, 32Ki, 128Ki), and first principles
@@ -70,7 +70,7 @@ def main() -> None:
         for folder in ("registry", "hardware", "reports"):
             shutil.copytree(ROOT / folder, project / folder)
         large = large_report(project)
-        for rid in ("example", large):
+        for rid in ("example", "2026-q4", large):
             r = time_report(project, rid, args.repeat, pdf=not (args.no_large_pdf and rid == large))
             pages = ""
             if (project / f"{rid}.pdf").exists() and shutil.which("pdfinfo"):

@@ -11,7 +11,8 @@ from __future__ import annotations
 GIB = 2**30
 I, F, S, B = "Int64", "Float64", "string", "boolean"
 
-# max_model_len ladder (tokens): common serving settings, 4Ki … 1Mi; observation values are added.
+# max_model_len ladder (tokens): common serving settings, 4Ki … 1Mi; observation values, report contexts
+# and report workload contexts are added (so a report asking for 48Ki gets engine figures at 48Ki).
 MAX_MODEL_LEN_LADDER = [4096, 8192, 16384, 32768, 40960, 65536, 131072, 262144, 524288, 1048576]
 
 ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
@@ -126,6 +127,8 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             hardware_line=doc.where(("hardware",))[0], draft_line=doc.where(("settings", "draft_model"))[0]))
         if s.max_model_len:
             lens.add(s.max_model_len)
+    for item in registry.entries.get("report", {}).values():
+        lens |= set(item.entry.contexts) | {item.entry.workload.context}
         if s.max_num_batched_tokens:
             batched.add(s.max_num_batched_tokens)
     for target, draft in sorted(served_pairs):

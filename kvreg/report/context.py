@@ -42,17 +42,12 @@ WHERE false"""
 # engine_capacity has one row per max_num_batched_tokens; the report uses the release's default for
 # the device (default_batched, as `kvreg fit --engine` does).  The aggregate is defensive: should a
 # scenario still carry several rows, plan on the least admitted and count any refusal.
-# Materialised for the report's models, hardware and engines only: engine_capacity is a deep view
-# and the report joins it from several queries.
+# Read from report_engine_capacity (scope_engine_capacity.sql), engine_capacity for the report's lists only.
 _ENGINE = """CREATE OR REPLACE TEMP TABLE report_engine_admission AS
 SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, max_model_len AS context_tokens,
        min(admitted_seqs)::BIGINT AS admitted_seqs, bool_and(starts) AS starts,
        min(logged_kv_tokens)::BIGINT AS logged_kv_tokens
-FROM engine_capacity
-WHERE default_batched
-  AND model_id IN (SELECT item_id FROM report_items WHERE report_id = $report AND item_kind = 'model')
-  AND hardware_id IN (SELECT item_id FROM report_items WHERE report_id = $report AND item_kind = 'hardware')
-  AND engine_id IN (SELECT item_id FROM report_items WHERE report_id = $report AND item_kind = 'engine')
+FROM report_engine_capacity
 GROUP BY ALL"""
 
 
@@ -66,6 +61,22 @@ def rows(con, name: str, params: dict | None = None) -> list:
     cur = con.execute(query_text(name), params or {})
     Row = collections.namedtuple(f"{name}_row", [d[0] for d in cur.description])  # noqa: PYI024
     return [Row(*r) for r in cur.fetchall()]
+
+
+def materialise(con, table: str, query: str, params: dict) -> None:
+    """Create temp table TABLE from query QUERY (queries/QUERY.sql) with named ``params``, once per report.
+
+    The heavy views (capacity, engine_capacity, roofline, plans) are read by several report queries;
+    each is evaluated once, for the report's lists only, and the queries join the temp table.
+    """
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {query_text(query)}", params)
+
+
+def scope_params(report) -> dict[str, list]:
+    """The report's lists as SQL parameters for the scope_*.sql queries (VARCHAR[] ids, BIGINT[] TP sizes)."""
+    return {"models": list(report.models), "hardware": list(report.hardware), "engines": list(report.engines),
+            "weights_dtypes": list(report.weights_dtypes), "kv_dtypes": list(report.kv_dtypes),
+            "tp": [int(t) for t in report.tp]}
 
 
 def _objects(con) -> tuple[set[str], set[str]]:
@@ -89,11 +100,12 @@ class Availability:
     notes: tuple[str, ...]
 
 
-def availability(con, workload, report_id: str) -> Availability:
+def availability(con, workload, scope: dict) -> Availability:
     """Detect ``engine_capacity``, ``roofline`` and the ``plans`` macro, with the columns the report needs.
 
-    Also creates the temp table ``report_engine_admission`` (engine_capacity per scenario of report
-    ``report_id``, or empty).
+    Also creates the temp tables ``report_engine_capacity`` (when the view exists) and
+    ``report_engine_admission`` (engine_capacity per scenario of the report, or empty); ``scope`` holds
+    the report's lists (:func:`scope_params`).
     """
     views, macros = _objects(con)
     notes = []
@@ -109,7 +121,11 @@ def availability(con, workload, report_id: str) -> Availability:
         return True
 
     engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
-    con.execute(_ENGINE, {"report": report_id}) if engine else con.execute(_NO_ENGINE)
+    if engine:
+        materialise(con, "report_engine_capacity", "scope_engine_capacity", scope)
+        con.execute(_ENGINE)
+    else:
+        con.execute(_NO_ENGINE)
     roofline = check("roofline", "roofline" in views, ROOFLINE_COLUMNS, "SELECT * FROM roofline")
     plans = check("plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ttft_s := ?)",
                   [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
@@ -131,12 +147,27 @@ class CapacityRow:
     cells: list
 
 
+@dataclasses.dataclass
+class DeadLine:
+    """One printed line for every configuration of a hardware × weights × TP whose weights do not fit.
+
+    Those rows read 0 in every cell (naive, first principles, engine) at every context; printing one
+    line per KV dtype and engine only repeated zeros (a quarter of the Q4 2026 report's table rows).
+    """
+
+    config: Any  # the first folded grid row (hardware, weights, TP; pool_bytes ≤ 0)
+    kv_dtypes: list[str]  # folded KV dtypes, report order
+    engines: list[str]  # folded engines, report order
+    engine_refuses: bool  # some folded engine release refuses to start
+
+
 @dataclasses.dataclass(frozen=True)
 class CapacityTable:
     """A model's concurrency table: configurations down, contexts across."""
 
     contexts: list  # [(context_label, context_tokens)] in report order
     rows: list[CapacityRow]
+    lines: list  # what the table prints: CapacityRow, or a DeadLine for folded configurations
 
 
 @dataclasses.dataclass(frozen=True)
@@ -212,12 +243,19 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     report = registry.entries["report"][report_id].entry
     p = {"report": report_id}
     (workload,) = rows(con, "workload", p)
-    avail = availability(con, workload, report_id)
+    scope = scope_params(report)
+    avail = availability(con, workload, scope)
+    materialise(con, "report_capacity", "scope_capacity", scope)
+    materialise(con, "report_memory_pools", "scope_memory_pools",
+                {k: v for k, v in scope.items() if k != "kv_dtypes"})
+    if avail.roofline:
+        materialise(con, "report_roofline", "scope_roofline", dict(scope, context_tokens=workload.context_tokens))
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_grid AS {query_text('grid')}", p)
     if avail.plans:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}",
-                    dict(p, users=workload.users, context_tokens=workload.context_tokens,
+        materialise(con, "report_plans", "scope_plans",
+                    dict(scope, users=workload.users, context_tokens=workload.context_tokens,
                          tpot_s=workload.tpot_s, ttft_s=workload.ttft_s))
+        con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
     else:
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_chart_capacity AS {query_text('chart_capacity')}", p)
@@ -278,13 +316,33 @@ def _by_model(rows_: list) -> dict[str, list]:
 
 
 def _pivot(grid_rows: list) -> CapacityTable:
-    """Lay grid rows out with configurations down and contexts across (report order kept)."""
+    """Lay grid rows out with configurations down and contexts across (report order kept).
+
+    Configurations whose weights do not fit and that show 0 in every cell are folded into one
+    :class:`DeadLine` per hardware × weights × TP (``lines``); ``rows`` keeps every configuration.
+    """
     contexts = list(dict.fromkeys((r.context_label, r.context_tokens) for r in grid_rows))
     configs: dict[tuple, list] = {}
     for r in grid_rows:
         configs.setdefault((r.hardware_idx, r.weights_idx, r.kv_idx, r.tp_idx, r.engine_idx), []).append(r)
     rows = [CapacityRow(cells[0], cells) for _, cells in sorted(configs.items())]
-    return CapacityTable(contexts, rows)
+    lines: list = []
+    dead: dict[tuple, DeadLine] = {}
+    for row in rows:
+        c = row.config
+        if c.weights_fit or any(r.max_seqs or r.naive_max_seqs or r.engine_seqs for r in row.cells):
+            lines.append(row)
+            continue
+        key = (c.hardware_idx, c.weights_idx, c.tp_idx)
+        if key not in dead:
+            dead[key] = DeadLine(c, [], [], False)
+            lines.append(dead[key])
+        d = dead[key]
+        for items, v in ((d.kv_dtypes, c.kv_dtype), (d.engines, c.engine_id)):
+            if v not in items:
+                items.append(v)
+        d.engine_refuses = d.engine_refuses or any(r.engine_starts is False for r in row.cells)
+    return CapacityTable(contexts, rows, lines)
 
 
 def _group_sources(source_rows: list) -> list:

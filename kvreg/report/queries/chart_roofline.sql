@@ -2,7 +2,7 @@
 -- (as chart_capacity: first weights dtype, first KV dtype, first engine, smallest TP whose weights fit)
 -- on each listed hardware, at the workload's context, for the batches that fit the KV pool.
 -- Grain: one row per model × hardware × batch.
--- Inputs: roofline view (kvreg/sql/130_roofline.sql: batch, batch_fits, decode_tok_per_s, tok_per_s_per_seq,
+-- Inputs: report_roofline (scope_roofline.sql: the roofline view, kvreg/sql/130_roofline.sql: batch, batch_fits, decode_tok_per_s, tok_per_s_per_seq,
 --   expected_decode_tok_per_s), report_chart_capacity, report_workloads, report_items.
 -- Units: tokens per second (aggregate over the batch, and per sequence); expected_* NULL when the
 --   hardware states no efficiency.
@@ -11,7 +11,7 @@ cfg AS (SELECT DISTINCT model_id, hardware_id, engine_id, weights_dtype, kv_dtyp
 w AS (SELECT * FROM report_workloads WHERE report_id = $report)
 SELECT r.model_id, r.hardware_id, r.tp, r.batch, r.decode_tok_per_s, r.tok_per_s_per_seq,
        r.expected_decode_tok_per_s
-FROM roofline r
+FROM report_roofline r
 JOIN cfg ON cfg.model_id = r.model_id AND cfg.hardware_id = r.hardware_id AND cfg.engine_id = r.engine_id
         AND cfg.weights_dtype = r.weights_dtype AND cfg.kv_dtype = r.kv_dtype AND cfg.tp = r.tp
 CROSS JOIN w

@@ -3,7 +3,7 @@
 -- context, with the default max_num_batched_tokens; the sentences name why the engine admits fewer
 -- sequences than first principles (the same lookup as `kvreg fit --engine`, kvreg/engine_fit.py).
 -- Grain: one row per model × engine × quirk.
--- Inputs: engine_capacity (quirk flag columns, default_batched, max_model_len), engine_quirks, report_items.
+-- Inputs: report_engine_capacity (scope_engine_capacity.sql: engine_capacity for the report; quirk flag columns, default_batched, max_model_len), engine_quirks, report_items.
 -- The trigger `padding_layers` is read from the column padding_layers_wasted (engine_fit._TRIGGER).
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
 flags AS (
@@ -14,7 +14,7 @@ flags AS (
                    c.grouped_min_block_report, c.padding_layers_wasted AS padding_layers, c.recurrent_page_alignment,
                    c.recurrent_outside_pool, c.k_eq_v_stored_twice, c.mla_block_size, c.swa_pool_ratio,
                    c.does_not_start, c.sliding_prefill_reserve
-            FROM engine_capacity c
+            FROM report_engine_capacity c
             JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id
             JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = c.hardware_id
             JOIN pick pe ON pe.item_kind = 'engine' AND pe.item_id = c.engine_id

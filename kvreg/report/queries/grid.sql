@@ -1,6 +1,6 @@
 -- grid: the capacity rows a report asks for, naive vs first principles vs engine, in the report's order.
 -- Grain: one row per model × context × hardware × weights_dtype × kv_dtype × tp × engine listed by report $report.
--- Inputs: capacity, report_items, models, hardware, report_engine_admission (engine_capacity or empty).
+-- Inputs: report_capacity (scope_capacity.sql), report_items, models, hardware, report_engine_admission (engine_capacity or empty).
 -- Units: bytes per device, sequences; ratios are plain numbers (naive ÷ first principles,
 --   first principles ÷ engine-admitted).
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report)
@@ -14,7 +14,7 @@ SELECT c.model_id, coalesce(m.name, c.model_id) AS model_name, c.hardware_id,
        c.max_seqs / nullif(e.admitted_seqs, 0) AS engine_ratio,
        pm.item_idx AS model_idx, pc.item_idx AS context_idx, ph.item_idx AS hardware_idx,
        pw.item_idx AS weights_idx, pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx
-FROM capacity c
+FROM report_capacity c
 JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id
 JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = c.hardware_id
 JOIN pick pe ON pe.item_kind = 'engine' AND pe.item_id = c.engine_id

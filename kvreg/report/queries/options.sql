@@ -1,7 +1,7 @@
 -- options: every configuration the report lists, sized for its workload from capacity alone
 -- (used when the plans macro of the roofline issue is absent).
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp, at the workload's context.
--- Inputs: capacity, report_items, report_workloads, hardware (price), report_engine_admission.
+-- Inputs: report_capacity (scope_capacity.sql), report_items, report_workloads, hardware (price), report_engine_admission.
 -- Units: sequences, devices, USD per hour and per month.
 --   planned_seqs  sequences one replica serves: engine-admitted when known, else first principles
 --   replicas      ceil(users / planned_seqs); devices = replicas × tp
@@ -31,7 +31,7 @@ sized AS (
                 ELSE 'model weights (one replica holds every user)' END AS binding,
            pm.item_idx AS model_idx, ph.item_idx AS hardware_idx, pw.item_idx AS weights_idx,
            pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx
-    FROM capacity c
+    FROM report_capacity c
     CROSS JOIN w
     JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id
     JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = c.hardware_id

@@ -2,9 +2,9 @@
 -- (kvreg/sql/145_plans.sql), restricted to what the report lists; same columns as options.sql plus
 -- the plans verdict (feasible, reason, max_context_tokens, tpot_at_batch_s, prefill_floor_s).
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp.
--- Inputs: plans macro (model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, feasible, reason,
+-- Inputs: report_plans (scope_plans.sql: the plans macro for the report; model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, feasible, reason,
 --   max_seqs_per_replica, rate_max_batch, replicas, batch_per_replica, gpus, usd_per_hour,
---   binding_constraint, tpot_at_batch_s, prefill_floor_s, max_context_tokens), capacity (naive plan),
+--   binding_constraint, tpot_at_batch_s, prefill_floor_s, max_context_tokens), report_capacity (naive plan),
 --   report_items, report_workloads, models, hardware, report_engine_admission.
 -- Units: sequences, devices, seconds, tokens, USD per hour and per month.
 --   planned_seqs   sequences one replica serves: least(KV capacity, largest batch meeting TPOT, and — for an
@@ -27,7 +27,7 @@ joined AS (
            h.price_usd_per_hour, h.price_provider, h.price_date,
            pm.item_idx AS model_idx, ph.item_idx AS hardware_idx, pw.item_idx AS weights_idx,
            pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx
-    FROM plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s) p
+    FROM report_plans p
     CROSS JOIN w
     JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = p.model_id
     JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = p.hardware_id
@@ -37,7 +37,7 @@ joined AS (
     JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = p.tp
     JOIN models m ON m.model_id = p.model_id
     JOIN hardware h ON h.hardware_id = p.hardware_id
-    LEFT JOIN capacity c
+    LEFT JOIN report_capacity c
            ON c.model_id = p.model_id AND c.hardware_id = p.hardware_id AND c.engine_id = p.engine_id
           AND c.weights_dtype = p.weights_dtype AND c.kv_dtype = p.kv_dtype AND c.tp = p.tp
           AND c.context_tokens = w.context_tokens

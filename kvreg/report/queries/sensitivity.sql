@@ -1,6 +1,6 @@
 -- sensitivity: what would change each model's recommended answer.
 -- Grain: one row per model with a recommended option (rank_in_model = 1 and it meets the workload).
--- Inputs: report_options (options.sql or plan_options.sql for this report), capacity, report_engine_admission.
+-- Inputs: report_options (options.sql or plan_options.sql for this report), report_capacity, report_engine_admission.
 -- Units: sequences (users), tokens, devices, USD per hour.
 --   users_capacity          users the recommended devices hold at the workload context
 --   longest_context_tokens  the longest context (contexts axis) at which those devices still hold every user
@@ -59,7 +59,7 @@ SELECT o.model_id, o.users, o.users_capacity, o.devices, o.naive_devices,
        any_value(o.max_context_tokens) > any_value(m.native_context_tokens) AS native_limited
 FROM rec o
 JOIN models m ON m.model_id = o.model_id
-JOIN capacity c ON c.model_id = o.model_id AND c.hardware_id = o.hardware_id AND c.engine_id = o.engine_id
+JOIN report_capacity c ON c.model_id = o.model_id AND c.hardware_id = o.hardware_id AND c.engine_id = o.engine_id
                AND c.weights_dtype = o.weights_dtype AND c.kv_dtype = o.kv_dtype AND c.tp = o.tp
 LEFT JOIN report_engine_admission e
        ON e.model_id = c.model_id AND e.hardware_id = c.hardware_id AND e.engine_id = c.engine_id

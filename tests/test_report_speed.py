@@ -1,0 +1,81 @@
+"""What keeps `kvreg report` fast: folded dead rows in the capacity table, charts drawn once.
+
+benchmarks/bench_report.py measures the times (benchmarks/README.md); these tests pin the behaviour
+the speed relies on, so it cannot regress silently: configurations whose weights do not fit are
+printed as one line per hardware × weights × TP (nothing lost: every cell of those rows is 0), and
+each chart is drawn exactly once, with plain-text tick labels (no mathtext).
+"""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from tests.report_tools import ROOT
+
+
+@pytest.fixture(scope="module")
+def example():
+    import duckdb
+
+    from kvreg.build import populate
+    from kvreg.registry import load_registry
+    from kvreg.report.context import build_context
+    from kvreg.report.render import render_html
+
+    reg = load_registry(ROOT)
+    con = duckdb.connect(":memory:")
+    populate(con, reg)
+    ctx = build_context(con, reg, "example", charts=False)
+    con.close()
+    return ctx, render_html(ctx, None)
+
+
+def test_weights_that_do_not_fit_fold_into_one_line(example):
+    from kvreg.report.context import CapacityRow, DeadLine
+
+    ctx, html = example
+    m = next(m for m in ctx.models if m.model_id == "deepseek-v3")
+    # DeepSeek-V3 (671B parameters, bf16 ≈ 1.3 TB) does not fit one 80 GB device: all four configurations
+    # (2 KV dtypes × 2 engines) of h100-sxm-80gb / bf16 / TP 1 are kept in `rows`, all zeros...
+    dead = [r for r in m.capacity.rows if (r.config.hardware_id, r.config.weights_dtype, r.config.tp)
+            == ("h100-sxm-80gb", "bf16", 1)]
+    assert len(dead) == 4
+    assert all(c.max_seqs == 0 and c.naive_max_seqs == 0 and not c.engine_seqs for r in dead for c in r.cells)
+    # ... and printed as one line naming them all, with the engine's refusal kept.
+    (line,) = [x for x in m.capacity.lines if isinstance(x, DeadLine) and (
+        x.config.hardware_id, x.config.weights_dtype, x.config.tp) == ("h100-sxm-80gb", "bf16", 1)]
+    assert line.kv_dtypes == ["bf16", "fp8"] and line.engines == ["first-principles", "vllm-0.22-0.26"]
+    assert line.engine_refuses
+    section = html[html.index('id="model-deepseek-v3"'):]
+    section = section[:section.index("<section", 10)] if "<section" in section[10:] else section
+    assert section.count("does not fit at TP 1: 0 sequences at every context (naive, first principles, engine)"
+                         "; the engine refuses to start") == sum(
+        isinstance(x, DeadLine) and x.config.tp == 1 for x in m.capacity.lines)
+    # Every configuration is either printed as its own row or folded into exactly one line.
+    shown = [x for x in m.capacity.lines if isinstance(x, CapacityRow)]
+    folded = sum(len(x.kv_dtypes) * len(x.engines) for x in m.capacity.lines if isinstance(x, DeadLine))
+    assert len(shown) + folded == len(m.capacity.rows)
+    # A configuration whose weights fit is never folded.
+    assert not any(x.config.weights_fit for x in m.capacity.lines if isinstance(x, DeadLine))
+
+
+def test_charts_drawn_once_with_plain_tick_labels(monkeypatch):
+    import matplotlib.figure
+
+    from kvreg.report import charts
+
+    Row = collections.namedtuple("Row", "hardware_id tp context_tokens context_label max_seqs naive_max_seqs "
+                                        "engine_seqs admission_engine_id")
+    rows = [Row(hw, 1, 1024 * 2**i, f"{2**i}Ki", n // 2**i, n // 2**i, None, None)
+            for hw, n in (("a", 4000), ("b", 900)) for i in range(8)]
+    draws = []
+    real = matplotlib.figure.Figure.draw
+    monkeypatch.setattr(matplotlib.figure.Figure, "draw", lambda self, r: (draws.append(self), real(self, r))[1])
+    svg = charts.capacity_vs_context(rows, 32768)
+    assert len(draws) == 1  # one draw: no tight bounding box, no layout engine pass at save time
+    assert svg.startswith("<svg") and svg == charts.capacity_vs_context(rows, 32768)  # deterministic
+    assert ">1,000<" in svg  # matplotlib's log formatter would write 10³ as mathtext glyphs
+    assert charts._count_label(1000) == "1,000" and charts._count_label(0.5) == "0.5"
+    assert charts._minor_label(200) == "200" and charts._minor_label(300) == ""
