@@ -127,10 +127,10 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             hardware_line=doc.where(("hardware",))[0], draft_line=doc.where(("settings", "draft_model"))[0]))
         if s.max_model_len:
             lens.add(s.max_model_len)
-    for item in registry.entries.get("report", {}).values():
-        lens |= set(item.entry.contexts) | {item.entry.workload.context}
         if s.max_num_batched_tokens:
             batched.add(s.max_num_batched_tokens)
+    for item in registry.entries.get("report", {}).values():
+        lens |= set(item.entry.contexts) | {item.entry.workload.context}
     for target, draft in sorted(served_pairs):
         if target in models and draft in models:
             sid = f"{target}+{draft}"

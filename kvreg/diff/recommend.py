@@ -32,19 +32,11 @@ def _reports_touching(con, alias: str, order: list[tuple[str, list[str]]]) -> se
 
 def _recommended(con, alias: str, report_id: str) -> dict[str, tuple | None]:
     """model id → (hardware, engine, weights, kv, tp, devices) of the report's recommendation, or None."""
-    from kvreg.report.context import availability, query_text, rows
+    from kvreg.report.context import rank_options, scope_from_items
 
     con.execute(f'USE "{alias}"')
     try:
-        p = {"report": report_id}
-        (workload,) = rows(con, "workload", p)
-        avail = availability(con, workload, report_id)
-        if avail.plans:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}",
-                        dict(p, users=workload.users, context_tokens=workload.context_tokens,
-                             tpot_s=workload.tpot_s, ttft_s=workload.ttft_s))
-        else:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
+        rank_options(con, report_id, scope_from_items(con, report_id))
         models = [r[0] for r in con.execute(
             "SELECT item_id FROM report_items WHERE report_id = ? AND item_kind = 'model' ORDER BY item_idx",
             [report_id]).fetchall()]

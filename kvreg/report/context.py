@@ -207,6 +207,42 @@ class ReportContext:
     sources: list
 
 
+def rank_options(con, report_id: str, scope: dict):
+    """Create the temp table ``report_options``: every option the report compares, ranked per model.
+
+    The recommendation is ``rank_in_model = 1 AND meets`` (plan_options.sql, or options.sql when the
+    plans macro is absent).  Also leaves ``report_capacity`` (and ``report_plans``) for other queries.
+    Used by the report and by ``kvreg diff`` (recommendation flips), so both rank the same way.
+
+    Returns:
+        (workload row, :class:`Availability`).
+    """
+    p = {"report": report_id}
+    (workload,) = rows(con, "workload", p)
+    avail = availability(con, workload, scope)
+    materialise(con, "report_capacity", "scope_capacity", scope)
+    if avail.plans:
+        materialise(con, "report_plans", "scope_plans",
+                    dict(scope, users=workload.users, context_tokens=workload.context_tokens,
+                         tpot_s=workload.tpot_s, ttft_s=workload.ttft_s))
+        con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
+    else:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
+    return workload, avail
+
+
+def scope_from_items(con, report_id: str) -> dict[str, list]:
+    """The report's lists read back from the ``report_items`` table (same shape as :func:`scope_params`)."""
+    got: dict[str, list] = {"model": [], "hardware": [], "engine": [], "weights_dtype": [], "kv_dtype": [], "tp": []}
+    for kind, item_id, value in con.execute(
+            "SELECT item_kind, item_id, item_value FROM report_items WHERE report_id = ? ORDER BY item_idx",
+            [report_id]).fetchall():
+        if kind in got:
+            got[kind].append(int(value) if kind == "tp" else item_id)
+    return {"models": got["model"], "hardware": got["hardware"], "engines": got["engine"],
+            "weights_dtypes": got["weights_dtype"], "kv_dtypes": got["kv_dtype"], "tp": got["tp"]}
+
+
 def generated_at() -> str:
     """Now in UTC to the minute, or SOURCE_DATE_EPOCH when set (reproducible-builds convention)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
@@ -242,22 +278,13 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
 
     report = registry.entries["report"][report_id].entry
     p = {"report": report_id}
-    (workload,) = rows(con, "workload", p)
     scope = scope_params(report)
-    avail = availability(con, workload, scope)
-    materialise(con, "report_capacity", "scope_capacity", scope)
+    workload, avail = rank_options(con, report_id, scope)
     materialise(con, "report_memory_pools", "scope_memory_pools",
                 {k: v for k, v in scope.items() if k != "kv_dtypes"})
     if avail.roofline:
         materialise(con, "report_roofline", "scope_roofline", dict(scope, context_tokens=workload.context_tokens))
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_grid AS {query_text('grid')}", p)
-    if avail.plans:
-        materialise(con, "report_plans", "scope_plans",
-                    dict(scope, users=workload.users, context_tokens=workload.context_tokens,
-                         tpot_s=workload.tpot_s, ttft_s=workload.ttft_s))
-        con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
-    else:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_chart_capacity AS {query_text('chart_capacity')}", p)
 
     # each query's rows grouped by model once (order kept): a large report has ~10^5 grid rows
