@@ -16,10 +16,15 @@ from kvreg.fit import UsageError, _check, _dicts
 class PlanResult:
     """One workload's plans for one model.
 
-    ``feasible`` and ``infeasible`` hold one dict per configuration (columns of
-    ``plans``), ``feasible`` cheapest first (configurations without a price after
-    the priced ones, fewest GPUs first), ``infeasible`` with the longest
-    servable context first.
+    ``feasible``, ``unranked`` and ``infeasible`` hold one dict per configuration
+    (columns of ``plans``).  ``feasible`` is ranked cheapest first (configurations
+    without a price after the priced ones, fewest GPUs first) and on ONE rate basis:
+    when some rows are at the stated efficiency (``rate_basis = 'expected'``) and
+    others only at the bandwidth ceiling (no efficiency stated), only the expected
+    rows are ranked and the ceiling rows go to ``unranked`` (same order), because a
+    ceiling rate is optimistic by 1/efficiency and would win unfairly.  When every
+    row is at the ceiling they are ranked together and ``basis`` says so.
+    ``infeasible`` has the longest servable context first.
     """
 
     model_id: str
@@ -32,6 +37,8 @@ class PlanResult:
     kv_dtypes: list[str]
     feasible: list[dict]
     infeasible: list[dict]
+    unranked: list[dict] = dataclasses.field(default_factory=list)
+    basis: str = "expected"
 
 
 def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttft_s: float | None = None,
@@ -78,12 +85,17 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
         " ORDER BY feasible DESC, usd_per_hour NULLS LAST, gpus, hardware_id, tp, weights_dtype, kv_dtype",
         [users, context_tokens, tpot_s, ttft_s, model, engine, weights_dtypes, kv_dtypes, hardware]))
     feasible = [r for r in rows if r["feasible"]]
+    # One basis per ranking: ceiling rates are optimistic by 1/efficiency, so they never
+    # compete with expected rates; they are listed apart instead.
+    basis = "expected" if any(r["rate_basis"] == "expected" for r in feasible) or not feasible else "ceiling"
+    unranked = [r for r in feasible if r["rate_basis"] != basis]
+    feasible = [r for r in feasible if r["rate_basis"] == basis]
     infeasible = sorted((r for r in rows if not r["feasible"]),
                         key=lambda r: (r["max_context_tokens"] is None, -(r["max_context_tokens"] or 0),
                                        r["single_seq_tpot_s"] is None, r["single_seq_tpot_s"] or 0,
                                        r["hardware_id"], r["tp"]))
     return PlanResult(model, engine, users, context_tokens, tpot_s, ttft_s, list(weights_dtypes), list(kv_dtypes),
-                      feasible, infeasible)
+                      feasible, infeasible, unranked, basis)
 
 
 def _table(rows: list[tuple]) -> list[str]:
@@ -96,8 +108,37 @@ def _table(rows: list[tuple]) -> list[str]:
     return out
 
 
-def render_plan(r: PlanResult, top: int = 10) -> str:
-    """A terminal report: the workload, the cheapest ``top`` configurations, then why the others fail."""
+def _reason_groups(rows: list[dict]) -> list[str]:
+    """One line per hardware × precisions × reason, its TPs joined (``h: TP 2, 4, 8 bf16/bf16: reason``).
+
+    Hardware in the order it first appears in ``rows``, its lines together, each line where
+    its reason first appears; the longest servable context is given per TP when the reason
+    has one (``max_context_tokens`` not NULL).
+    """
+    first = {}
+    groups: dict[tuple, list[dict]] = {}
+    for p in rows:
+        first.setdefault(p["hardware_id"], len(first))
+        groups.setdefault((p["hardware_id"], p["weights_dtype"], p["kv_dtype"], p["reason"]), []).append(p)
+    out = []
+    for (hw, w, kv, reason), ps in sorted(groups.items(), key=lambda g: first[g[0][0]]):
+        ps = sorted(ps, key=lambda p: p["tp"])
+        longest = [p for p in ps if p["max_context_tokens"] is not None]
+        if len(ps) == 1 and longest:
+            tail = f" (longest context that would: {longest[0]['max_context_tokens']:,})"
+        elif longest:
+            tail = " (longest context that would: " + "; ".join(
+                f"{p['max_context_tokens']:,} at TP {p['tp']}" for p in longest) + ")"
+        else:
+            tail = ""
+        out.append(f"  {hw} TP {', '.join(str(p['tp']) for p in ps)} {w}/{kv}: {reason}{tail}")
+    return out
+
+
+def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
+    """A terminal report: the workload, the cheapest ``top`` configurations, the configurations
+    left unranked because their rate is on another basis, then why the others fail (one line per
+    hardware and reason, at most ``max_reasons`` lines, then ``(N more)``)."""
     ttft = f" · TTFT ≤ {f.ms(r.ttft_s)}" if r.ttft_s is not None else ""
     out = [f"{r.model_id} · {r.users:,} users × {f.tokens(r.context_tokens)} · TPOT ≤ {f.ms(r.tpot_s)}{ttft}"
            f" · engine {r.engine_id} · weights {'/'.join(r.weights_dtypes)} · KV {'/'.join(r.kv_dtypes)}"]
@@ -117,9 +158,8 @@ def render_plan(r: PlanResult, top: int = 10) -> str:
         unpriced = sorted({p["hardware_id"] for p in r.feasible[:top] if p["usd_per_hour"] is None})
         if unpriced:
             out.append(f"Note: $/hour n/a = no price in the registry for {', '.join(unpriced)}; sorted after priced rows.")
-        at_ceiling = sorted({p["hardware_id"] for p in r.feasible[:top] if p["rate_basis"] == "ceiling"})
-        if at_ceiling:
-            out.append(f"Note: no stated efficiency for {', '.join(at_ceiling)}: its rate is the bandwidth ceiling"
+        if r.basis == "ceiling":
+            out.append("Note: no hardware here states a bandwidth efficiency: every rate is the bandwidth ceiling"
                        " (optimistic).")
         best = r.feasible[0]
         out.append(f"Best: {best['replicas']} × {best['hardware_id']} TP {best['tp']} = {best['gpus']} GPUs"
@@ -133,9 +173,18 @@ def render_plan(r: PlanResult, top: int = 10) -> str:
             out.append(f"Longest context one sequence could have there within the TPOT:"
                        f" {f.tokens(best['max_context_tokens'])}; one sequence alone decodes at"
                        f" {f.ms(best['single_seq_tpot_s'])} per token at this context.")
+    if r.unranked:
+        out.append(f"Not ranked: no stated bandwidth efficiency for {', '.join(sorted({p['hardware_id'] for p in r.unranked}))};"
+                   " their rates are the bandwidth ceiling, not comparable with the expected rates above:")
+        out += [f"  {p['hardware_id']} TP {p['tp']} {p['weights_dtype']}/{p['kv_dtype']}: {f.count(p['replicas'])} replicas,"
+                f" {f.count(p['gpus'])} GPUs, {f.usd(p['usd_per_hour'])}/hour at the ceiling"
+                for p in r.unranked[:top]]
+        if len(r.unranked) > top:
+            out.append(f"  ({len(r.unranked) - top} more)")
     if r.infeasible:
         out.append("Cannot serve it:")
-        for p in r.infeasible:
-            longest = "" if p["max_context_tokens"] is None else f" (longest context that would: {p['max_context_tokens']:,})"
-            out.append(f"  {p['hardware_id']} TP {p['tp']} {p['weights_dtype']}/{p['kv_dtype']}: {p['reason']}{longest}")
+        groups = _reason_groups(r.infeasible)
+        out += groups[:max_reasons]
+        if len(groups) > max_reasons:
+            out.append(f"  ({len(groups) - max_reasons} more)")
     return "\n".join(out)

@@ -67,6 +67,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "marketed_bytes": (I, False), "usable_bytes": (I, False), "memory_basis": (S, False),
         "unified_memory": (B, False), "bandwidth_bytes_per_s": (F, True),
         "interconnect_name": (S, True), "interconnect_bytes_per_s": (F, True),
+        "interconnect_domain_size": (I, True),
         "price_usd_per_hour": (F, True), "price_provider": (S, True), "price_date": (S, True),
         "confidence": (S, False), "file": (S, False), "line": (I, False),
     },
@@ -171,6 +172,8 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
             bandwidth_bytes_per_s=h.bandwidth.value if h.bandwidth else None,
             interconnect_name=h.interconnect.name if h.interconnect else None,
             interconnect_bytes_per_s=h.interconnect.bandwidth.value if h.interconnect else None,
+            interconnect_domain_size=(h.interconnect.domain_size.value
+                                      if h.interconnect and h.interconnect.domain_size else None),
             price_usd_per_hour=h.price.usd_per_hour.value if h.price else None,
             price_provider=h.price.provider if h.price else None,
             price_date=str(h.price.date) if h.price else None,

@@ -7,6 +7,7 @@ TPOT 50 ms.  The hand arithmetic below is independent of the views.
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -53,27 +54,148 @@ def test_worked_plan_h100_tp8_by_hand(con):
     assert p["tpot_at_batch_s"] <= 0.05
 
 
+def test_a100_40gb_tp8_by_hand(con):
+    # Second-cheapest over the full registry: A100 40 GB, TP 8, capacity-bound.
+    p = plan_row(con, "llama-3.1-70b", "a100-sxm-40gb", 8)
+    pool = 42_298_834_944 - RESERVE - WEIGHTS / 8           # deviceQuery total − reserve − weights per rank
+    cap = math.floor(pool / (S * KV_TOKEN / 8))
+    bw = 8 * 1.555e12 * 0.45                                  # the chapter's 45 %, as on every GPU entry
+    ar = 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 300e9                # NVLink 3, one direction
+    rate = math.floor((0.05 - WEIGHTS / bw) / (S * KV_TOKEN / bw + ar))
+    assert (cap, rate) == (p["max_seqs_per_replica"], p["rate_max_batch"]) == (13, 13)
+    assert p["binding_constraint"] == "capacity"              # capacity ≤ rate
+    assert (p["replicas"], p["batch_per_replica"], p["gpus"]) == (math.ceil(200 / 13), 13, 128) == (16, 13, 128)
+    assert p["usd_per_hour"] == pytest.approx(128 * 1.48)
+
+
 def test_worked_plan_cli_output(db):
+    # The full registry, no --hardware filter (docs/plan.md).
     res = CliRunner().invoke(main, ["plan", "--model", "llama-3.1-70b", "--users", "200", "--context", "32K",
-                                    "--tpot-ms", "50", "--project", str(ROOT), "--db", db]
-                           # the seed-era comparison set, so rows added to the registry do not move this test
-                           + [a for h in ("h100-sxm-80gb", "a100-sxm-80gb", "b300", "m3-ultra-96gb", "generic-80gb")
-                              for a in ("--hardware", h)])
+                                    "--tpot-ms", "50", "--project", str(ROOT), "--db", db])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert lines[0] == ("llama-3.1-70b · 200 users × 32,000 tokens · TPOT ≤ 50.0 ms · engine first-principles"
                         " · weights bf16 · KV bf16")
     assert lines[4].split() == ["h100-sxm-80gb", "bf16", "bf16", "8", "46", "43", "5", "40", "40", "$151.20",
                                 "tpot", "46.9", "ms", "expected"]
-    assert lines[5].split()[:10] == ["a100-sxm-80gb", "bf16", "bf16", "8", "46", "20", "10", "20", "80", "$199.87"]
+    assert lines[5].split() == ["a100-sxm-40gb", "bf16", "bf16", "8", "13", "13", "16", "13", "128", "$189.44",
+                                "capacity", "49.8", "ms", "expected"]
+    assert lines[6].split()[:10] == ["a100-sxm-80gb", "bf16", "bf16", "8", "46", "20", "10", "20", "80", "$199.87"]
     assert "Best: 5 × h100-sxm-80gb TP 8 = 40 GPUs at $151.20/hour; binding constraint: tpot." in lines
-    assert ("  h100-sxm-80gb TP 1 bf16/bf16: the weights alone do not fit the device memory at this TP" in lines)
-    assert ("  h100-sxm-80gb TP 2 bf16/bf16: tpot: a single sequence decodes slower than the TPOT target"
-            " (longest context that would: 29,373)") in lines
+    assert not any(line.startswith("Not ranked") for line in lines)   # every entry states an efficiency
+    # Grouped per hardware and reason, capped.
+    cannot = lines[lines.index("Cannot serve it:") + 1:]
+    assert cannot[:3] == [
+        "  h100-sxm-80gb TP 2 bf16/bf16: tpot: a single sequence decodes slower than the TPOT target"
+        " (longest context that would: 29,373)",
+        "  h100-sxm-80gb TP 16 bf16/bf16: the interconnect links 8 devices at its stated bandwidth:"
+        " a wider TP group is not planned",
+        "  h100-sxm-80gb TP 1 bf16/bf16: the weights alone do not fit the device memory at this TP"]
+    assert len(cannot) == 13 and re.fullmatch(r"  \(\d+ more\)", cannot[-1])
+
+
+def test_tp_beyond_the_interconnect_domain_is_not_planned(con):
+    # HGX H100: NVSwitch links 8 GPUs; TP 16 would span two nodes, not at 450 GB/s.
+    h16 = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 16)
+    assert not h16["feasible"] and h16["tp_fits_interconnect"] is False and h16["replicas"] is None
+    assert h16["reason"] == ("the interconnect links 8 devices at its stated bandwidth: a wider TP group is not"
+                             " planned")
+    assert h16["max_context_tokens"] is None                  # no shorter context mends it
+    # H100 PCIe: the NVLink bridge joins pairs only, so TP 4 and 8 are not planned over it.
+    for tp in (4, 8):
+        p = plan_row(con, "llama-3.1-70b", "h100-pcie-80gb", tp)
+        assert not p["feasible"] and p["reason"].startswith("the interconnect links 2 devices"), tp
+    # TP 2 is in reach, but one 32K sequence alone misses 50 ms: (W + kv)/(2 × 2.0 TB/s × 0.45) + all-reduce.
+    p2 = plan_row(con, "llama-3.1-70b", "h100-pcie-80gb", 2)
+    single = (WEIGHTS + S * KV_TOKEN) / (2 * 2.0e12 * 0.45) + 2 * 80 * 2 * 1 / 2 * 8192 * 2 / 300e9
+    assert p2["tp_fits_interconnect"] is True and p2["single_seq_tpot_s"] == pytest.approx(single)
+    assert single > 0.05 and p2["reason"].startswith("tpot:")
+    # GB200 NVL72: 72 GPUs in one NVLink domain, so TP 16 is planned with its all-reduce.
+    g16 = plan_row(con, "llama-3.1-70b", "gb200", 16)
+    assert g16["feasible"] and g16["tp_fits_interconnect"] is True
+    # No feasible plan anywhere in the registry uses a TP wider than its hardware's domain.
+    assert con.execute("SELECT count(*) FROM plans(200, 32000, 0.05) p JOIN hardware h USING (hardware_id)"
+                       " WHERE p.feasible AND p.tp > 1 AND NOT p.tp <= h.interconnect_domain_size").fetchone()[0] == 0
+
+
+def test_interconnect_without_domain_size_is_a_reason():
+    from tests.registry_factory import con_for, hardware_entry
+
+    c = con_for(models={"m": {"layers": 2, "groups": [{"kind": "full", "count": 2, "kv_heads": 8, "head_dim": 128}]}},
+                hardware={"hw": hardware_entry("hw", interconnect={"name": "link", "bandwidth": "100 GB/s"})})
+    r = one(c, "SELECT * FROM plans(4, 8192, 0.05) WHERE model_id='m' AND weights_dtype='bf16' AND kv_dtype='bf16'"
+               " AND tp=2")
+    assert r["reason"] == "tp > 1 needs the interconnect's domain size (devices it links) for this hardware"
+    assert r["tp_fits_interconnect"] is None
+    assert one(c, "SELECT tp_fits_interconnect FROM roofline WHERE model_id='m' AND weights_dtype='bf16'"
+                  " AND kv_dtype='bf16' AND tp=2 AND context_tokens=8192 AND batch=1")["tp_fits_interconnect"] is None
+
+
+def test_every_shipped_device_states_bandwidth_efficiency_on_one_basis(con):
+    # registry/README.md "Efficiency": GPUs and accelerators the chapter's 0.45, Apple hosts the hybrid seed's 0.7.
+    rows = con.execute(
+        "SELECT h.hardware_id, h.vendor = 'Apple' AS apple, e.bandwidth_efficiency, p.source_id, p.confidence"
+        " FROM hardware h LEFT JOIN hardware_efficiency e USING (hardware_id)"
+        " LEFT JOIN provenance p ON p.kind = 'hardware' AND p.entry_id = h.hardware_id"
+        "  AND p.field = 'efficiency.bandwidth'").fetchall()
+    assert len(rows) == con.execute("SELECT count(*) FROM hardware").fetchone()[0] >= 25
+    for hid, apple, eff, src, conf in rows:
+        assert (eff, src, conf) == ((0.7, "seed-hybrid", "estimated") if apple else (0.45, "chapter", "estimated")), hid
+
+
+def _mixed_basis_con(with_efficiency: bool):
+    from tests.registry_factory import con_for, hardware_entry
+
+    eff = {"efficiency": {"bandwidth": 0.45}} if with_efficiency else {}
+    return con_for(models={"m": {"layers": 2, "groups": [{"kind": "full", "count": 2, "kv_heads": 8,
+                                                            "head_dim": 128}]}},
+                   hardware={"fast": hardware_entry("fast"),                      # no efficiency: ceiling
+                             "slow": hardware_entry("slow", bandwidth="2.0 TB/s", **eff)})
+
+
+def test_ceiling_rows_are_never_ranked_against_expected_rows():
+    from kvreg.plan import plan, render_plan
+
+    c = _mixed_basis_con(with_efficiency=True)
+    r = plan(c, "m", users=4000, context_tokens=8192, tpot_s=0.02)
+    assert r.basis == "expected"
+    assert {p["hardware_id"] for p in r.feasible} == {"slow"}
+    assert {p["hardware_id"] for p in r.unranked} == {"fast"} and all(p["rate_basis"] == "ceiling" for p in r.unranked)
+    # At the ceiling the 3.35 TB/s card would need fewer GPUs and win; it is listed apart instead.
+    assert r.unranked[0]["gpus"] < r.feasible[0]["gpus"]
+    out = render_plan(r).splitlines()
+    assert ("Not ranked: no stated bandwidth efficiency for fast; their rates are the bandwidth ceiling, not"
+            " comparable with the expected rates above:") in out
+    assert out[4].split()[0] == "slow" and out[4].split()[-1] == "expected"
+    assert f"Best: {r.feasible[0]['replicas']} × slow TP 1 = {r.feasible[0]['gpus']} GPUs at n/a/hour;" \
+           " binding constraint: tpot." in out
+
+
+def test_all_ceiling_rows_are_ranked_together_and_said_so():
+    from kvreg.plan import plan, render_plan
+
+    r = plan(_mixed_basis_con(with_efficiency=False), "m", users=4000, context_tokens=8192, tpot_s=0.02)
+    assert r.basis == "ceiling" and r.unranked == [] and r.feasible[0]["hardware_id"] == "fast"
+    assert ("Note: no hardware here states a bandwidth efficiency: every rate is the bandwidth ceiling"
+            " (optimistic).") in render_plan(r).splitlines()
+
+
+def test_cannot_serve_groups_tps_per_hardware_and_caps(con):
+    from kvreg.plan import plan, render_plan
+
+    r = plan(con, "llama-3.1-70b", users=200, context_tokens=S, tpot_s=0.05, hardware=["m3-ultra-96gb", "a10g"])
+    out = render_plan(r).splitlines()
+    assert "  m3-ultra-96gb TP 2, 4, 8, 16 bf16/bf16: tp > 1 needs an interconnect figure for this hardware" in out
+    assert "  a10g TP 2, 4, 8, 16 bf16/bf16: tp > 1 needs an interconnect figure for this hardware" in out
+    capped = render_plan(r, max_reasons=1).splitlines()
+    cannot = capped[capped.index("Cannot serve it:") + 1:]
+    assert cannot == [cannot[0], "  (3 more)"]                # 4 groups: 2 hardware × 2 reasons
 
 
 def test_capacity_binds_when_the_pool_is_smaller_than_the_rate(con):
-    p = plan_row(con, "deepseek-v3", "h100-sxm-80gb", 16, weights="fp8")
+    # DeepSeek-V3 fp8 (671 GB) needs 16 H100s, two HGX nodes: out of NVLink reach, so not planned
+    # (test_tp_beyond_the_interconnect_domain_is_not_planned); one GB200 NVL72 TP-8 group holds it.
+    p = plan_row(con, "deepseek-v3", "gb200", 8, weights="fp8")
     assert p["max_seqs_per_replica"] < p["rate_max_batch"]
     assert p["binding_constraint"] == "capacity"
     assert p["replicas"] == math.ceil(200 / p["max_seqs_per_replica"])
@@ -119,7 +241,8 @@ def test_fits_nowhere_says_why(db):
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert lines[1] == "No configuration serves this workload."
-    assert lines[2] == ("Best option: b300 TP 16 (bf16 weights, bf16 KV): tpot: a single sequence decodes slower"
+    # TP 16 would leave the 8-GPU HGX NVLink domain, so the best option is TP 8.
+    assert lines[2] == ("Best option: b300 TP 8 (bf16 weights, bf16 KV): tpot: a single sequence decodes slower"
                         " than the TPOT target.")
     assert lines[3].startswith("Longest context one sequence could have there within the TPOT: 0 tokens;")
 

@@ -264,6 +264,25 @@ def test_tp16_replicated_kv_heads_are_read_on_every_rank(con):
     assert r16["batch_ceiling_tok_per_s"] == pytest.approx(r8["batch_ceiling_tok_per_s"])
 
 
+def test_tp_beyond_the_interconnect_domain_is_flagged_without_allreduce(con):
+    # HGX H100: NVSwitch reaches 8 GPUs (hardware/h100-sxm-80gb.yaml interconnect.domain_size).
+    r8 = roof(con, "llama-3.1-70b", "h100-sxm-80gb", 8192, tp=8)
+    r16 = roof(con, "llama-3.1-70b", "h100-sxm-80gb", 8192, tp=16)
+    assert r8["tp_fits_interconnect"] is True and r16["tp_fits_interconnect"] is False
+    # The row stays (the tp axis is kept) but 450 GB/s is not modelled across two nodes: no all-reduce.
+    assert r16["allreduce_s"] is None
+    assert r16["decode_step_s"] == pytest.approx(max(r16["decode_memory_s"], r16["decode_compute_s"]))
+    # GB200 NVL72: 72 GPUs in one domain, so TP 16 keeps its ring all-reduce at 900 GB/s.
+    g16 = roof(con, "llama-3.1-70b", "gb200", 8192, tp=16)
+    assert g16["tp_fits_interconnect"] is True
+    assert g16["allreduce_s"] == pytest.approx(2 * 80 * 2 * 15 / 16 * 8192 * 2 / 900e9)
+    # H100 PCIe: the NVLink bridge joins pairs.
+    assert [roof(con, "llama-3.1-70b", "h100-pcie-80gb", 8192, tp=t)["tp_fits_interconnect"]
+            for t in (1, 2, 4)] == [True, True, False]
+    # No interconnect at all (the Mac): any tp > 1 is outside a domain.
+    assert roof(con, "llama-3.1-70b", "m3-ultra-96gb", 8192, tp=2)["tp_fits_interconnect"] is False
+
+
 # --- missing figures stay NULL ------------------------------------------------------------------
 
 def test_generic_card_without_bandwidth_or_flops_is_null_not_zero(con):
@@ -328,6 +347,7 @@ def test_fixture_without_interconnect_leaves_allreduce_null():
     r = one(c, "SELECT * FROM roofline WHERE model_id='m' AND weights_dtype='bf16' AND kv_dtype='bf16'"
                " AND tp=2 AND context_tokens=8192 AND batch=1")
     assert r["allreduce_s"] is None and r["expected_decode_step_s"] is None
+    assert r["tp_fits_interconnect"] is False
     # The step still has its memory and compute floors: a lower bound on time without the link.
     assert r["decode_step_s"] == pytest.approx(max(r["decode_memory_s"], r["decode_compute_s"]))
     assert one(c, "SELECT reason FROM plans(4, 8192, 0.05) WHERE model_id='m' AND weights_dtype='bf16'"

@@ -18,11 +18,21 @@ from pydantic_core import PydanticCustomError
 from kvreg.schema.common import Bandwidth, Bytes, Dtype, EntryId, Entry, Flops, Measure, Strict
 
 
+DomainSize = Annotated[int, Field(ge=2)]
+
+
 class Interconnect(Strict):
-    """Accelerator-to-accelerator link; ``bandwidth`` is one direction, per accelerator."""
+    """Accelerator-to-accelerator link; ``bandwidth`` is one direction, per accelerator.
+
+    ``domain_size`` is how many devices one link domain connects at that bandwidth (an
+    HGX baseboard's NVSwitch: 8; an NVLink bridge: 2; an NVL72 rack: 72).  Tensor
+    parallelism wider than it leaves the link, so the roofline flags it and ``plans``
+    refuses it (kvreg/sql/120_hardware_peaks.sql); absent means the reach is unknown.
+    """
 
     name: str
     bandwidth: Measure[Bandwidth]
+    domain_size: Measure[DomainSize] | None = None
 
 
 class Price(Strict):

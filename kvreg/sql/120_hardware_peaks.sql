@@ -12,6 +12,9 @@
 --   bandwidth_efficiency, compute_efficiency  achieved fraction of each roof, from the hardware
 --                        entry's `efficiency` block (NULL when not stated)
 --   interconnect_bytes_per_s  one direction, per device (NULL when unknown)
+--   interconnect_domain_size  devices one link domain connects at that bandwidth (an HGX node's NVSwitch 8,
+--                        an NVLink bridge 2, NVL72 72; NULL when the entry does not say): tensor
+--                        parallelism wider than it is not modelled at interconnect_bytes_per_s
 --   price_usd_per_hour   rental price of one device (NULL when unknown)
 -- Source: kv-cache-chapter.txt §2.4 (ridge point I* = peak FLOP/s ÷ bandwidth, 989/3.35 = 295).
 CREATE OR REPLACE VIEW hardware_peaks AS
@@ -24,7 +27,7 @@ SELECT h.hardware_id, w.dtype AS weights_dtype,
        CASE WHEN w.dtype IN ('fp8', 'nvfp4', 'mxfp4') AND n.dtype IS NOT NULL AND fw.flop_per_s IS NOT NULL
             THEN fw.flop_per_s ELSE fb.flop_per_s END / h.bandwidth_bytes_per_s AS ridge_flop_per_byte,
        e.bandwidth_efficiency, e.compute_efficiency,
-       h.interconnect_bytes_per_s, h.price_usd_per_hour, h.price_provider, h.price_date
+       h.interconnect_bytes_per_s, h.interconnect_domain_size, h.price_usd_per_hour, h.price_provider, h.price_date
 FROM hardware h
 CROSS JOIN (SELECT dtype FROM precisions WHERE for_weights) w
 LEFT JOIN hardware_precisions n ON n.hardware_id = h.hardware_id AND n.dtype = w.dtype

@@ -25,7 +25,13 @@
 --                                two all-reduces of the hidden state per layer; a ring all-reduce moves
 --                                2·(tp−1)/tp of the data per device: 2·layers·2(tp−1)/tp·batch·d_model·2 bytes
 --                                (bf16 activations) ÷ interconnect bandwidth.  0 at tp = 1; NULL when the
---                                interconnect is unknown.  Added to the step: the next layer waits for it.
+--                                interconnect is unknown or tp exceeds its domain (that bandwidth does not
+--                                reach the group).  Added to the step: the next layer waits for it.
+--   tp_fits_interconnect         TRUE when one link domain holds the tp group at the stated bandwidth
+--                                (tp = 1, or tp ≤ interconnect_domain_size); FALSE when tp > 1 and there is no
+--                                interconnect or tp exceeds its domain; NULL when the domain size is unknown.
+--                                Rows with FALSE keep their ceilings (a floor on time) but no all-reduce;
+--                                `plans` refuses them.
 --   decode_step_s                greatest(memory, compute) + all-reduce (NULL parts ignored)
 --   decode_tok_per_s             batch ÷ decode_step_s (aggregate ceiling); tok_per_s_per_seq = 1 ÷ step
 --   bound                        'memory' | 'compute' (NULL when a roof is unknown)
@@ -63,7 +69,11 @@ WITH scen AS (
            h.compute_dtype, h.peak_flop_per_s, h.bandwidth_bytes_per_s, h.ridge_flop_per_byte,
            h.bandwidth_efficiency, h.compute_efficiency, h.interconnect_bytes_per_s,
            -- seconds of all-reduce per token in flight (a decode sequence or a prompt token)
+           CASE WHEN c.tp = 1 THEN TRUE
+                WHEN h.interconnect_bytes_per_s IS NULL THEN FALSE
+                ELSE c.tp <= h.interconnect_domain_size END AS tp_fits_interconnect,
            CASE WHEN c.tp = 1 THEN 0.0
+                WHEN c.tp > h.interconnect_domain_size THEN NULL
                 ELSE 2 * k.layers * 2.0 * (c.tp - 1) / c.tp * k.hidden_size * a.bytes_per_element
                      / h.interconnect_bytes_per_s END AS allreduce_s_per_token
     FROM capacity c
@@ -94,7 +104,7 @@ timed AS (
     FROM step t
 )
 SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_tokens, context_label, within_native,
-       batch, max_seqs, batch_fits, compute_dtype,
+       batch, max_seqs, batch_fits, tp_fits_interconnect, compute_dtype,
        tp * bandwidth_bytes_per_s AS bandwidth_bytes_per_s,
        tp * peak_flop_per_s AS peak_flop_per_s,
        ridge_flop_per_byte,

@@ -21,8 +21,15 @@
 --   binding_constraint    'capacity' (the KV pool holds fewer than the rate allows), 'tpot' (the rate
 --                         allows fewer), or 'none' (one replica holds every user within both)
 --   feasible, reason      why a configuration cannot serve the workload at all (no bandwidth figure; TP > 1
---                         without an interconnect figure; weights do not fit; one sequence does not fit;
---                         one sequence alone misses the TPOT; the prefill floor misses the TTFT)
+--                         without an interconnect figure, or without its domain size, or wider than its
+--                         domain: the stated link bandwidth does not reach such a group, so it is not
+--                         planned at it; weights do not fit; one sequence does not fit; one sequence alone
+--                         misses the TPOT; the prefill floor misses the TTFT).  The reason text does not
+--                         name the TP, so `kvreg plan` can group one hardware's TPs that fail alike.
+--   tp_fits_interconnect  as in roofline: TRUE at tp = 1 or tp ≤ the interconnect's domain size; FALSE when
+--                         tp > 1 without an interconnect or beyond its domain; NULL when the domain is unknown
+--   rate_basis            'expected' (rates at the stated bandwidth efficiency) or 'ceiling' (none stated:
+--                         the full bandwidth, optimistic); `kvreg plan` never ranks the two together
 --   max_context_tokens    the longest context at which ONE sequence fits and meets tpot on one replica
 --                         (linear beyond every window; NULL when the cache does not grow with context, or
 --                         when the configuration fails for a reason no shorter context mends)
@@ -45,7 +52,12 @@ WITH base AS (
            p.tp * h.peak_flop_per_s * coalesce(h.compute_efficiency, 1) AS peak,
            p.tp * h.bandwidth_bytes_per_s AS ceiling_bw, p.tp * h.peak_flop_per_s AS ceiling_peak,
            CASE WHEN h.bandwidth_efficiency IS NULL THEN 'ceiling' ELSE 'expected' END AS rate_basis,
+           CASE WHEN p.tp = 1 THEN TRUE
+                WHEN h.interconnect_bytes_per_s IS NULL THEN FALSE
+                ELSE p.tp <= h.interconnect_domain_size END AS tp_fits_interconnect,
+           h.interconnect_bytes_per_s, h.interconnect_domain_size,
            CASE WHEN p.tp = 1 THEN 0.0
+                WHEN p.tp > h.interconnect_domain_size THEN NULL
                 ELSE 2 * k.layers * 2.0 * (p.tp - 1) / p.tp * k.hidden_size * 2 / h.interconnect_bytes_per_s
                 END AS ar_s,
            h.price_usd_per_hour
@@ -84,7 +96,13 @@ batch AS (
 judged AS (
     SELECT b.*,
            CASE WHEN b.bw IS NULL THEN 'no bandwidth figure for this hardware'
-                WHEN b.tp > 1 AND b.ar_s IS NULL THEN 'tp > 1 needs an interconnect figure for this hardware'
+                WHEN b.tp > 1 AND b.interconnect_bytes_per_s IS NULL
+                    THEN 'tp > 1 needs an interconnect figure for this hardware'
+                WHEN b.tp > 1 AND b.interconnect_domain_size IS NULL
+                    THEN 'tp > 1 needs the interconnect''s domain size (devices it links) for this hardware'
+                WHEN NOT b.tp_fits_interconnect
+                    THEN format('the interconnect links {} devices at its stated bandwidth: a wider TP group is'
+                                ' not planned', b.interconnect_domain_size)
                 WHEN b.pool_bytes <= 0 THEN 'the weights alone do not fit the device memory at this TP'
                 WHEN b.max_seqs_per_replica < 1 THEN 'memory: one sequence of this context does not fit the KV pool'
                 WHEN b.rate_max_batch < 1 THEN 'tpot: a single sequence decodes slower than the TPOT target'
@@ -107,7 +125,7 @@ run AS (
 SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp,
        users AS workload_users, context_tokens AS workload_context_tokens,
        tpot_s AS workload_tpot_s, ttft_s AS workload_ttft_s,
-       r.feasible, r.reason,
+       r.feasible, r.reason, r.tp_fits_interconnect,
        r.max_seqs_per_replica, greatest(r.rate_max_batch, 0) AS rate_max_batch,
        r.replicas, r.batch_per_replica, r.replicas * r.tp AS gpus,
        r.price_usd_per_hour * r.replicas * r.tp AS usd_per_hour,
@@ -125,7 +143,7 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.prefill_floor_s,
        r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
        CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
-                 AND (r.tp = 1 OR r.ar_s IS NOT NULL) THEN greatest(0, floor(least(
+                 AND coalesce(r.tp_fits_interconnect, FALSE) THEN greatest(0, floor(least(
                 (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
                 ((tpot_s - coalesce(r.ar_s, 0)) * r.bw - r.weights_read_b1 - r.constant_rank_bytes * r.tp)
                     / r.growing_token_bytes,

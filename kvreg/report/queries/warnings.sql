@@ -65,6 +65,13 @@ SELECT * FROM (
     FROM g JOIN hardware h USING (hardware_id)
     WHERE g.tp > 1 AND h.interconnect_name IS NULL
     UNION ALL
+    SELECT DISTINCT 2, 'tp-beyond-interconnect-domain', format('{} at TP {}', g.hardware_id, g.tp),
+           format('the interconnect ({}) links {} devices at its stated bandwidth: a TP group of {} spans '
+                  'slower links, so plans do not size it', h.interconnect_name, h.interconnect_domain_size, g.tp),
+           NULL, 0, g.hardware_idx, g.tp_idx
+    FROM g JOIN hardware h USING (hardware_id)
+    WHERE g.tp > h.interconnect_domain_size
+    UNION ALL
     SELECT 3, 'price-unknown', h.hardware_id,
            'no rental price in the registry: options on it are ranked by device count only', NULL,
            0, i.item_idx, 0
