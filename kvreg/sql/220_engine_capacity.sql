@@ -2,7 +2,8 @@
 -- Grain: one row per served model × hardware × engine × weights_dtype × kv_dtype × tp ×
 --   max_model_len × max_num_batched_tokens (default_batched marks the release's default).
 -- Inputs: engine_memory_pools, engine_kv_layout, engine_request_blocks, engine_accounting,
---   kv_sequence_costs_at, served_models; scalar macros engine_concurrency, engine_logged_tokens.
+--   kv_sequence_costs_at, served_models; scalar macros engine_concurrency, engine_logged_tokens,
+--   engine_starts, engine_admitted_seqs.
 -- Units: bytes per device, blocks, tokens, sequences.
 --   page_bytes, block_size_tokens, num_groups, group_size, padding_layers   (engine_kv_layout)
 --   available_kv_bytes      predicted by the release's reserve model (engine_memory_pools)
@@ -46,13 +47,13 @@ adm AS (
     SELECT *,
            engine_concurrency(num_blocks, blocks_per_request, block_size_tokens, max_model_len, concurrency_rule)
                AS logged_max_concurrency,
-           num_blocks - CASE WHEN null_block_in_fit_check THEN 1 ELSE 0 END >= blocks_per_request AS starts
+           engine_starts(num_blocks, blocks_per_request, null_block_in_fit_check) AS starts
     FROM base
 )
 SELECT * EXCLUDE (fp_seq_bytes),
        engine_logged_tokens(num_blocks, num_groups, block_size_tokens, logged_max_concurrency, max_model_len,
                             logged_tokens_rule) AS logged_kv_tokens,
-       CASE WHEN starts THEN least(floor(logged_max_concurrency), max_num_seqs) ELSE 0 END::BIGINT AS admitted_seqs,
+       engine_admitted_seqs(starts, logged_max_concurrency, max_num_seqs) AS admitted_seqs,
        logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND num_groups > 1 AS grouped_min_block_report,
        NOT starts AS does_not_start,
        has_padding_layers AS padding_layers_wasted,

@@ -3,7 +3,8 @@
 -- so the engine's accounting can be checked exactly, separately from the reserve estimate.
 -- Grain: one row per engine × served model × kv_dtype × tp.
 -- Inputs: engine_kv_layout, engine_kv_buckets, engine_accounting, kv_sequence_costs_at, served_models;
---   scalar macros engine_group_blocks, engine_concurrency, engine_logged_tokens.
+--   scalar macros engine_group_blocks, engine_concurrency, engine_logged_tokens,
+--   engine_starts, engine_admitted_seqs.
 -- Units: bytes per device, blocks, tokens, sequences; same columns and rules as engine_capacity
 --   (max_num_seqs is the release's small-GPU default; admitted_seqs is capped by it).
 CREATE OR REPLACE MACRO engine_capacity_for_memory(available_kv_bytes, max_model_len, max_num_batched_tokens) AS TABLE
@@ -42,13 +43,13 @@ adm AS (
     SELECT *,
            engine_concurrency(num_blocks, blocks_per_request, block_size_tokens, max_model_len, concurrency_rule)
                AS logged_max_concurrency,
-           num_blocks - CASE WHEN null_block_in_fit_check THEN 1 ELSE 0 END >= blocks_per_request AS starts
+           engine_starts(num_blocks, blocks_per_request, null_block_in_fit_check) AS starts
     FROM base
 )
 SELECT * EXCLUDE (fp_seq_bytes),
        engine_logged_tokens(num_blocks, num_groups, block_size_tokens, logged_max_concurrency, max_model_len,
                             logged_tokens_rule) AS logged_kv_tokens,
-       CASE WHEN starts THEN least(floor(logged_max_concurrency), max_num_seqs) ELSE 0 END::BIGINT AS admitted_seqs,
+       engine_admitted_seqs(starts, logged_max_concurrency, max_num_seqs) AS admitted_seqs,
        greatest(0, floor(available_kv_bytes / fp_seq_bytes * max_model_len))::BIGINT AS first_principles_tokens,
        greatest(0, floor(available_kv_bytes / fp_seq_bytes))::BIGINT AS first_principles_seqs
 FROM adm
