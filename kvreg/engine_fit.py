@@ -8,6 +8,7 @@ module only picks rows and lays them out.
 from __future__ import annotations
 
 from kvreg import formats as f
+from kvreg.fit import dict_rows
 
 QUIRK_COLUMNS = ("sliding_stored_as_full", "chunked_stored_as_full", "grouped_min_block_report",
                  "padding_layers_wasted", "recurrent_page_alignment", "recurrent_outside_pool",
@@ -36,8 +37,7 @@ def engine_fit(con, model: str, hardware: str, engine: str, weights_dtype: str, 
         "SELECT * FROM engine_capacity WHERE model_id = ? AND hardware_id = ? AND engine_id = ? AND weights_dtype = ?"
         " AND kv_dtype = ? AND tp = ? AND default_batched AND list_contains(?, max_model_len) ORDER BY max_model_len",
         [model, hardware, engine, weights_dtype, kv_dtype, tp, contexts])
-    cols = [d[0] for d in cur.description]
-    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    rows = dict_rows(cur)
     quirks = []
     for trigger, text in con.execute("SELECT trigger, text FROM engine_quirks WHERE engine_id = ? ORDER BY quirk_idx",
                                      [engine]).fetchall():

@@ -33,7 +33,11 @@ class FitResult:
     min_tp_that_fits: int | None = None
 
 
-def _check(con, table: str, column: str, value: str, what: str) -> None:
+def check_known(con, table: str, column: str, value: str, what: str) -> None:
+    """Raise :class:`UsageError` when ``value`` is not in ``table.column``, suggesting the nearest ids.
+
+    ``table`` and ``column`` are fixed identifiers from kvreg's own code, never user input.
+    """
     known = [r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM {table} ORDER BY 1").fetchall()]
     if value not in known:
         near = difflib.get_close_matches(value, known, n=3)
@@ -42,7 +46,8 @@ def _check(con, table: str, column: str, value: str, what: str) -> None:
         raise UsageError(f"unknown {what} {value!r}{hint}{listing}")
 
 
-def _dicts(cur) -> list[dict]:
+def dict_rows(cur) -> list[dict]:
+    """Every row of an executed cursor as a ``{column: value}`` dict."""
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
@@ -71,9 +76,9 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         UsageError: an id, dtype or tp value that the database does not know, or a context
             that is not a positive whole number of tokens.
     """
-    _check(con, "models", "model_id", model, "model")
-    _check(con, "precisions WHERE for_kv", "dtype", kv_dtype, "KV dtype")
-    _check(con, "tp_sizes", "tp::VARCHAR", str(tp), "tp size")
+    check_known(con, "models", "model_id", model, "model")
+    check_known(con, "precisions WHERE for_kv", "dtype", kv_dtype, "KV dtype")
+    check_known(con, "tp_sizes", "tp::VARCHAR", str(tp), "tp size")
     if weights_dtype is None:
         weights_dtype = con.execute("SELECT dtype FROM models WHERE model_id = ?", [model]).fetchone()[0]
     if contexts is None:
@@ -94,14 +99,14 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
     else:
         if hardware is None:
             raise UsageError("give a HARDWARE id or --kv-pool SIZE")
-        _check(con, "hardware", "hardware_id", hardware, "hardware")
-        _check(con, "engines", "engine_id", engine, "engine")
-        _check(con, "precisions WHERE for_weights", "dtype", weights_dtype, "weights dtype")
+        check_known(con, "hardware", "hardware_id", hardware, "hardware")
+        check_known(con, "engines", "engine_id", engine, "engine")
+        check_known(con, "precisions WHERE for_weights", "dtype", weights_dtype, "weights dtype")
         cur = con.execute(
             "SELECT * FROM capacity_at(?::BIGINT[]) WHERE model_id = ? AND hardware_id = ? AND engine_id = ?"
             " AND weights_dtype = ? AND kv_dtype = ? AND tp = ? ORDER BY context_tokens",
             [contexts, model, hardware, engine, weights_dtype, kv_dtype, tp])
-    rows = _dicts(cur)
+    rows = dict_rows(cur)
     native = con.execute("SELECT native_context_tokens FROM models WHERE model_id = ?", [model]).fetchone()[0]
     min_tp = None
     if kv_pool_bytes is None and rows and rows[0]["pool_bytes"] < 0:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from kvreg import formats as f
-from kvreg.fit import UsageError, _check, _dicts
+from kvreg.fit import UsageError, check_known, dict_rows
 
 
 @dataclasses.dataclass
@@ -66,20 +66,20 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
     """
     if users < 1 or context_tokens < 1 or not tpot_s > 0 or (ttft_s is not None and not ttft_s > 0):
         raise UsageError("users, context, TPOT (and TTFT when given) must be positive")
-    _check(con, "models", "model_id", model, "model")
-    _check(con, "engines", "engine_id", engine, "engine")
+    check_known(con, "models", "model_id", model, "model")
+    check_known(con, "engines", "engine_id", engine, "engine")
     if not weights_dtypes:
         weights_dtypes = [con.execute("SELECT dtype FROM models WHERE model_id = ?", [model]).fetchone()[0]]
     kv_dtypes = kv_dtypes or ["bf16"]
     for d in weights_dtypes:
-        _check(con, "precisions WHERE for_weights", "dtype", d, "weights dtype")
+        check_known(con, "precisions WHERE for_weights", "dtype", d, "weights dtype")
     for d in kv_dtypes:
-        _check(con, "precisions WHERE for_kv", "dtype", d, "KV dtype")
+        check_known(con, "precisions WHERE for_kv", "dtype", d, "KV dtype")
     for h in hardware or []:
-        _check(con, "hardware", "hardware_id", h, "hardware")
+        check_known(con, "hardware", "hardware_id", h, "hardware")
     if not hardware:
         hardware = [r[0] for r in con.execute("SELECT hardware_id FROM hardware").fetchall()]
-    rows = _dicts(con.execute(
+    rows = dict_rows(con.execute(
         "SELECT * FROM plans(?, ?, ?, ?) WHERE model_id = ? AND engine_id = ?"
         " AND list_contains(?, weights_dtype) AND list_contains(?, kv_dtype) AND list_contains(?, hardware_id)"
         " ORDER BY feasible DESC, usd_per_hour NULLS LAST, gpus, hardware_id, tp, weights_dtype, kv_dtype",
