@@ -1,6 +1,6 @@
 """``kvreg plan``: how many accelerators a workload needs, cheapest configuration first.
 
-All arithmetic is in the ``plans`` table macro (kvreg/sql/145_plans.sql); this
+All arithmetic is in the ``plans`` table macro (kvreg/sql/275_plans.sql); this
 module checks the arguments, picks the rows for one model and lays them out.
 """
 

@@ -1,7 +1,7 @@
 """The report's sections driven by the engine_capacity, roofline and plans views, on the real views.
 
 The shipped example compares first principles with vLLM 0.22–0.26 (reports/example.yaml), so every
-number here comes from kvreg/sql/130_roofline.sql, 145_plans.sql and 220_engine_capacity.sql over the
+number here comes from kvreg/sql/260_roofline.sql, 145_plans.sql and 220_engine_capacity.sql over the
 shipped registry; the expected values are cross-checked against the views queried directly, and the
 seed-derived ones are worked in the comments.  The last tests drop a view from the database and
 check the section is left out with a note.

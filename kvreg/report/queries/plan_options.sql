@@ -1,5 +1,5 @@
 -- plan_options: the workload sized by the plans(users, context_tokens, tpot_s, ttft_s) table macro
--- (kvreg/sql/145_plans.sql), restricted to what the report lists; same columns as options.sql plus
+-- (kvreg/sql/275_plans.sql), restricted to what the report lists; same columns as options.sql plus
 -- the plans verdict (feasible, reason, max_context_tokens, tpot_at_batch_s, prefill_floor_s).
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp.
 -- Inputs: report_plans (scope_plans.sql: the plans macro for the report; model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, feasible, reason,

@@ -1,7 +1,7 @@
 -- scope_plans: the plans(users, context_tokens, tpot_s, ttft_s) table macro restricted to what the report
 -- lists (temp table report_plans, read by plan_options).
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp.
--- Inputs: plans macro (kvreg/sql/145_plans.sql); parameters $users, $context_tokens, $tpot_s, $ttft_s
+-- Inputs: plans macro (kvreg/sql/275_plans.sql); parameters $users, $context_tokens, $tpot_s, $ttft_s
 --   (the report's workload), $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]),
 --   $tp (BIGINT[]).
 -- Units: as plans (sequences, devices, seconds, USD per hour).
