@@ -83,7 +83,16 @@ base AS (
            f.fp_seq_bytes
     FROM pools p
     JOIN engine_kv_layout k ON k.engine_id = p.engine_id AND k.model_id = p.model_id AND k.tp = p.tp
-    JOIN engine_request_blocks_at(context_list, (SELECT list(DISTINCT q.max_num_batched_tokens) FROM pools q)) r
+    -- the batched-token settings the pools can have, without reading the pools again (a CTE read twice is
+    -- materialised whole, which would stop the filters of a one-scenario query reaching its scans)
+    JOIN engine_request_blocks_at(context_list,
+                                  coalesce(batched_axis,
+                                           CASE WHEN max_num_batched_tokens IS NOT NULL
+                                                THEN [max_num_batched_tokens]::BIGINT[] END,
+                                           (SELECT list(DISTINCT v.t) FILTER (WHERE v.t IS NOT NULL)
+                                            FROM (SELECT unnest([x.max_num_batched_tokens,
+                                                                 x.max_num_batched_tokens_large_gpu]) AS t
+                                                  FROM engine_accounting x) v))) r
       ON r.engine_id = k.engine_id AND r.model_id = k.model_id AND r.kv_dtype = k.kv_dtype
      AND r.tp = k.tp AND r.max_num_batched_tokens = p.max_num_batched_tokens
     JOIN engine_accounting a ON a.engine_id = p.engine_id

@@ -28,38 +28,45 @@
 CREATE OR REPLACE MACRO capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
                                     max_num_batched_tokens := NULL, enforce_eager := NULL,
                                     num_speculative_tokens := NULL) AS TABLE
-WITH fp AS (
-    SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, s.kv_dtype, p.tp,
-           s.context_tokens, s.context_label, s.within_native,
-           p.usable_bytes, p.claimed_bytes, p.reserve_bytes, p.resident_bytes, p.weights_bytes, p.weights_basis,
-           p.pool_bytes, p.naive_pool_bytes,
-           s.seq_bytes, s.growing_bytes, s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
-           greatest(0, floor(p.pool_bytes / s.seq_bytes))::BIGINT AS first_principles_seqs,
-           greatest(0, floor(p.naive_pool_bytes / s.naive_seq_bytes))::BIGINT AS naive_max_seqs,
-           greatest(0, floor(p.pool_bytes / s.seq_bytes * s.context_tokens))::BIGINT AS first_principles_tokens,
-           p.pool_basis, p.gpu_memory_utilization, p.util_is_default, p.max_num_seqs, p.max_num_seqs_is_default,
-           p.max_num_batched_tokens, p.default_batched, p.enforce_eager, p.num_speculative_tokens
+WITH joined AS (
+    -- first-principles rows: the simple budget and the per-kind arithmetic
+    SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
+           s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
+           NULL::BOOLEAN AS engine_starts, NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens
     FROM memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                          max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                          num_speculative_tokens := num_speculative_tokens) p
     JOIN kv_sequence_costs_at(context_list) s ON s.model_id = p.model_id AND s.tp = p.tp
+    WHERE p.pool_basis = 'first-principles'
+    UNION ALL
+    -- engine rows: driven by engine_capacity_at (one row per scenario and context), so the large side is
+    -- probed against the small pool and per-sequence tables instead of joined to a second large table
+    SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
+           s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
+           e.starts, e.admitted_seqs, e.logged_kv_tokens
+    FROM engine_capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
+                            max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
+                            enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens) e
+    JOIN memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
+                         max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
+                         num_speculative_tokens := num_speculative_tokens) p
+      ON p.pool_basis = 'engine' AND p.engine_id = e.engine_id AND p.model_id = e.model_id
+     AND p.hardware_id = e.hardware_id AND p.weights_dtype = e.weights_dtype AND p.tp = e.tp
+    JOIN kv_sequence_costs_at(context_list) s
+      ON s.model_id = e.model_id AND s.kv_dtype = e.kv_dtype AND s.tp = e.tp AND s.context_tokens = e.max_model_len
 ),
 sized AS (
-    SELECT f.*, e.starts AS engine_starts, e.admitted_seqs AS engine_admitted_seqs,
-           e.logged_kv_tokens AS engine_logged_kv_tokens,
-           CASE WHEN f.pool_basis = 'engine' THEN coalesce(e.admitted_seqs, 0)
-                ELSE f.first_principles_seqs END::BIGINT AS max_seqs,
-           CASE WHEN f.pool_basis = 'engine' THEN coalesce(e.logged_kv_tokens, 0)
-                ELSE f.first_principles_tokens END::BIGINT AS pool_tokens,
-           CASE WHEN f.pool_basis = 'engine' THEN coalesce(e.starts AND e.admitted_seqs >= 1, false)
-                ELSE f.pool_bytes >= f.seq_bytes END AS fits
-    FROM fp f
-    LEFT JOIN engine_capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
-                                 max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
-                                 enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens) e
-           ON f.pool_basis = 'engine' AND e.engine_id = f.engine_id AND e.model_id = f.model_id
-          AND e.hardware_id = f.hardware_id AND e.weights_dtype = f.weights_dtype AND e.kv_dtype = f.kv_dtype
-          AND e.tp = f.tp AND e.max_model_len = f.context_tokens
+    SELECT j.*,
+           greatest(0, floor(j.pool_bytes / j.seq_bytes))::BIGINT AS first_principles_seqs,
+           greatest(0, floor(j.naive_pool_bytes / j.naive_seq_bytes))::BIGINT AS naive_max_seqs,
+           greatest(0, floor(j.pool_bytes / j.seq_bytes * j.context_tokens))::BIGINT AS first_principles_tokens,
+           CASE WHEN j.pool_basis = 'engine' THEN j.engine_admitted_seqs
+                ELSE greatest(0, floor(j.pool_bytes / j.seq_bytes)) END::BIGINT AS max_seqs,
+           CASE WHEN j.pool_basis = 'engine' THEN j.engine_logged_kv_tokens
+                ELSE greatest(0, floor(j.pool_bytes / j.seq_bytes * j.context_tokens)) END::BIGINT AS pool_tokens,
+           CASE WHEN j.pool_basis = 'engine' THEN j.engine_starts AND j.engine_admitted_seqs >= 1
+                ELSE j.pool_bytes >= j.seq_bytes END AS fits
+    FROM joined j
 )
 SELECT z.model_id, z.hardware_id, z.engine_id, z.weights_dtype, z.kv_dtype, z.tp,
        z.context_tokens, z.context_label, z.within_native,
