@@ -110,6 +110,9 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "report_workloads": {
         "report_id": (S, False), "users": (I, False), "context_tokens": (I, False), "tpot_s": (F, True),
         "ttft_s": (F, True), "hours_per_month": (F, False),
+        # the report's engine_settings (NULL = each release's default), passed to the macros' knob parameters
+        "gpu_memory_utilization": (F, True), "max_num_seqs": (I, True), "max_num_batched_tokens": (I, True),
+        "enforce_eager": (B, True), "num_speculative_tokens": (I, True),
     },
     **ENGINE_TABLES,
 }
@@ -230,7 +233,8 @@ def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
         w = r.workload
         rows["report_workloads"].append(dict(
             report_id=rid, users=w.users, context_tokens=w.context,
-            tpot_s=None if w.tpot_ms is None else w.tpot_ms / 1e3, ttft_s=w.ttft_s, hours_per_month=w.hours_per_month))
+            tpot_s=None if w.tpot_ms is None else w.tpot_ms / 1e3, ttft_s=w.ttft_s, hours_per_month=w.hours_per_month,
+            **r.engine_settings.model_dump()))
 
 
 def frames(registry: Registry) -> dict[str, pd.DataFrame]:

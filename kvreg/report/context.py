@@ -72,6 +72,13 @@ def materialise(con, table: str, query: str, params: dict) -> None:
     con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {query_text(query)}", params)
 
 
+def knob_params(workload) -> dict:
+    """The report's engine_settings (columns of its workload row) as SQL parameters, None = the release default."""
+    from kvreg.plan import KNOBS
+
+    return {k: getattr(workload, k, None) for k in KNOBS}
+
+
 def scope_params(report) -> dict[str, list]:
     """The report's lists as SQL parameters for the scope_*.sql queries (VARCHAR[] ids, BIGINT[] TP sizes)."""
     return {"models": list(report.models), "hardware": list(report.hardware), "engines": list(report.engines),
@@ -122,7 +129,7 @@ def availability(con, workload, scope: dict) -> Availability:
 
     engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
     if engine:
-        materialise(con, "report_engine_capacity", "scope_engine_capacity", scope)
+        materialise(con, "report_engine_capacity", "scope_engine_capacity", dict(scope, **knob_params(workload)))
         con.execute(_ENGINE)
     else:
         con.execute(_NO_ENGINE)
@@ -220,11 +227,12 @@ def rank_options(con, report_id: str, scope: dict):
     p = {"report": report_id}
     (workload,) = rows(con, "workload", p)
     avail = availability(con, workload, scope)
-    materialise(con, "report_capacity", "scope_capacity", scope)
+    knobs = knob_params(workload)
+    materialise(con, "report_capacity", "scope_capacity", dict(scope, **knobs))
     if avail.plans:
         materialise(con, "report_plans", "scope_plans",
                     dict(scope, users=workload.users, context_tokens=workload.context_tokens,
-                         tpot_s=workload.tpot_s, ttft_s=workload.ttft_s))
+                         tpot_s=workload.tpot_s, ttft_s=workload.ttft_s, **knobs))
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
     else:
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)

@@ -32,6 +32,19 @@ class Workload(Strict):
     hours_per_month: Annotated[float, Field(gt=0, le=744)] = 730.0
 
 
+class EngineSettings(Strict):
+    """Engine knobs the report's engines run with — the options of ``kvreg fit`` and ``kvreg plan``
+    (``--gpu-memory-utilization`` …); unset = each release's default for the device.  They size every
+    engine figure of the report (capacity, engine admission, plans) through the macros' knob parameters.
+    ``enforce_eager`` drops the CUDA-graph reserve; ``num_speculative_tokens`` is plumbed, no effect yet."""
+
+    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
+    max_num_seqs: PositiveInt | None = None
+    max_num_batched_tokens: PositiveInt | None = None
+    enforce_eager: bool | None = None
+    num_speculative_tokens: Annotated[int, Field(ge=0)] | None = None
+
+
 class ReportEntry(Entry):
     """One report: title and audience, the grid to compare, and the workload target.
 
@@ -52,3 +65,4 @@ class ReportEntry(Entry):
     tp: Annotated[list[PositiveInt], Field(min_length=1)] = [1]
     contexts: Annotated[list[Tokens], Field(min_length=1)]
     workload: Workload
+    engine_settings: EngineSettings = EngineSettings()

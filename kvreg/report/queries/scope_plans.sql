@@ -8,4 +8,6 @@
 --   ranked_plans.
 SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, models := $models,
                            hardware := $hardware, engines := $engines, weights_dtypes := $weights_dtypes,
-                           kv_dtypes := $kv_dtypes, tps := $tp)
+                           kv_dtypes := $kv_dtypes, tps := $tp, gpu_memory_utilization := $gpu_memory_utilization,
+                           max_num_seqs := $max_num_seqs, max_num_batched_tokens := $max_num_batched_tokens,
+                           enforce_eager := $enforce_eager, num_speculative_tokens := $num_speculative_tokens)
