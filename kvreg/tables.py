@@ -86,7 +86,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     # The model's weight tensors by group (kvreg/weights.py): elements and how TP splits them.
     "weight_tensors": {
         "model_id": (S, False), "tensor_group": (S, False), "part": (S, False), "elements": (I, False),
-        "shard": (S, False), "shard_parts": (I, True),
+        "shard": (S, False), "shard_parts": (I, True), "dtype": (S, True),
     },
     "hardware": {
         "hardware_id": (S, False), "name": (S, True), "vendor": (S, False), "kind": (S, False),
@@ -162,7 +162,7 @@ def _checkpoint_rows(rows: dict[str, list[dict]], mid: str, m) -> None:
 
     for t in tensor_groups(m):
         rows["weight_tensors"].append(dict(model_id=mid, tensor_group=t.name, part=t.part, elements=t.elements,
-                                           shard=t.shard, shard_parts=t.parts))
+                                           shard=t.shard, shard_parts=t.parts, dtype=t.dtype))
     first: dict[str, int] = {}
     for i, c in enumerate(m.checkpoints):
         first.setdefault(c.weights_dtype, i)

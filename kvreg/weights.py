@@ -19,7 +19,8 @@ recurrent     Gated DeltaNet / Mamba projections, conv, A, D, dt   ``split``
 router        MoE gate: layers × experts × hidden                  ``replicated``
 norms         (2 × layers + 1) × hidden                            ``replicated``
 towers        vision / audio encoders (entry ``towers``)           ``split``
-buffers       rotary cos/sin cache: native_context × head_dim      ``replicated``
+buffers       rotary cos/sin caches (entry ``rope_caches``, else     ``replicated``
+              native_context × the largest attention head_dim)
 mlp           params_total − all of the above (dense MLP, experts, ``split``
               shared experts, MLA projections, biases)
 ============  ===================================================  =====================
@@ -61,6 +62,7 @@ class TensorGroup:
     elements: int
     shard: str
     parts: int | None = None
+    dtype: str | None = None
 
 
 def _recurrent_elements(hidden: int, g) -> int:
@@ -116,6 +118,10 @@ def tensor_groups(m: ModelEntry) -> list[TensorGroup]:
         out.append(TensorGroup("towers", name, int(count.value), "split"))
     counted = sum(t.elements for t in out if t.name != "towers")
     out.append(TensorGroup("mlp", "mlp", max(0, int(m.params_total.value) - counted), "split"))
-    if rope_dim:
+    if m.rope_caches:
+        for i, r in enumerate(m.rope_caches):
+            out.append(TensorGroup("buffers", f"rope_cos_sin.{i}", int(r.positions) * r.rotary_dim, "replicated",
+                                   dtype=r.dtype))
+    elif rope_dim:
         out.append(TensorGroup("buffers", "rope_cos_sin", int(m.native_context.value) * rope_dim, "replicated"))
     return out

@@ -172,6 +172,22 @@ class Checkpoint(Strict):
     note: str | None = None
 
 
+class RopeCache(Strict):
+    """One rotary cos/sin cache vLLM keeps on the GPU: ``positions`` × ``rotary_dim`` values.
+
+    vLLM 0.19.0 ``rotary_embedding/base.py`` lines 59-63 registers ``cos_sin_cache``
+    [max_position, rotary_dim] as a buffer (counted in "Model loading took"), cast to the model
+    dtype unless the FlashInfer path keeps it fp32; one per distinct rope (``_ROPE_DICT``).
+    Linear and YaRN scaling extend it to max_position × factor (``linear_scaling_rope.py`` line 85,
+    ``yarn_scaling_rope.py`` line 78, ``deepseek_scaling_rope.py`` line 104).
+    """
+
+    positions: Tokens
+    rotary_dim: PositiveInt
+    dtype: Dtype | None = None
+    note: str | None = None
+
+
 def _legacy_checkpoints(value):
     """``{dtype: size}`` (the first registry form) → a list of checkpoints with measured bytes."""
     if isinstance(value, dict):
@@ -180,7 +196,15 @@ def _legacy_checkpoints(value):
 
 
 class ModelEntry(Entry):
-    """A model architecture.  Sizes in base units (parameters, tokens, bytes)."""
+    """A model architecture.  Sizes in base units (parameters, tokens, bytes).
+
+    Weights: ``params_total`` counts the language model (what ``kvreg import-hf`` counts);
+    ``towers`` adds vision/audio encoders by name (parameters, kept in 16-bit by published
+    quantization recipes); ``tied_embeddings`` true stores embeddings and lm_head once (absent:
+    untied); ``checkpoints`` lists the published checkpoints (:class:`Checkpoint`);
+    ``rope_caches`` the rotary buffers vLLM allocates (absent: one of native context × the
+    largest attention head_dim).  kvreg/weights.py lays these out as tensor groups.
+    """
 
     hf_id: str | None = None
     family: str | None = None
@@ -196,6 +220,7 @@ class ModelEntry(Entry):
     tied_embeddings: bool | None = None
     checkpoints: Annotated[list[Checkpoint], BeforeValidator(_legacy_checkpoints)] = []
     towers: dict[str, Measure[Count]] = {}
+    rope_caches: list[RopeCache] = []
     moe: Moe | None = None
     layer_groups: Annotated[list[LayerGroup], Field(min_length=1)]
     derived_fields: list[str] = []

@@ -8,7 +8,8 @@
 --   bytes_per_element  quantized: quantized_bytes_per_element (macro below); otherwise the 16-bit
 --                      dtype the checkpoint keeps unquantized tensors in (the model dtype, bf16 when
 --                      the model dtype is narrower); a checkpoint with no quantization config stores
---                      every weight at its precision (bf16, fp16, fp32 …; buffers stay 16-bit)
+--                      every weight at its precision (bf16, fp16, fp32 …); buffers (rotary caches) at
+--                      their own dtype (rope_caches[].dtype), else the 16-bit dtype
 --   bytes              elements × bytes_per_element
 -- Source: kvreg/weights.py (tensor groups, vLLM 0.19.0 file:line references); the quantization
 --   formats of schema/model.py Quantization.
@@ -39,10 +40,12 @@ priced AS (
            CASE WHEN q.tensor_group IS NOT NULL
                      THEN quantized_bytes_per_element(ck.weight_bits, ck.group_size, ck.scale_bytes, ck.zero_points,
                                                       ck.hidden_size)
-                WHEN ck.weight_bits IS NOT NULL OR t.tensor_group = 'buffers' THEN ck.unquantized_bytes
+                WHEN t.tensor_group = 'buffers' THEN coalesce(bp.bytes_per_element, ck.unquantized_bytes)
+                WHEN ck.weight_bits IS NOT NULL THEN ck.unquantized_bytes
                 ELSE ck.precision_bytes END AS bytes_per_element
     FROM ck
     JOIN weight_tensors t ON t.model_id = ck.model_id
+    LEFT JOIN precisions bp ON bp.dtype = t.dtype
     LEFT JOIN checkpoint_quantized q
            ON q.model_id = ck.model_id AND q.checkpoint_id = ck.checkpoint_id AND q.tensor_group = t.tensor_group
 )
