@@ -256,7 +256,8 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
               show_default=True, help="Folder to write ID.yaml into.")
 @click.option("--stdout", "to_stdout", is_flag=True, help="Print the entry instead of writing it.")
 @click.option("--weights-index", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="model.safetensors.index.json: metadata.total_size gives exact checkpoint bytes.")
+              help="model.safetensors.index.json: metadata.total_size gives the checkpoint's measured bytes; "
+                   "tensor names flag towers and MTP layers.")
 @click.option("--params-total", type=float, default=None,
               help="Parameter count to use when the config lacks the dimensions to count it.")
 @click.option("--force", is_flag=True, help="Overwrite an existing entry.")

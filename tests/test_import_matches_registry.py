@@ -88,7 +88,6 @@ IMPORT_ARGS = {"falcon-h1-34b": {"params_total": 34e9}}
 PARAMS_NOT_COMPARED = {
     "falcon-h1-34b": "both sides use the published 34B (no vocab_size in the docs table)",
     "gemma-3-1b": "registry: from the model name",
-    "gemma-3-27b": "registry: from the model name (includes the vision tower)",
     "gemma-3n-e2b": "registry: effective parameters (E2B)",
     "gemma-3n-e4b": "registry: effective parameters (E4B)",
     "gemma-4-26b-a4b": "registry: from the model name",
@@ -102,7 +101,6 @@ PARAMS_NOT_COMPARED = {
     "llama-4-scout-17b-16e": "registry: the published 109B",
     "nemotron-h-56b": "registry: from the model name",
     "qwen3-next-80b-a3b": "registry: from the model name",
-    "qwen3.5-35b-a3b": "registry: from the model name",
     "qwen3.6-27b": "registry: from the model name",
     "qwen3.8-27b": "registry: the budget lesson's 54 GB of bf16 weights",
 }
