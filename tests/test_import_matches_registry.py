@@ -101,7 +101,6 @@ PARAMS_NOT_COMPARED = {
     "llama-4-scout-17b-16e": "registry: the published 109B",
     "nemotron-h-56b": "registry: from the model name",
     "qwen3-next-80b-a3b": "registry: from the model name",
-    "qwen3.6-27b": "registry: from the model name",
     "qwen3.8-27b": "registry: the budget lesson's 54 GB of bf16 weights",
 }
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import BeforeValidator, Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
 from kvreg.schema.common import Bytes, Count, Dtype, Entry, Measure, Strict, Tokens
@@ -188,6 +188,17 @@ class RopeCache(Strict):
     note: str | None = None
 
 
+def _legacy_checkpoints(value):
+    """``{dtype: size}``, the first registry form, → checkpoints with measured bytes.
+
+    Kept so that ``kvreg diff`` can still read registry revisions written before checkpoints
+    became a list; the published JSON Schema and every shipped entry use the list.
+    """
+    if isinstance(value, dict):
+        return [{"weights_dtype": k, "bytes": v} for k, v in value.items()]
+    return value
+
+
 class ModelEntry(Entry):
     """A model architecture.  Sizes in base units (parameters, tokens, bytes).
 
@@ -211,7 +222,7 @@ class ModelEntry(Entry):
     params_active: Measure[Count] | None = None
     dtype: Dtype = "bf16"
     tied_embeddings: bool | None = None
-    checkpoints: list[Checkpoint] = []
+    checkpoints: Annotated[list[Checkpoint], BeforeValidator(_legacy_checkpoints)] = []
     towers: dict[str, Measure[Count]] = {}
     rope_caches: list[RopeCache] = []
     moe: Moe | None = None
