@@ -15,6 +15,7 @@ lm_head       vocab × hidden, 0 when ``tied_embeddings``           ``vocab`` as
 attention     per attention layer: (q + o) heads·head_dim·hidden   ``split`` over heads;
               + (k + v) kv_heads·head_dim·hidden                   k/v over kv_heads,
                                                                    replicated past them
+              MLA: kv_a hidden·(kv_lora_rank + qk_rope_head_dim)   ``replicated``
 recurrent     Gated DeltaNet / Mamba projections, conv, A, D, dt   ``split``
 router        MoE gate: layers × experts × hidden                  ``replicated``
 norms         (2 × layers + 1) × hidden                            ``replicated``
@@ -34,8 +35,8 @@ unsharded; ``rotary_embedding/base.py`` lines 59-63: ``cos_sin_cache`` [max_posi
 rotary_dim] registered as a buffer in the model dtype, one per distinct rope (``_ROPE_DICT``).
 
 Approximations, each small against a checkpoint: biases, q/k norms and per-layer extra norms
-fall in ``mlp``; Qwen3.5's attention output gate (2 × q) and MLA's low-rank projections too
-(MLA's replicated kv_a_proj is split here); the rope buffer uses the full head_dim even where
+fall in ``mlp``; Qwen3.5's attention output gate (2 × q) and MLA's q_a/q_b/kv_b/o projections
+too (so MLA's replicated q_a is split here); the rope buffer uses the full head_dim even where
 the rotary fraction is partial; MTP heads are not loaded unless speculative decoding is on and
 are left out.
 """
@@ -108,6 +109,11 @@ def tensor_groups(m: ModelEntry) -> list[TensorGroup]:
                                    g.kv_heads))
             rope_dim = max(rope_dim, g.head_dim)
         elif g.kind == "mla":
+            # kv_a_proj_with_mqa (hidden → kv_lora_rank + qk_rope_head_dim) is a ReplicatedLinear, and the
+            # fused q_a/kv_a projection is built with disable_tp=True (vLLM 0.19.0 deepseek_v2.py lines 870-883,
+            # 786): on every rank.  q_b, kv_b and o are split and priced in the mlp closure.
+            out.append(TensorGroup("attention", f"kv_a.{gi}",
+                                   g.count * h * (g.kv_lora_rank + (g.qk_rope_head_dim or 0)), "replicated"))
             rope_dim = max(rope_dim, g.qk_rope_head_dim or 0)
         elif g.kind == "recurrent" and g.state:
             out.append(TensorGroup("recurrent", f"mixer.{gi}", g.count * _recurrent_elements(h, g), "split"))

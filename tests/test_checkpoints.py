@@ -143,3 +143,13 @@ def test_unlisted_precision_keeps_the_first_principles_figure(con):
     """model_weights of a precision with no checkpoint stays params × bytes (the seeds' budget)."""
     w = one(con, "SELECT * FROM model_weights WHERE model_id='qwen3.8-27b' AND weights_dtype='int8'")
     assert w["weights_basis"] == "derived" and w["weights_bytes"] == 27e9
+
+
+def test_mla_kv_a_projection_replicated(con):
+    """DeepSeek-R1 fp8 at TP 8: kv_a_proj_with_mqa (7168 → 512 + 64, 61 layers) sits whole on every rank."""
+    kv_a = one(con, "SELECT elements, bytes_per_element, shard FROM checkpoint_tensors WHERE model_id='deepseek-r1' "
+                    "AND weights_dtype='fp8' AND part LIKE 'kv_a.%'")
+    assert kv_a["elements"] == 61 * 7168 * (512 + 64) and kv_a["shard"] == "replicated"
+    assert kv_a["bytes_per_element"] == 1 + 4 / 16384          # quantized with the attention group, block scales
+    r = per_rank(con, "deepseek-r1", "fp8", None, 8)
+    assert r["replicated_bytes"] >= kv_a["elements"] * kv_a["bytes_per_element"]
