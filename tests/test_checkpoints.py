@@ -153,3 +153,29 @@ def test_mla_kv_a_projection_replicated(con):
     assert kv_a["bytes_per_element"] == 1 + 4 / 16384          # quantized with the attention group, block scales
     r = per_rank(con, "deepseek-r1", "fp8", None, 8)
     assert r["replicated_bytes"] >= kv_a["elements"] * kv_a["bytes_per_element"]
+
+
+def test_two_defaults_of_one_precision_is_a_clear_error(tmp_path):
+    from kvreg.problems import KvregError
+    from kvreg.registry import load_registry
+    from tests.registry_factory import model_entry, write_project
+
+    ck = [{"weights_dtype": "fp8", "hf_id": "a/x-FP8", "default": True},
+          {"weights_dtype": "fp8", "hf_id": "b/x-FP8-dynamic", "default": True}]
+    write_project(tmp_path, models={"m": model_entry("m", 32, [{"kind": "full", "count": 32, "kv_heads": 8,
+                                                                "head_dim": 128}], checkpoints=ck)})
+    with pytest.raises(KvregError) as exc:
+        load_registry(tmp_path)
+    [p] = exc.value.problems
+    assert p.code == "two-defaults" and p.file.endswith("m.yaml") and p.line > 0
+    assert p.key == "checkpoints.1.default" and "one checkpoint per precision" in p.hint
+
+
+def test_first_registry_form_of_checkpoints_still_reads():
+    """{dtype: size} (registries before checkpoints became a list: kvreg diff against old revisions)."""
+    from kvreg.schema.model import ModelEntry
+
+    e = ModelEntry.model_validate({"id": "m", "layers": 1, "hidden_size": 8, "native_context": 8, "params_total": 8,
+                                   "layer_groups": [{"kind": "full", "count": 1, "kv_heads": 1, "head_dim": 8}],
+                                   "checkpoints": {"fp8": "31 GB"}, "sources": [{"title": "t"}]})
+    assert [(c.weights_dtype, c.bytes.value) for c in e.checkpoints] == [("fp8", 31e9)]
