@@ -179,3 +179,12 @@ def test_first_registry_form_of_checkpoints_still_reads():
                                    "layer_groups": [{"kind": "full", "count": 1, "kv_heads": 1, "head_dim": 8}],
                                    "checkpoints": {"fp8": "31 GB"}, "sources": [{"title": "t"}]})
     assert [(c.weights_dtype, c.bytes.value) for c in e.checkpoints] == [("fp8", 31e9)]
+
+
+def test_observation_weights_beside_the_logged_load(con):
+    """vllm-log-11: Qwen3-30B-A3B bf16 at TP 4 logged 14.2474 GiB per rank; the rule (no measured bytes) agrees
+    within 0.01 GiB — experts and attention ÷ 4, vocab rows ÷ 4, router gates and norms on every rank."""
+    r = one(con, "SELECT * FROM observation_weights WHERE observation_id='vllm-log-11'")
+    assert (r["tp"], r["basis"], r["checkpoint_id"]) == (4, "rule", "qwen3-30b-a3b:bf16:generic")
+    assert r["logged_bytes"] == pytest.approx(14.2474 * GiB)
+    assert abs(r["residual_bytes"]) < 0.01 * GiB
