@@ -13,6 +13,7 @@ embed         vocab × hidden                                       ``vocab``: r
                                                                    to 64, ÷ tp
 lm_head       vocab × hidden, 0 when ``tied_embeddings``           ``vocab`` as embed
 attention     per attention layer: (q + o) heads·head_dim·hidden   ``split`` over heads;
+              (+ q's output gate half: attention_output_gate)
               + (k + v) kv_heads·head_dim·hidden                   k/v over kv_heads,
                                                                    replicated past them
               MLA: kv_a hidden·(kv_lora_rank + qk_rope_head_dim)   ``replicated``
@@ -35,8 +36,7 @@ unsharded; ``rotary_embedding/base.py`` lines 59-63: ``cos_sin_cache`` [max_posi
 rotary_dim] registered as a buffer in the model dtype, one per distinct rope (``_ROPE_DICT``).
 
 Approximations, each small against a checkpoint: biases, q/k norms and per-layer extra norms
-fall in ``mlp``; Qwen3.5's attention output gate (2 × q) and MLA's q_a/q_b/kv_b/o projections
-too (so MLA's replicated q_a is split here); the rope buffer uses the full head_dim even where
+fall in ``mlp``; MLA's q_a/q_b/kv_b/o projections too (so MLA's replicated q_a is split here); the rope buffer uses the full head_dim even where
 the rotary fraction is partial; MTP heads are not loaded unless speculative decoding is on and
 are left out.
 """
@@ -103,7 +103,8 @@ def tensor_groups(m: ModelEntry) -> list[TensorGroup]:
     rope_dim = 0
     for gi, g in enumerate(m.layer_groups):
         if g.kind in ATTENTION_KINDS and heads and g.head_dim:
-            out.append(TensorGroup("attention", f"q_o.{gi}", g.count * 2 * heads * g.head_dim * h, "split", heads))
+            q_o = 3 if m.attention_output_gate else 2       # q (+ its output gate half) and o
+            out.append(TensorGroup("attention", f"q_o.{gi}", g.count * q_o * heads * g.head_dim * h, "split", heads))
             out.append(TensorGroup("attention", f"k_v.{gi}",
                                    g.count * (1 if g.k_eq_v else 2) * g.kv_heads * g.head_dim * h, "split",
                                    g.kv_heads))

@@ -180,6 +180,8 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     entry["dtype"] = weights_dtype if method in ("fp8", "mxfp4") and quantization else model_dtype
     tie = cfg.get("tie_word_embeddings")
     entry["tied_embeddings"] = bool(fam.tie_default if tie is None else tie)
+    if params.output_gate(cfg, fam):
+        entry["attention_output_gate"] = True
     ckpt: dict = {"weights_dtype": weights_dtype}
     if hf_id and (quantization or weights_index is not None):
         ckpt["hf_id"] = hf_id

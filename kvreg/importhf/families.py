@@ -85,6 +85,8 @@ class Family:
     mla: bool = False                       # multi-head latent attention (kv_lora_rank)
     layer_flags_key: str | None = None      # per-layer 0/1 list: 1 → ``other``, 0 → full (Llama 4 no_rope_layers)
     attention_sinks: bool = False           # one learned sink logit per head (gpt-oss)
+    output_gate_default: bool = False       # q_proj also projects a per-head output gate when attn_output_gate
+                                            # is absent (transformers Qwen3NextAttention: q_proj heads·head_dim·2)
     expert_bias: bool = False               # expert MLPs and router carry biases (gpt-oss)
     known: tuple[str, ...] = ()             # keys read by name elsewhere or known not to change memory
 
@@ -118,7 +120,7 @@ FAMILIES: list[Family] = [
     _fam("deepseek-mla", ("deepseek_v2", "deepseek_v3", "kimi_k2"), mla=True),
     _fam("qwen3-next", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"),
          layout="every_nth", other="linear", interval_key="full_attention_interval", interval_default=4,
-         recurrent="gated_deltanet", qk_norm=True),
+         recurrent="gated_deltanet", qk_norm=True, output_gate_default=True),
     _fam("nemotron-h", ("nemotron_h",), layout="pattern", recurrent="mamba2",
          mamba2_defaults=(("groups", 8), ("conv", 4)), ssm_dtype_default="fp32", mlp="plain"),
     _fam("jamba", ("jamba",), layout="period", recurrent="mamba1"),

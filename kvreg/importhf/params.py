@@ -1,7 +1,7 @@
 """Parameter count (total and active) from a config's dimensions.
 
-Counted, per layer: attention projections (GQA q/k/v/o with optional biases and
-q/k norms; MLA's low-rank q_a/q_b, kv_a/kv_b and their norms; Gemma 4's K=V
+Counted, per layer: attention projections (GQA q/k/v/o with optional biases,
+q/k norms and Qwen3-Next/3.5's output gate, a second heads × head_dim half of q_proj; MLA's low-rank q_a/q_b, kv_a/kv_b and their norms; Gemma 4's K=V
 drops the v projection on full layers), recurrent mixers (Gated DeltaNet,
 Mamba-1, Mamba-2 projections, conv, A/D/dt and norm), the MLP (gated
 3·h·I or plain 2·h·I) or the experts (router + E × expert MLP + shared experts, gated or plain
@@ -91,6 +91,8 @@ def _attention(cfg: Config, fam: Family, g: dict) -> int:
     kv, hd = g["kv_heads"], g["head_dim"]
     qd = heads * hd
     n = h * qd + h * kv * hd * (1 if g.get("k_eq_v") else 2) + qd * h
+    if output_gate(cfg, fam):
+        n += h * qd  # the gate half of q_proj (Qwen3-Next / Qwen3.5 gated attention)
     if cfg.get("attention_bias") or fam.qkv_bias:
         n += qd + kv * hd * (1 if g.get("k_eq_v") else 2)
     if cfg.get("attention_bias"):
@@ -100,6 +102,12 @@ def _attention(cfg: Config, fam: Family, g: dict) -> int:
     if fam.attention_sinks:
         n += heads  # one learned sink logit per head
     return n
+
+
+def output_gate(cfg: Config, fam: Family) -> bool:
+    """True when attention's q_proj also projects a sigmoid output gate (``attn_output_gate``, else the family's default)."""
+    gate = cfg.get("attn_output_gate")
+    return bool(fam.output_gate_default if gate is None else gate)
 
 
 def _recurrent(cfg: Config, g: dict) -> int:

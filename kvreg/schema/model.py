@@ -205,7 +205,8 @@ class ModelEntry(Entry):
     Weights: ``params_total`` counts the language model (what ``kvreg import-hf`` counts);
     ``towers`` adds vision/audio encoders by name (parameters, kept in 16-bit by published
     quantization recipes); ``tied_embeddings`` true stores embeddings and lm_head once (absent:
-    untied); ``checkpoints`` lists the published checkpoints (:class:`Checkpoint`);
+    untied); ``attention_output_gate`` true when q_proj also projects a per-head output gate
+    (Qwen3-Next / Qwen3.5: heads × head_dim more q weights); ``checkpoints`` lists the published checkpoints (:class:`Checkpoint`);
     ``rope_caches`` the rotary buffers vLLM allocates (absent: one of native context × the
     largest attention head_dim).  kvreg/weights.py lays these out as tensor groups.
     """
@@ -222,6 +223,7 @@ class ModelEntry(Entry):
     params_active: Measure[Count] | None = None
     dtype: Dtype = "bf16"
     tied_embeddings: bool | None = None
+    attention_output_gate: bool = False
     checkpoints: Annotated[list[Checkpoint], BeforeValidator(_legacy_checkpoints)] = []
     towers: dict[str, Measure[Count]] = {}
     rope_caches: list[RopeCache] = []
