@@ -338,7 +338,6 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
     """
     from kvreg.registry import load_registry
     from kvreg.schema.common import ID_RE
-    from kvreg.schema.observation import ObservationEntry
 
     if obs_id is not None and not ID_RE.match(obs_id):
         raise IngestUsageError(f"--id {obs_id!r} is not a valid id: lower-case letters, digits, '.' and '-', "
@@ -369,14 +368,26 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
             entry, kept = keep_curated(entry, old)
             if kept:
                 msgs.append(f"kept from the replaced {oid}.yaml: {', '.join(kept)}")
+    check_entry(entry)  # never write an entry the registry would reject
+    return write_observation(root, entry), msgs
+
+
+def check_entry(entry: dict) -> None:
+    """Validate an entry built from a log against the observation schema.
+
+    Raises:
+        LogError: a value read from the log is out of range or of the wrong type (``settings.tp = 0``),
+            naming the key, the value and the log line it came from.
+    """
+    from kvreg.schema.observation import ObservationEntry
+
     try:
-        ObservationEntry.model_validate(entry)  # never write an entry the registry would reject
+        ObservationEntry.model_validate(entry)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
         line = p_line(entry, where)
-        raise LogError(f"{where} = {err.get('input')!r} from the log{line} is not valid: {err['msg']}")
-    return write_observation(root, entry), msgs
+        raise LogError(f"{where} = {str(err.get('input'))[:80]!r} from the log{line} is not valid: {err['msg']}")
 
 
 def p_line(entry: dict, where: str) -> str:
