@@ -44,12 +44,17 @@ DRAFTS = {"vllm-log-12": "eagle-llama3.1-instruct-8b"}
 HARDWARE = {"RTX 3090": "rtx-3090", "H100 80GB": "h100-sxm-80gb", "H100": "h100-sxm-80gb", "L40S": "l40s",
             "L4": "l4", "A100 80GB": "a100-sxm-80gb", "RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000",
             "RTX 5090": "rtx-5090", "Tesla T4": "t4"}
-ALSO_PARTIAL = {"vllm-log-53"}  # partial record kept as evidence: gpt-oss-120b does not start on one H100
+ALSO_PARTIAL = {"vllm-log-53",  # partial record kept as evidence: gpt-oss-120b does not start on one H100
+                # partial records without a token line whose available memory kvreg can reproduce end to end
+                "vllm-log-51", "vllm-log-52", "vllm-log-54"}
 E2E_NOTES = {
     "vllm-log-28": "end to end: the NVFP4 checkpoint size is not in the registry (weights derived from 35e9 nominal "
                    "parameters × 0.5625 B, while attention, embeddings and the vision tower are not fp4) and the "
                    "RTX 5090 usable memory is the nvidia-smi total; the block arithmetic (a) is exact",
     "vllm-log-53": "partial record: no token line (the engine did not start); util 0.9 and the release are inferred",
+    "vllm-log-51": "partial record: no token line, so only the available memory is compared end to end",
+    "vllm-log-52": "partial record: no token line, so only the available memory is compared end to end",
+    "vllm-log-54": "partial record: no token line (the engine did not start); only the available memory is compared",
 }
 NOT_REPRODUCIBLE = {
     "vllm-log-13": "the logged 8.11 GiB is one rank's memory; num_blocks is the min over the 4 TP workers (§3), not logged",
@@ -132,7 +137,8 @@ def val(rec, key):
     return (inf["value"], inf["reason"]) if inf else (None, None)
 
 
-def main(path: str) -> None:
+def main(path: str, only: set[str] | None = None) -> None:
+    """Import the curated records of ``path`` (all, or the cases in ``only``)."""
     reg = load_registry(ROOT)
     models = reg.of("model")
     hardware = reg.of("hardware")
@@ -140,6 +146,8 @@ def main(path: str) -> None:
     for line in open(path):
         rec = json.loads(line)
         if rec.get("completeness") != "full" and rec["case"] not in ALSO_PARTIAL:
+            continue
+        if only and rec["case"] not in only:
             continue
         oid = rec["case"]
         source = {"url": rec["url"]} if rec.get("url") else {"title": rec["source"]}
@@ -165,6 +173,10 @@ def main(path: str) -> None:
             settings["draft_model"] = DRAFTS[oid]
             inferred["settings.draft_model"] = why or "EAGLE draft layer shares the pool"
         gpu, gwhy = val(rec, "gpu")
+        inf_gpu = (rec.get("inferred") or {}).get("gpu")
+        if gpu not in HARDWARE and inf_gpu and inf_gpu["value"] in HARDWARE:
+            # "A100" with the record's arithmetic saying which A100 (e.g. weights + KV > 40 GiB)
+            gpu, gwhy = inf_gpu["value"], f"record names '{gpu}'; {inf_gpu['value']} by {inf_gpu['reason']}"
         if gpu in HARDWARE and HARDWARE[gpu] in hardware:
             entry["hardware"] = HARDWARE[gpu]
             inferred["hardware"] = (f"GPU named '{gpu}'" + (f" ({gwhy})" if gwhy else "")
@@ -179,6 +191,7 @@ def main(path: str) -> None:
         if eng:
             entry["engine"] = eng
             inferred["engine"] = f"release range for {version or gen}" + (f" ({vwhy})" if vwhy else "")
+            entry["release_confidence"] = "stated" if version and not vwhy else "given"
         for key, skey in (("tensor_parallel_size", "tp"), ("pipeline_parallel_size", "pp"),
                           ("max_model_len", "max_model_len"), ("gpu_memory_utilization", "gpu_memory_utilization"),
                           ("max_num_seqs", "max_num_seqs"), ("block_size", "block_size"),
@@ -241,7 +254,7 @@ def main(path: str) -> None:
             entry["notes"] = (entry.get("notes", "") + (" — " if entry.get("notes") else "") + "record notes: "
                               + rec["notes"])
         order = ["id", "engine", "engine_version", "model", "model_hf_id", "hardware", "gpu_name", "settings", "logged",
-                 "unknown", "inferred", "reproducible", "notes", "excerpt", "sources", "confidence"]
+                 "unknown", "inferred", "release_confidence", "reproducible", "notes", "excerpt", "sources", "confidence"]
         entry = {k: entry[k] for k in order if k in entry and entry[k] not in ({}, [], None)}
         write_observation(ROOT, entry)
         print(oid, entry.get("engine"), entry.get("model"), entry.get("hardware"), entry.get("unknown"))
@@ -250,5 +263,5 @@ def main(path: str) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "--sweep":
         import_sweep(sys.argv[2])
-    else:
-        main(sys.argv[1])
+    else:  # python tools/import_vllm_logs.py JSONL [CASE ...]
+        main(sys.argv[1], set(sys.argv[2:]) or None)
