@@ -9,6 +9,7 @@ guessed silently: every value not printed in the log is either listed in
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
@@ -142,9 +143,13 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
                 "block_size", "enforce_eager"):
         if key in a and a[key] is not None:
             want = bool if key == "enforce_eager" else (float if key == "gpu_memory_utilization" else int)
-            if not isinstance(a[key], (bool, int, float)) or (want is int and isinstance(a[key], bool)):
+            v = a[key]
+            ok = (isinstance(v, bool) if want is bool else
+                  isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                  and (want is float or float(v).is_integer()))
+            if not ok:
                 line = p.hits[f"settings.{key}"].line
-                raise LogError(f"line {line}: {key} is {a[key]!r}, not a {want.__name__}")
+                raise LogError(f"line {line}: {key} is {str(v)[:60]!r}, not {'an integer' if want is int else 'a ' + want.__name__}")
             settings[key] = want(a[key])
     if "max_model_len" not in settings and p.max_concurrency_tokens:
         settings["max_model_len"] = p.max_concurrency_tokens
@@ -218,6 +223,11 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
     entry = {k: v for k, v in entry.items() if v not in (None, {}, [])}
     if unknown:
         msgs.insert(0, f"left for you to fill in {obs_id}.yaml: {', '.join(unknown)}")
+    lines = {f"logged.{k}": p.hits[k].line for k in logged if k in p.hits}
+    arg_of = {"kv_dtype": "kv_cache_dtype", "weights_dtype": "quantization", "speculative": "speculative_config"}
+    lines.update({f"settings.{k}": p.hits[f"settings.{arg_of.get(k, k)}"].line for k in settings
+                  if f"settings.{arg_of.get(k, k)}" in p.hits})
+    check_entry(entry, lines)
     return entry, msgs
 
 
@@ -372,22 +382,41 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
     return write_observation(root, entry), msgs
 
 
-def check_entry(entry: dict) -> None:
+def check_entry(entry: dict, lines: dict[str, int] | None = None) -> None:
     """Validate an entry built from a log against the observation schema.
+
+    Args:
+        entry: the entry dict.
+        lines: ``"settings.tp"`` / ``"logged.kv_cache_tokens"`` → the log line it was read from.
 
     Raises:
         LogError: a value read from the log is out of range or of the wrong type (``settings.tp = 0``),
-            naming the key, the value and the log line it came from.
+            or implausibly large, naming the key, the value and the log line it came from.
     """
+    lines = lines or {}
+
+    def at(where: str) -> str:
+        return f" (line {lines[where]})" if where in lines else p_line(entry, where)
+
     from kvreg.schema.observation import ObservationEntry
 
+    for part in ("settings", "logged"):
+        for k, v in (entry.get(part) or {}).items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and (
+                    not math.isfinite(v) or abs(v) > MAX_FIGURE):
+                raise LogError(f"{part}.{k} = {str(v)[:40]} from the log{at(f'{part}.{k}')} is not a plausible "
+                               "figure (non-finite or beyond 2^53): a corrupted line?")
     try:
         ObservationEntry.model_validate(entry)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
-        line = p_line(entry, where)
+        line = at(where)
         raise LogError(f"{where} = {str(err.get('input'))[:80]!r} from the log{line} is not valid: {err['msg']}")
+
+
+MAX_FIGURE = 2 ** 53
+"""Largest figure or setting accepted from a log (exact in a float; DuckDB and pandas hold it)."""
 
 
 def p_line(entry: dict, where: str) -> str:

@@ -42,8 +42,13 @@ EXCERPT_LINE_CHARS = 300
 """Longest stored excerpt line (characters); longer lines keep their head and the figure read."""
 
 
-def _num(s: str) -> float:
-    return float(s.replace(",", ""))
+def _num(s: str) -> float | int:
+    """A printed number: an int when it has no decimal point (exact, however long), else a float."""
+    s = s.replace(",", "")
+    try:
+        return int(s) if "." not in s else float(s)
+    except ValueError:  # "1,,2" or "-" left after a mutation: not a number
+        raise LogError(f"{s!r} is not a number")
 
 
 class LogError(ValueError):
@@ -275,7 +280,8 @@ def parse_log(text: str) -> ParsedLog:
             prio[key] = rank
             settings[key] = [Hit(value, hit_line, text_, process)]
 
-    lines = text.splitlines()
+    # numbered as an editor numbers them: "\n" ends a line (str.splitlines also splits at \x0b, \x1c, \u2028 ...)
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
     for n, line in enumerate(lines, start=1):
         if not any(k in line for k in _KEYS):
             continue
@@ -318,7 +324,7 @@ def parse_log(text: str) -> ParsedLog:
         if nm:
             try:
                 d = ast.literal_eval(nm.group(1))
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 raise LogError(f"line {n}: the 'non-default args' line is not a complete Python dict (truncated log?)")
             if not isinstance(d, dict):
                 raise LogError(f"line {n}: the 'non-default args' value is not a dict")

@@ -212,3 +212,21 @@ def test_mutated_logs_through_the_cli_exit_0_1_or_2(tmp_path_factory, text):
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     if r.exit_code == 1:
         assert r.output.startswith(f"error: {log}:")
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("GPU KV cache size: 241,568 tokens", "GPU KV cache size: 99999999999999999999999 tokens",
+     "logged.kv_cache_tokens = 99999999999999999999999 from the log (line "),
+    ("tensor_parallel_size=1,", "tensor_parallel_size=2.5,", "tp is '2.5', not an integer"),
+    ("tensor_parallel_size=1,", "tensor_parallel_size=0,", "settings.tp = '0' from the log"),
+    ("'gpu_memory_utilization': 0.95", "'gpu_memory_utilization': 9.5", "settings.gpu_memory_utilization"),
+    ("'max_model_len': 8192", "'max_model_len': [8192", "not a complete Python dict"),
+])
+def test_implausible_values_from_the_log_are_located_errors(project, old, new, message):
+    assert old in FULL
+    log = project / "bad.log"
+    log.write_text(FULL.replace(old, new))
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 1, r.output
+    assert message in r.output and "Traceback" not in r.output
+    assert not (project / "registry/observations/bad.yaml").exists()
