@@ -207,6 +207,7 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
         eng, confidence, why = infer_release(engines, p)
         if eng:
             inferred["engine"] = f"{why} (confidence: {confidence})"
+            msgs.append(f"release {eng}: {why} (confidence: {confidence})")
         else:
             unknown.append("engine")
             msgs.append(f"release not determined ({why}): set engine: <release range id> (vllm-v0, vllm-0.8, "

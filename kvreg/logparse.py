@@ -27,7 +27,7 @@ lines and the util in ``Requested memory: 0.950000 (util)``.
 
 Only what the text states is returned, each value with the line it came from; :func:`parse_log`
 never guesses.  The same figure printed twice with different values by one process (or by the
-engine core) is a conflict: :class:`LogError` names both lines.  Per-rank lines (``Worker_TP1``)
+engine core) on the same kind of line is a conflict: :class:`LogError` names both lines.  Per-rank lines (``Worker_TP1``)
 that differ are not a conflict: the first line's value is kept and the spread is reported.
 """
 
@@ -63,6 +63,8 @@ class Hit:
     line: int
     text: str
     process: str = ""
+    pattern: int = 0
+    """Which of the field's patterns matched (0 = the preferred line)."""
 
 
 @dataclasses.dataclass
@@ -288,11 +290,12 @@ def parse_log(text: str) -> ParsedLog:
         pm = _PROCESS.match(line)
         process = pm.group(1) if pm else ""
         for field, rxs in _FIG_RX.items():
-            for rx in rxs:
+            for k, rx in enumerate(rxs):
                 m = rx.search(line)
                 if m:
                     v = _num(m.group(1))
-                    found.setdefault(field, []).append(Hit(int(v) if field in _INT_FIELDS else v, n, line, process))
+                    found.setdefault(field, []).append(Hit(int(v) if field in _INT_FIELDS else v, n, line, process,
+                                                           k))
                     break
         m = _CONC.search(line)
         if m:
@@ -352,9 +355,18 @@ def parse_log(text: str) -> ParsedLog:
             lines_used[n] = line
 
     for field, hits in found.items():
-        first = hits[0]
-        for h in hits[1:]:
-            if h.value != first.value:
+        # the preferred line wins; two different lines measuring the same thing differently (the CUDA
+        # graph pool vs "Graph capturing ... took", "# GPU blocks" vs the metrics line) are noted, not
+        # a conflict.  The same line printed twice with two values is.
+        best = min(h.pattern for h in hits)
+        first = next(h for h in hits if h.pattern == best)
+        for h in hits:
+            if h.pattern != best and h.value != first.value:
+                out.notes.append(f"{field}: line {h.line} says {h.value}, line {first.line} says {first.value}; "
+                                 f"kept line {first.line}")
+                break
+        for h in hits:
+            if h.pattern == best and h.value != first.value:
                 same_source = h.process == first.process or not (h.process.startswith("Worker")
                                                                   and first.process.startswith("Worker"))
                 if same_source:

@@ -164,3 +164,12 @@ def test_release_from_the_printed_token_rule():
         assert eid is None and conf is None and "fits vllm-0.8, vllm-0.9-0.19" in why
     finally:
         del ENGINES["vllm-0.8"]
+
+
+def test_two_kinds_of_line_for_one_figure_keep_the_preferred_and_note():
+    text = ("(EngineCore pid=1) INFO [gpu_model_runner.py:6046] Graph capturing finished in 4 secs, took 0.88 GiB\n"
+            "(EngineCore pid=1) INFO [gpu_worker.py:597] CUDA graph pool memory: 0.89 GiB (actual), 0.84 GiB "
+            "(estimated), difference: 0.05 GiB (5.5%).\n")
+    p = parse_log(text)
+    assert p.cuda_graph_memory_gib == 0.89 and p.hits["cuda_graph_memory_gib"].line == 2
+    assert p.notes == ["cuda_graph_memory_gib: line 1 says 0.88, line 2 says 0.89; kept line 2"]
