@@ -90,3 +90,27 @@ def test_markdown_and_table_have_the_overall_row_and_budget_lines(tmp_path):
     assert "3.65" in row and "0.25" in row and "1.09" in row and "21.11" in row
     md = (ROOT / "docs/calibration.md").read_text()
     assert "## JSON" in md and "`kvreg calibrate --format json`" in md
+
+
+def test_quantized_run_without_a_weights_dtype_says_so_instead_of_a_number(tmp_path):
+    """compressed-tensors does not fix the weights dtype: no end-to-end figure from the model's bf16."""
+    import shutil
+
+    from tests.test_ingest_safety import FULL
+
+    for sub in ("registry/engines", "hardware"):
+        shutil.copytree(ROOT / sub, tmp_path / sub)
+    (tmp_path / "registry/models").mkdir(parents=True)
+    shutil.copy(ROOT / "registry/models/phi-4.yaml", tmp_path / "registry/models/phi-4.yaml")
+    log = tmp_path / "q.log"
+    log.write_text(FULL.replace("quantization=None", "quantization=compressed-tensors"))
+    r = CliRunner().invoke(main, ["ingest-log", str(log), "--project", str(tmp_path), "--hardware", "h100-sxm-80gb"])
+    assert r.exit_code == 0, r.output
+    assert "settings.weights_dtype" in r.output and "does not fix the weights dtype" in r.output
+    r = CliRunner().invoke(main, ["calibrate", "--format", "json", "--project", str(tmp_path),
+                                  "--db", str(tmp_path / "k.duckdb")])
+    assert r.exit_code == 0, r.output
+    o = json.loads(r.output)["observations"][0]
+    assert o["missing"] == "weights dtype unknown (quantization compressed-tensors)"
+    assert o["e2e_tokens"] is None and o["e2e_available_kv_bytes"] is None
+    assert o["block_within_rounding"] is True and o["block_tokens"] is not None   # (a) needs no weights

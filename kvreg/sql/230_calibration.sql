@@ -29,11 +29,15 @@
 --                             graphs before sizing the pool (vLLM ≤ 0.19 by default) budgets 0 here
 --     non_kv_error_bytes      weights + reserve − "Total non KV cache memory"
 -- Rules: pipeline parallel stages hold ceil(layers / pp) layers and weights ÷ pp (single-group
---   layouts only; engine_accounting.md §7); enforce_eager drops the CUDA-graph estimate; kv_dtype defaults to bf16 ('auto' = model dtype); an observation whose
+--   layouts only; engine_accounting.md §7); enforce_eager drops the CUDA-graph estimate; kv_dtype defaults to bf16 ('auto' = model dtype);
+--   weights_dtype defaults to the model's dtype unless a quantization is logged (then it must be stated); an observation whose
 --   model, engine or hardware is not in the registry gets NULL predictions and says which in `missing`.
 CREATE OR REPLACE VIEW calibration AS
 WITH o AS (
-    SELECT o.*, coalesce(o.kv_dtype, 'bf16') AS kv, coalesce(o.weights_dtype, m.dtype) AS wdtype,
+    SELECT o.*, coalesce(o.kv_dtype, 'bf16') AS kv,
+           -- a quantized checkpoint whose weights dtype nobody stated has no end-to-end figure (never the model's dtype)
+           CASE WHEN o.weights_dtype IS NULL AND o.quantization IS NOT NULL THEN NULL
+                ELSE coalesce(o.weights_dtype, m.dtype) END AS wdtype,
            coalesce(o.max_model_len, o.max_concurrency_tokens) AS L,
            m.model_id IS NOT NULL AS model_known, a.engine_id IS NOT NULL AS engine_known,
            h.hardware_id IS NOT NULL AS hardware_known,
@@ -137,6 +141,8 @@ SELECT observation_id, engine_id, engine_version, model_id, served_id, hardware_
                        CASE WHEN NOT engine_known THEN 'engine release unknown' END,
                        CASE WHEN L IS NULL THEN 'max_model_len unknown' END,
                        CASE WHEN NOT hardware_known THEN 'hardware unknown' END,
+                       CASE WHEN wdtype IS NULL AND quantization IS NOT NULL
+                            THEN 'weights dtype unknown (quantization ' || quantization || ')' END,
                        CASE WHEN NOT reproducible THEN split_part(notes, ' — ', 1) END) AS missing,
        logged_tokens, max_concurrency AS logged_concurrency, available_kv_bytes AS logged_available_kv_bytes,
        started AS logged_started,
