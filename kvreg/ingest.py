@@ -171,8 +171,11 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
             msgs.append(f"quantization {a['quantization']} does not fix the weights dtype: set settings.weights_dtype "
                         "from the checkpoint's quantization config")
     spec = parse_speculative(a.get("speculative_config"))
-    if spec:
-        settings["speculative"] = spec
+    if "num_speculative_tokens" in spec:
+        settings["num_speculative_tokens"] = spec.pop("num_speculative_tokens")
+    if spec or "num_speculative_tokens" in settings:
+        if spec:
+            settings["speculative"] = spec
         if "settings.draft_model" not in inferred:
             msgs.append("speculative decoding is on: set settings.draft_model to the draft's registry id if its "
                         "layers share the KV pool (EAGLE, MTP)")
@@ -225,7 +228,8 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
     if unknown:
         msgs.insert(0, f"left for you to fill in {obs_id}.yaml: {', '.join(unknown)}")
     lines = {f"logged.{k}": p.hits[k].line for k in logged if k in p.hits}
-    arg_of = {"kv_dtype": "kv_cache_dtype", "weights_dtype": "quantization", "speculative": "speculative_config"}
+    arg_of = {"kv_dtype": "kv_cache_dtype", "weights_dtype": "quantization", "speculative": "speculative_config",
+              "num_speculative_tokens": "speculative_config"}
     lines.update({f"settings.{k}": p.hits[f"settings.{arg_of.get(k, k)}"].line for k in settings
                   if f"settings.{arg_of.get(k, k)}" in p.hits})
     check_entry(entry, lines)

@@ -230,3 +230,15 @@ def test_implausible_values_from_the_log_are_located_errors(project, old, new, m
     assert r.exit_code == 1, r.output
     assert message in r.output and "Traceback" not in r.output
     assert not (project / "registry/observations/bad.yaml").exists()
+
+
+def test_speculative_config_from_the_config_line(project):
+    log = project / "spec.log"
+    log.write_text(FULL.replace("speculative_config=None", "speculative_config=SpeculativeConfig(method='eagle3', "
+                                "model='yuhuili/EAGLE3-phi-4', num_spec_tokens=3)"))
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 0, r.output
+    assert "speculative decoding is on: set settings.draft_model" in r.output
+    e = yaml.safe_load((project / "registry/observations/spec.yaml").read_text())
+    assert e["settings"]["num_speculative_tokens"] == 3
+    assert e["settings"]["speculative"] == {"method": "eagle3", "model": "yuhuili/EAGLE3-phi-4"}

@@ -17,12 +17,12 @@ from kvreg.schema.common import Dtype, Entry, EntryId, Strict, Tokens
 
 
 class Speculative(Strict):
-    """Speculative decoding as the log states it (``speculative_config``)."""
+    """Speculative decoding as the log states it (``speculative_config``); the number of speculative
+    tokens is ``settings.num_speculative_tokens``."""
 
     method: str | None = None
     model: str | None = None
     """The draft model's HF id or path, as logged."""
-    num_speculative_tokens: PositiveInt | None = None
 
 
 class Settings(Strict):
@@ -42,7 +42,9 @@ class Settings(Strict):
     block_size: PositiveInt | None = None
     enforce_eager: bool | None = None
     draft_model: EntryId | None = None
-    """A speculative-decoding draft model (registry id) whose layers share the KV pool (EAGLE)."""
+    """A speculative-decoding draft model (registry id) whose layers share the KV pool (EAGLE, an MTP head)."""
+    num_speculative_tokens: Annotated[int, Field(ge=0)] | None = None
+    """speculative_config.num_speculative_tokens: recurrent state gets that many more blocks and conv rows (vLLM MambaSpec)."""
     quantization: str | None = None
     """The engine's quantization method as logged (``compressed-tensors``, ``gptq_marlin``, ``fp8``)."""
     speculative: Speculative | None = None
