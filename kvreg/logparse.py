@@ -18,6 +18,7 @@ gpu_executor.py):
   ``Memory profiling results`` line, which also gives ``total_gpu_memory`` and ``gpu_memory_utilization``
 - ``# GPU blocks: 1952, # CPU blocks: 2048`` (V0) / ``... num_gpu_blocks is: 7891`` (V1 metrics)
 - ``GPU KV cache size: 410,128 tokens``; ``Maximum concurrency for 131,072 tokens per request: 3.13x``
+  (one line ``GPU KV cache size: N tokens, Maximum concurrency for ...`` from 0.33)
 
 Settings come from the log's own lines, first source wins: the engine config line
 (``Initializing a V1 LLM engine (v0.19.0) with config: ... tensor_parallel_size=1, ...``), the
@@ -134,7 +135,9 @@ FIGURES = {  # ParsedLog field → patterns (any one); group 1 is the value
     "cuda_graph_memory_gib": [r"CUDA graph pool memory: " + NUM + r" ?GiB \(actual\)",
                               r"Graph capturing finished in .*? took " + NUM + r" ?GiB"],
     "num_gpu_blocks": [r"# GPU blocks: " + NUM, r"num_gpu_blocks is: " + NUM],
-    "kv_cache_tokens": [r"GPU KV cache size: " + NUM + r" tokens"],
+    # 0.33 prints "<device>[ + host] KV cache size: N tokens, Maximum concurrency ..." on one line
+    # (kv_cache_utils.py:1147, _kv_cache_device_name: "GPU" on CUDA, else the device type upper-cased)
+    "kv_cache_tokens": [r"\b(?:GPU|XPU|HPU|TPU|NPU)(?: \+ host)? KV cache size: " + NUM + r" tokens"],
 }
 _FIG_RX = {k: [re.compile(p) for p in ps] for k, ps in FIGURES.items()}
 _INT_FIELDS = {"num_gpu_blocks", "kv_cache_tokens", "max_concurrency_tokens"}

@@ -173,3 +173,11 @@ def test_two_kinds_of_line_for_one_figure_keep_the_preferred_and_note():
     p = parse_log(text)
     assert p.cuda_graph_memory_gib == 0.89 and p.hits["cuda_graph_memory_gib"].line == 2
     assert p.notes == ["cuda_graph_memory_gib: line 1 says 0.88, line 2 says 0.89; kept line 2"]
+
+
+def test_0_33_prints_tokens_and_concurrency_on_one_line():
+    # vllm 0.33.0 v1/core/kv_cache_utils.py:1147 ("%s KV cache size: %s tokens, Maximum concurrency for ...")
+    p = parse_log("(EngineCore pid=7) INFO [kv_cache_utils.py:1147] GPU KV cache size: 1,210,272 tokens, "
+                  "Maximum concurrency for 8,192 tokens per request: 147.74x\n"
+                  "(EngineCore pid=7) INFO [offload.py:1] CPU KV cache size: 99 tokens\n")
+    assert (p.kv_cache_tokens, p.max_concurrency_tokens, p.max_concurrency) == (1210272, 8192, 147.74)
