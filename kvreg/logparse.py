@@ -119,18 +119,24 @@ class ParsedLog:
 
 
 FIGURES = {  # ParsedLog field → patterns (any one); group 1 is the value
+    # V0 0.6-0.10 worker.py also prints "model weights take XGiB; non_torch_memory takes XGiB; PyTorch activation
+    # peak memory takes XGiB; the rest of the memory reserved for KV Cache is XGiB" after "total_gpu_memory (XGiB)"
     "model_loading_gib": [r"Model loading took " + NUM + r" ?GiB", r"Loading model weights took " + NUM + r" ?GB"],
-    "available_kv_cache_memory_gib": [r"Available KV cache memory: " + NUM + r" ?GiB", r"kv_cache_size=" + NUM + r" ?GiB"],
-    "total_gpu_memory_gib": [r"total_gpu_memory=" + NUM + r" ?GiB", r"memory snapshot:.*?total_memory=" + NUM + r" ?GiB"],
+    "available_kv_cache_memory_gib": [r"Available KV cache memory: " + NUM + r" ?GiB", r"kv_cache_size=" + NUM + r" ?GiB",
+                                      r"the rest of the memory reserved for KV Cache is " + NUM + r" ?GiB"],
+    "total_gpu_memory_gib": [r"total_gpu_memory=" + NUM + r" ?GiB", r"memory snapshot:.*?total_memory=" + NUM + r" ?GiB",
+                             r"total_gpu_memory \(" + NUM + r" ?GiB\)"],
     "init_free_memory_gib": [r"memory snapshot:.*?free_memory=" + NUM + r" ?GiB"],
     "init_cuda_memory_gib": [r"memory snapshot:.*?cuda_memory=" + NUM + r" ?GiB"],
     "init_non_torch_memory_gib": [r"memory snapshot:.*?\bnon_torch_memory=" + NUM + r" ?GiB"],
     "requested_memory_gib": [r"worker requested memory: " + NUM + r" ?GiB",
                              r"Requested memory: [0-9.]+ \(util\), " + NUM + r" ?GiB"],
     "non_kv_memory_gib": [r"Total non KV cache memory: " + NUM + r" ?GiB"],
-    "activation_peak_gib": [r"torch peak memory increase: " + NUM + r" ?GiB"],
-    "non_torch_forward_gib": [r"non-torch forward increase memory: " + NUM + r" ?GiB"],
-    "weights_memory_gib": [r"; weights memory: " + NUM + r" ?GiB"],
+    "activation_peak_gib": [r"torch peak memory increase: " + NUM + r" ?GiB",
+                            r"PyTorch activation peak memory takes " + NUM + r" ?GiB"],
+    "non_torch_forward_gib": [r"non-torch forward increase memory: " + NUM + r" ?GiB",
+                              r"non_torch_memory takes " + NUM + r" ?GiB"],
+    "weights_memory_gib": [r"; weights memory: " + NUM + r" ?GiB", r"model weights take " + NUM + r" ?GiB"],
     "cuda_graph_estimated_gib": [r"Estimated CUDA graph memory: " + NUM + r" ?GiB total"],
     "cuda_graph_memory_gib": [r"CUDA graph pool memory: " + NUM + r" ?GiB \(actual\)",
                               r"Graph capturing finished in .*? took " + NUM + r" ?GiB"],
@@ -147,7 +153,8 @@ _KEYS = ("took", "KV cache", "kv_cache_size", "total_gpu_memory", "memory snapsh
          "Requested memory", "non KV cache", "CUDA graph", "Graph capturing", "GPU blocks", "num_gpu_blocks",
          "Maximum concurrency", "LLM engine", "API server version", "non-default args", "vllm serve",
          "Defaulting", "Chunked prefill", "gpu_memory_utilization", "max seq len", "failed to start",
-         "No available memory", "EngineCore", "gpu_worker", "kv_cache_utils", "Memory profiling", "block_size=")
+         "No available memory", "EngineCore", "gpu_worker", "kv_cache_utils", "Memory profiling", "block_size=",
+         "weights take", "memory takes", "reserved for KV Cache")
 _VERSION = [re.compile(r"V1 LLM engine \(v([0-9][0-9A-Za-z.+\-]*)\)"),
             re.compile(r"vLLM API server version v?([0-9][0-9A-Za-z.+\-]*)"),
             re.compile(r"LLM engine \(v([0-9][0-9A-Za-z.+\-]*)\)")]
@@ -157,7 +164,8 @@ _CONFIG_KEYS = {  # config-line key → setting
     "dtype": "dtype", "max_seq_len": "max_model_len", "quantization": "quantization",
     "enforce_eager": "enforce_eager", "kv_cache_dtype": "kv_cache_dtype", "block_size": "block_size",
 }
-_UTIL = [re.compile(r"Requested memory: " + NUM + r" \(util\)"), re.compile(r"gpu_memory_utilization=" + NUM)]
+_UTIL = [re.compile(r"Requested memory: " + NUM + r" \(util\)"), re.compile(r"gpu_memory_utilization=" + NUM),
+         re.compile(r"gpu_memory_utilization \(" + NUM + r"\)")]
 _DEFAULTING = [("max_num_batched_tokens", re.compile(r"Defaulting max_num_batched_tokens to " + NUM)),
                ("max_num_seqs", re.compile(r"Defaulting max_num_seqs to " + NUM)),
                ("max_num_batched_tokens", re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=" + NUM))]

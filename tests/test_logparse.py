@@ -181,3 +181,16 @@ def test_0_33_prints_tokens_and_concurrency_on_one_line():
                   "Maximum concurrency for 8,192 tokens per request: 147.74x\n"
                   "(EngineCore pid=7) INFO [offload.py:1] CPU KV cache size: 99 tokens\n")
     assert (p.kv_cache_tokens, p.max_concurrency_tokens, p.max_concurrency) == (1210272, 8192, 147.74)
+
+
+def test_v0_memory_profiling_summary_lines():
+    # vLLM 0.6-0.10 V0 worker.py: the three-line "Memory profiling takes" report
+    p = parse_log("INFO 01-01 [worker.py:1] Memory profiling takes 5.20 seconds\n"
+                  "the current vLLM instance can use total_gpu_memory (79.19GiB) x gpu_memory_utilization (0.90) "
+                  "= 71.27GiB\n"
+                  "model weights take 14.99GiB; non_torch_memory takes 0.12GiB; PyTorch activation peak memory takes "
+                  "1.26GiB; the rest of the memory reserved for KV Cache is 54.90GiB.\n"
+                  "INFO 01-01 [executor_base.py:1] # GPU blocks: 28108, # CPU blocks: 2048\n")
+    assert (p.total_gpu_memory_gib, p.weights_memory_gib, p.non_torch_forward_gib, p.activation_peak_gib,
+            p.available_kv_cache_memory_gib, p.num_gpu_blocks) == (79.19, 14.99, 0.12, 1.26, 54.90, 28108)
+    assert p.args["gpu_memory_utilization"] == 0.90 and p.engine_generation == "V0"

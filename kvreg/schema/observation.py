@@ -64,9 +64,9 @@ class Logged(Strict):
     weights_memory_gib: float | None = None
     """Profiling result (gpu_worker.py:435): weights memory."""
     activation_peak_gib: float | None = None
-    """Profiling result: torch peak memory increase (activation peak of the profile run)."""
+    """Profiling result: torch peak memory increase (V0: "PyTorch activation peak memory takes")."""
     non_torch_forward_gib: float | None = None
-    """Profiling result: non-torch forward increase memory."""
+    """Profiling result: non-torch forward increase memory (V0 0.6-0.10: "non_torch_memory takes")."""
     non_kv_memory_gib: float | None = None
     """Profiling result: total non KV cache memory (weights + activation + non-torch, + CUDA graphs where estimated)."""
     cuda_graph_estimated_gib: float | None = None
