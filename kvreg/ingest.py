@@ -62,14 +62,32 @@ def engine_for_version(engines: dict, version: str | None, generation: str | Non
     return found
 
 
+def checkpoint_of(models: dict, hf_id: str | None) -> tuple[str, str] | None:
+    """(registry model id, weights dtype) of a published checkpoint a model entry lists by HF id
+    (``checkpoints: [{hf_id, weights_dtype, ...}]``; HF ids compare case-insensitively), else None."""
+    if not hf_id:
+        return None
+    name = hf_id.rstrip("/").lower()
+    for mid, m in models.items():
+        cks = getattr(m, "checkpoints", None)
+        for c in (cks if isinstance(cks, list) else []):
+            if (getattr(c, "hf_id", None) or "").lower() == name:
+                return mid, c.weights_dtype
+    return None
+
+
 def match_model(models: dict, hf_or_id: str | None) -> tuple[str | None, str | None]:
-    """Registry model id for an HF id or path, and a note when matched loosely (an -Instruct variant)."""
+    """Registry model id for an HF id or path, and a note when matched loosely (an -Instruct variant)
+    or through a checkpoint the model entry lists."""
     if not hf_or_id:
         return None, None
     name = hf_or_id.rstrip("/").lower()
     by_hf = {(m.hf_id or "").lower(): mid for mid, m in models.items()}
     if name in by_hf:
         return by_hf[name], None
+    ck = checkpoint_of(models, hf_or_id)
+    if ck:
+        return ck[0], f"{hf_or_id} is a checkpoint of {ck[0]} (its entry lists it)"
     base = re.sub(r"-(instruct|it|chat)$", "", name)
     if base in by_hf:
         return by_hf[base], f"{hf_or_id} matched to {by_hf[base]} (same architecture as the base model)"
@@ -186,6 +204,12 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
     model_id, note = (model, None) if model else match_model(models, p.model)
     if note:
         inferred["model"] = note
+    ck = checkpoint_of(models, p.model)
+    if ck and ck[0] == model_id and "weights_dtype" not in settings and "quantization" in settings:
+        settings["weights_dtype"] = ck[1]
+        inferred["settings.weights_dtype"] = f"the registry's {model_id} checkpoint {p.model} is {ck[1]}"
+        unknown.remove("settings.weights_dtype")
+        msgs[:] = [m for m in msgs if "does not fix the weights dtype" not in m]
     if model_id is None and p.model:
         # the log names a model the registry does not have: keep its id so the entry can be
         # calibrated once the model is imported
@@ -382,6 +406,12 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
         if isinstance(old, dict):
             entry, kept = keep_curated(entry, old)
             if kept:
+                # what the old file settles is no longer left to fill
+                msgs = [m for m in msgs if not m.startswith("left for you to fill")
+                        and not ("hardware" in kept and m.startswith("the log does not name the GPU"))
+                        and not ("model" in kept and m.startswith("the log does not name a registry model"))]
+                if entry.get("unknown"):
+                    msgs.insert(0, f"left for you to fill in {oid}.yaml: {', '.join(entry['unknown'])}")
                 msgs.append(f"kept from the replaced {oid}.yaml: {', '.join(kept)}")
     check_entry(entry)  # never write an entry the registry would reject
     return write_observation(root, entry), msgs

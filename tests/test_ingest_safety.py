@@ -242,3 +242,24 @@ def test_speculative_config_from_the_config_line(project):
     e = yaml.safe_load((project / "registry/observations/spec.yaml").read_text())
     assert e["settings"]["num_speculative_tokens"] == 3
     assert e["settings"]["speculative"] == {"method": "eagle3", "model": "yuhuili/EAGLE3-phi-4"}
+
+
+def test_a_checkpoint_the_registry_lists_names_the_model_and_its_weights_dtype(project):
+    """The fp8-dynamic checkpoint logs quantization=compressed-tensors, which does not fix the weights
+    dtype; the model entry listing that checkpoint (HF ids compare case-insensitively) does."""
+    from kvreg.schema import model as model_schema
+
+    if not hasattr(model_schema, "Checkpoint"):
+        pytest.skip("model entries list checkpoints from the ckpt branch on")
+    m = yaml.safe_load((ROOT / "registry/models/llama-3.3-70b.yaml").read_text())
+    if not any("fp8-dynamic" in (c.get("hf_id") or "").lower() for c in m.get("checkpoints") or []):
+        pytest.skip("llama-3.3-70b lists no fp8-dynamic checkpoint")
+    shutil.copy(ROOT / "registry/models/llama-3.3-70b.yaml", project / "registry/models/llama-3.3-70b.yaml")
+    log = project / "l70.log"
+    log.write_text(FULL.replace("microsoft/phi-4", "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic")
+                   .replace("quantization=None", "quantization=compressed-tensors"))
+    r = run("ingest-log", log, "--project", project, "--hardware", "h100-sxm-80gb")
+    assert r.exit_code == 0, r.output
+    e = yaml.safe_load((project / "registry/observations/l70.yaml").read_text())
+    assert e["model"] == "llama-3.3-70b" and e["settings"]["weights_dtype"] == "fp8"
+    assert "settings.weights_dtype" not in e.get("unknown", [])
