@@ -324,11 +324,18 @@ def keep_curated(new: dict, old: dict) -> tuple[dict, list[str]]:
             continue
         if k == "inferred":
             merged = {**old[k], **new.get(k, {})}
+            for kk in ("model", "hardware", "engine"):  # a kept value keeps its own explanation
+                if kk in kept:
+                    merged.pop(kk, None)
+                    if kk in old[k]:
+                        merged[kk] = old[k][kk]
             if merged != new.get(k, {}):
                 out[k] = merged
                 kept.append("inferred")
-        elif k not in new or k in unknown or (k == "engine" and new.get("release_confidence") != "stated"):
-            # a person's engine choice beats a guess from the log format; a printed version beats both
+        elif (k not in new or k in unknown or (k == "engine" and new.get("release_confidence") != "stated")
+              or (k == "model" and "id derived from" in (new.get("inferred") or {}).get("model", ""))):
+            # a person's engine (model) choice beats a guess from the log format (a name not in the
+            # registry); a printed version (a registry match) beats both
             out[k] = old[k]
             unknown.discard(k)
             kept.append(k)

@@ -263,3 +263,21 @@ def test_a_checkpoint_the_registry_lists_names_the_model_and_its_weights_dtype(p
     e = yaml.safe_load((project / "registry/observations/l70.yaml").read_text())
     assert e["model"] == "llama-3.3-70b" and e["settings"]["weights_dtype"] == "fp8"
     assert "settings.weights_dtype" not in e.get("unknown", [])
+
+
+def test_force_keeps_a_curated_model_over_a_name_derived_from_the_log():
+    from kvreg.ingest import keep_curated
+
+    new = {"id": "x", "model": "foo-instruct", "inferred": {"model": "id derived from the logged model name O/Foo-Instruct",
+                                                              "engine": "version 0.19.0 printed at line 3"},
+           "unknown": ["hardware"], "settings": {"tp": 1}, "sources": [{"title": "log"}], "engine": "vllm-0.9-0.19",
+           "release_confidence": "stated"}
+    old = {"id": "x", "model": "foo", "hardware": "h100-sxm-80gb", "settings": {"tp": 2, "kv_dtype": "fp8"},
+           "engine": "vllm-v0", "inferred": {"hardware": "GPU named 'H100'"}, "sources": [{"url": "https://x.org/1"}]}
+    out, kept = keep_curated(new, old)
+    assert kept == ["model", "hardware", "inferred", "settings.kv_dtype"]
+    assert out["model"] == "foo" and out["hardware"] == "h100-sxm-80gb" and "unknown" not in out
+    assert out["engine"] == "vllm-0.9-0.19"                       # a printed version beats the old choice
+    assert out["settings"] == {"tp": 1, "kv_dtype": "fp8"}         # the log's tp, the curated kv dtype
+    assert out["inferred"] == {"hardware": "GPU named 'H100'", "engine": "version 0.19.0 printed at line 3"}
+    assert out["sources"] == [{"url": "https://x.org/1"}, {"title": "log"}]
