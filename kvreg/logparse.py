@@ -153,8 +153,9 @@ _KEYS = ("took", "KV cache", "kv_cache_size", "total_gpu_memory", "memory snapsh
          "Requested memory", "non KV cache", "CUDA graph", "Graph capturing", "GPU blocks", "num_gpu_blocks",
          "Maximum concurrency", "LLM engine", "API server version", "non-default args", "vllm serve",
          "Defaulting", "Chunked prefill", "gpu_memory_utilization", "max seq len", "failed to start",
-         "No available memory", "EngineCore", "gpu_worker", "kv_cache_utils", "Memory profiling", "block_size=",
-         "weights take", "memory takes", "reserved for KV Cache")
+         "No available memory", "Memory profiling", "block_size=", "weights take", "memory takes",
+         "reserved for KV Cache")
+_PREFILTER = re.compile("|".join(re.escape(k) for k in _KEYS))
 _VERSION = [re.compile(r"V1 LLM engine \(v([0-9][0-9A-Za-z.+\-]*)\)"),
             re.compile(r"vLLM API server version v?([0-9][0-9A-Za-z.+\-]*)"),
             re.compile(r"LLM engine \(v([0-9][0-9A-Za-z.+\-]*)\)")]
@@ -296,7 +297,12 @@ def parse_log(text: str) -> ParsedLog:
     # numbered as an editor numbers them: "\n" ends a line (str.splitlines also splits at \x0b, \x1c, \u2028 ...)
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
     for n, line in enumerate(lines, start=1):
-        if not any(k in line for k in _KEYS):
+        if out.engine_generation != "V1":  # format markers, until the first V1 one (then nothing changes)
+            if _SEEN_V1.search(line):
+                out.engine_generation, out.generation_line = "V1", n
+            elif out.engine_generation is None and _SEEN_V0.search(line):
+                out.engine_generation, out.generation_line = "V0", n
+        if not _PREFILTER.search(line):
             continue
         pm = _PROCESS.match(line)
         process = pm.group(1) if pm else ""
@@ -319,11 +325,6 @@ def parse_log(text: str) -> ParsedLog:
                     out.version = vm.group(1).rstrip(".")
                     out.hits["version"] = Hit(out.version, n, line, process)
                     break
-        if out.engine_generation != "V1":
-            if _SEEN_V1.search(line):
-                out.engine_generation, out.generation_line = "V1", n
-            elif out.engine_generation is None and _SEEN_V0.search(line):
-                out.engine_generation, out.generation_line = "V0", n
         cm = _CONFIG.search(line)
         if cm:
             body = cm.group(1)
