@@ -114,3 +114,15 @@ def test_quantized_run_without_a_weights_dtype_says_so_instead_of_a_number(tmp_p
     assert o["missing"] == "weights dtype unknown (quantization compressed-tensors)"
     assert o["e2e_tokens"] is None and o["e2e_available_kv_bytes"] is None
     assert o["block_within_rounding"] is True and o["block_tokens"] is not None   # (a) needs no weights
+
+
+def test_every_observation_is_reproduced_or_says_what_is_missing(cal):
+    """Issue 14 item 6: each shipped observation resolves to a model, hardware and release (and gets an
+    end-to-end figure), or its `missing` names the fact the log does not give."""
+    for o in cal["observations"]:
+        reproduced = o["e2e_tokens"] is not None or o["e2e_available_kv_bytes"] is not None
+        assert reproduced or o["missing"], o["observation_id"]
+        if o["missing"]:
+            assert not reproduced or not o["reproducible"] or "not in registry" not in o["missing"], o
+    covered = [o for o in cal["observations"] if o["e2e_tokens"] is not None or o["e2e_available_kv_bytes"] is not None]
+    assert len(covered) >= 30
