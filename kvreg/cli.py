@@ -201,15 +201,18 @@ def _engine_section(con, result, engine: str) -> None:
 @click.option("--model", default=None, help="Registry model id (the log rarely names it).")
 @click.option("--hardware", default=None, help="Registry hardware id (the log does not name the GPU).")
 @click.option("--engine", default=None, help="Engine release id (default: from the version banner).")
+@click.option("--force", is_flag=True, help="Replace an existing observation (its curated fields are kept).")
 @project_option
-def ingest_log(file, obs_id, source, model, hardware, engine, project):
+def ingest_log(file, obs_id, source, model, hardware, engine, force, project):
     """Parse a vLLM startup log FILE into registry/observations/<id>.yaml (says what it could not tell)."""
-    from kvreg.ingest import ingest_file
+    from kvreg.ingest import IngestUsageError, ingest_file
     from kvreg.logparse import LogError
 
     try:
         path, msgs = ingest_file(project, file, obs_id=obs_id, source=source, model=model, hardware=hardware,
-                                 engine=engine)
+                                 engine=engine, force=force)
+    except IngestUsageError as exc:
+        raise click.UsageError(str(exc))
     except KvregError as exc:
         _fail(exc)
     except LogError as exc:
@@ -223,7 +226,7 @@ def ingest_log(file, obs_id, source, model, hardware, engine, project):
 
 
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
 @project_option
 @db_option
 def calibrate(fmt, project, db):
