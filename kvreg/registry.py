@@ -61,6 +61,9 @@ class Registry:
     invalid: set[tuple[str, str]] = dataclasses.field(default_factory=set)
     """(kind, file stem) of entry files that exist but failed validation; references to
     them are not reported again as missing."""
+    config_checked: dict[str, dict[tuple, object]] = dataclasses.field(default_factory=dict)
+    """Per model id, the key paths (and values) its shipped config.json reproduced
+    (kvreg/configcheck.py); their provenance is the shipped config."""
 
     def of(self, kind: str) -> dict[str, Entry]:
         """Entries of one kind, ``{id: entry}``, sorted by id."""

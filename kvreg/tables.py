@@ -11,6 +11,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from kvreg.engine_tables import ENGINE_TABLES, engine_rows
+from kvreg.provenance import FACT_KINDS, field_facts
 from kvreg.registry import Registry
 from kvreg.units import KIB, MIB
 
@@ -87,9 +88,13 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "kind": (S, False), "entry_id": (S, False), "source_idx": (I, False), "source_id": (S, True),
         "url": (S, True), "title": (S, True), "date": (S, True), "note": (S, True),
     },
-    "provenance": {
+    # One row per number a fact entry states (kvreg/provenance.py); the `provenance` view adds the
+    # source's url and title (kvreg/sql/005_provenance.sql).
+    "field_provenance": {
         "kind": (S, False), "entry_id": (S, False), "field": (S, False), "value": (F, False),
-        "source_id": (S, True), "confidence": (S, False), "note": (S, True),
+        "source_id": (S, True), "basis": (S, False), "confidence": (S, False),
+        "confidence_basis": (S, False), "note": (S, True), "file": (S, False), "line": (I, False),
+        "col": (I, False),
     },
     "precisions": {
         "dtype": (S, False), "bytes_per_element": (F, False), "for_weights": (B, False),
@@ -137,10 +142,15 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
             for i, s in enumerate(e.sources):
                 rows["sources"].append(dict(kind=kind, entry_id=eid, source_idx=i, source_id=s.id, url=s.url,
                                             title=s.title, date=None if s.date is None else str(s.date), note=s.note))
-            for path, m in e.measures():
-                rows["provenance"].append(dict(kind=kind, entry_id=eid, field=path, value=float(m.value),
-                                               source_id=m.source, confidence=m.confidence or e.confidence,
-                                               note=m.note))
+            if kind not in FACT_KINDS:
+                continue
+            checked = registry.config_checked.get(eid, {}) if kind == "model" else {}
+            for f in field_facts(e, checked):
+                line, col = item.doc.where(f.path)
+                rows["field_provenance"].append(dict(
+                    kind=kind, entry_id=eid, field=f.field, value=f.value, source_id=f.source_id, basis=f.basis,
+                    confidence=f.confidence, confidence_basis=f.confidence_basis, note=f.note,
+                    file=item.doc.file, line=line, col=col))
     for mid, item in sorted(registry.entries.get("model", {}).items()):
         m, doc = item.entry, item.doc
         rows["models"].append(dict(
