@@ -231,6 +231,11 @@ def load_registry(root: Path | str = ".") -> Registry:
             entries[kind.name][entry.id] = Loaded(kind.name, entry, doc)
     registry = Registry(root, entries, invalid)
     from kvreg.checks import run_checks  # late: needs duckdb
+    from kvreg.configcheck import check_registry
+
+    # Geometry against each model's shipped config.json first: what agrees is provenance the
+    # checks' tables record as read from that file.
+    problems.extend(check_registry(registry))
 
     problems.extend(run_checks(registry))
     if problems:
