@@ -40,6 +40,11 @@ MATCHES: list[tuple[str, str]] = [
     ("deepseek-r1", "deepseek-r1"),
     ("deepseek-v2-lite", "deepseek-v2-lite"),
     ("deepseek-v3", "deepseek-v3"),
+    ("deepseek-v3.2", "deepseek-v3.2"),
+    ("glm-5", "glm-5"),
+    ("llama-2-7b", "llama-2-7b"),
+    ("llama-2-13b", "llama-2-13b"),
+    ("llama-2-70b", "llama-2-70b"),
     ("falcon-h1-34b", "falcon-h1-34b"),
     ("gemma-2-9b", "gemma-2-9b"),
     ("gemma-3-1b", "gemma-3-1b"),
@@ -109,7 +114,8 @@ PARAMS_NOT_COMPARED = {
 # MoE models whose params_active both sides derived from the config (the rest are published or
 # name-based on the registry side: Granite, Llama 4, Qwen3-Next/3.5, Gemma 4 26B-A4B).
 ACTIVE_COMPARED = {"deepseek-r1", "deepseek-v2-lite", "deepseek-v3", "kimi-k2", "mixtral-8x7b", "qwen3-235b-a22b",
-                   "gpt-oss-20b", "gpt-oss-120b", "nemotron-3-nano-30b-a3b", "qwen3-next-80b-a3b"}
+                   "gpt-oss-20b", "gpt-oss-120b", "nemotron-3-nano-30b-a3b", "qwen3-next-80b-a3b",
+                   "deepseek-v3.2", "glm-5"}
 
 CONTEXTS = (4096, 32768, 131072)        # 4Ki, 32Ki, 128Ki
 KV_DTYPES = ("bf16", "fp8")

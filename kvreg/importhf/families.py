@@ -83,6 +83,7 @@ class Family:
     dense_mlp_beside_moe: bool = False      # a dense MLP runs beside the experts in every layer (Gemma 4 26B)
     post_norms: int = 0                     # extra per-layer norms (Gemma's pre/post feed-forward norms)
     mla: bool = False                       # multi-head latent attention (kv_lora_rank)
+    indexer: bool = False                   # DeepSeek sparse attention: a lightning indexer's key cache (index_head_dim)
     layer_flags_key: str | None = None      # per-layer 0/1 list: 1 → ``other``, 0 → full (Llama 4 no_rope_layers)
     attention_sinks: bool = False           # one learned sink logit per head (gpt-oss)
     expert_bias: bool = False               # expert MLPs and router carry biases (gpt-oss)
@@ -116,6 +117,10 @@ FAMILIES: list[Family] = [
          layer_flags_key="no_rope_layers",
          shared_expert_default=1, qk_norm=False),
     _fam("deepseek-mla", ("deepseek_v2", "deepseek_v3", "kimi_k2"), mla=True),
+    # DeepSeek-V3.2 and GLM-5: MLA plus the DSA lightning indexer (index_n_heads query heads, one
+    # index_head_dim key per token cached; index_topk sets how many tokens attention reads, not
+    # what is stored).  vLLM deepseek_v2.py Indexer / DeepseekV32IndexerCache.
+    _fam("deepseek-dsa", ("deepseek_v32", "glm_moe_dsa"), mla=True, indexer=True),
     _fam("qwen3-next", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"),
          layout="every_nth", other="linear", interval_key="full_attention_interval", interval_default=4,
          recurrent="gated_deltanet", qk_norm=True),
@@ -137,7 +142,8 @@ ARCHITECTURES = {
     "Gemma3ForConditionalGeneration": "gemma3", "Gemma3nForConditionalGeneration": "gemma3n",
     "Gemma4ForConditionalGeneration": "gemma4", "GptOssForCausalLM": "gpt_oss",
     "Llama4ForConditionalGeneration": "llama4", "DeepseekV2ForCausalLM": "deepseek_v2",
-    "DeepseekV3ForCausalLM": "deepseek_v3", "Qwen3NextForCausalLM": "qwen3_next",
+    "DeepseekV3ForCausalLM": "deepseek_v3", "DeepseekV32ForCausalLM": "deepseek_v32",
+    "GlmMoeDsaForCausalLM": "glm_moe_dsa", "Qwen3NextForCausalLM": "qwen3_next",
     "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "NemotronHForCausalLM": "nemotron_h", "JambaForCausalLM": "jamba",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "FalconH1ForCausalLM": "falcon_h1",

@@ -162,14 +162,22 @@ def _attn(cfg: Config, fam: Family, mixer: str) -> dict:
     return g
 
 
-def _mla(cfg: Config) -> dict:
+def _mla(cfg: Config, fam: Family) -> dict:
     nope, rope, v = cfg.get("qk_nope_head_dim"), cfg.get("qk_rope_head_dim"), cfg.get("v_head_dim")
     missing = [k for k, x in (("qk_rope_head_dim", rope), ("qk_nope_head_dim", nope), ("v_head_dim", v)) if x is None]
     if missing:
         raise Unsupported("MLA config without its head dims", missing)
     # kv_heads/head_dim/v_head_dim: the decompressed geometry, used only by the naive column.
-    return {"kind": "mla", "kv_lora_rank": cfg.get("kv_lora_rank"), "qk_rope_head_dim": rope,
-            "kv_heads": cfg.get("num_attention_heads"), "head_dim": nope + rope, "v_head_dim": v}
+    g = {"kind": "mla", "kv_lora_rank": cfg.get("kv_lora_rank"), "qk_rope_head_dim": rope,
+         "kv_heads": cfg.get("num_attention_heads"), "head_dim": nope + rope, "v_head_dim": v}
+    if fam.indexer:
+        # The lightning indexer caches one index_head_dim key per token per layer; index_topk (how
+        # many tokens attention then reads) and index_n_heads (its query heads) store nothing.
+        if cfg.get("index_head_dim") is None:
+            raise Unsupported("DeepSeek sparse attention config without index_head_dim", ["index_head_dim"])
+        cfg.get("index_topk")
+        g["index_head_dim"] = cfg.get("index_head_dim")
+    return g
 
 
 def _ssm_dtype(cfg: Config, fam: Family, model_dtype: str) -> str:
@@ -268,7 +276,7 @@ def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[
             if part == "mlp":
                 g = {"kind": "mlp"}          # no sequence mixer: no KV, no state (schema kind mlp)
             elif part == "mla":
-                g = _mla(cfg)
+                g = _mla(cfg, fam)
             elif part in ("full", "sliding", "chunked"):
                 g = _attn(cfg, fam, part)
             elif part in ("linear", "mamba"):

@@ -87,7 +87,13 @@ def _attention(cfg: Config, fam: Family, g: dict) -> int:
         r = cfg.get("kv_lora_rank")
         ql = cfg.get("q_lora_rank")
         q = (h * ql + ql + ql * heads * (nope + rope)) if ql else h * heads * (nope + rope)
-        return q + h * (r + rope) + r + r * heads * (nope + v) + heads * v * h
+        n = q + h * (r + rope) + r + r * heads * (nope + v) + heads * v * h
+        if g.get("index_head_dim"):
+            # DSA lightning indexer (vLLM deepseek_v2.py Indexer): wq_b (q_lora → heads × dim), wk
+            # (hidden → dim), k_norm (LayerNorm: weight + bias), weights_proj (hidden → heads).
+            ih, ihn = g["index_head_dim"], cfg.get("index_n_heads")
+            n += (ql or h) * ihn * ih + h * ih + 2 * ih + h * ihn
+        return n
     kv, hd = g["kv_heads"], g["head_dim"]
     qd = heads * hd
     n = h * qd + h * kv * hd * (1 if g.get("k_eq_v") else 2) + qd * h
