@@ -119,6 +119,11 @@ EXPECTED = {
     "llama-2-7b": (32 * 2 * 32 * 128 * 2, [], 0),
     "llama-2-13b": (40 * 2 * 40 * 128 * 2, [], 0),
     "llama-2-70b": (80 * 2 * 8 * 128 * 2, [], 0),
+    # LFM2: attention at full_attn_idxs [2, 5, 8, 10, 12, 14] (8 kv × 2048/32 = 64), the 10 others short
+    # convolutions whose state is (conv_L_cache 3 − 1) × 2048 in bf16 (vLLM short_conv_state_shape)
+    "lfm2-1.2b": (6 * 2 * 8 * 64 * 2, [], 10 * 2 * 2048 * 2),
+    # LFM2-350M from layer_types: the same layout at 1024 wide (16 heads of 64, 8 kv)
+    "lfm2-350m": (6 * 2 * 8 * 64 * 2, [], 10 * 2 * 1024 * 2),
     "kimi-k2": (61 * (512 + 64) * 2, [], 0),
     "deepseek-r1": (61 * (512 + 64) * 2, [], 0),
     # full_attention_interval 4 over 48 layers: 12 full (2 kv × 256) + 36 Gated DeltaNet;

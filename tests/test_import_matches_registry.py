@@ -45,6 +45,8 @@ MATCHES: list[tuple[str, str]] = [
     ("llama-2-7b", "llama-2-7b"),
     ("llama-2-13b", "llama-2-13b"),
     ("llama-2-70b", "llama-2-70b"),
+    ("lfm2-1.2b", "lfm2-1.2b"),
+    ("lfm2-350m", "lfm2-350m"),
     ("falcon-h1-34b", "falcon-h1-34b"),
     ("gemma-2-9b", "gemma-2-9b"),
     ("gemma-3-1b", "gemma-3-1b"),

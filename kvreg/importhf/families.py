@@ -27,6 +27,7 @@ LAYER_TYPE_NAMES = {
     "mamba": "mamba", "mamba2": "mamba",
     "hybrid": "full",                 # Falcon-H1 layers_block_type: attention + Mamba-2 in the layer
     "mlp": "mlp", "moe": "mlp",       # Nemotron-H blocks without a sequence mixer
+    "conv": "shortconv",              # LFM2 double-gated short-convolution blocks
 }
 LAYER_TYPE_KEYS = ("layer_types", "layers_block_type")
 
@@ -59,7 +60,8 @@ class Family:
       ``pattern``     one character per block in ``hybrid_override_pattern`` (Nemotron-H);
       ``period``      attention when i % attn_layer_period == attn_layer_offset, else Mamba (Jamba);
       ``parallel``    attention and Mamba-2 in every layer (Falcon-H1);
-      ``all_recurrent`` every layer Mamba (GraniteMoeHybrid without layer_types).
+      ``all_recurrent`` every layer Mamba (GraniteMoeHybrid without layer_types);
+      ``indices``     full at the indices listed in ``attn_indices_key``, else short convolution (LFM2).
     """
 
     name: str
@@ -87,6 +89,8 @@ class Family:
     layer_flags_key: str | None = None      # per-layer 0/1 list: 1 → ``other``, 0 → full (Llama 4 no_rope_layers)
     attention_sinks: bool = False           # one learned sink logit per head (gpt-oss)
     expert_bias: bool = False               # expert MLPs and router carry biases (gpt-oss)
+    attn_indices_key: str | None = None     # layout "indices": the key listing the attention layers (LFM2 full_attn_idxs)
+    ff_auto_adjust: bool = False            # LFM2 block_auto_adjust_ff_dim: MLP width int(2·ff/3) × multiplier, rounded up
     known: tuple[str, ...] = ()             # keys read by name elsewhere or known not to change memory
 
 
@@ -131,6 +135,13 @@ FAMILIES: list[Family] = [
          mamba2_defaults=(("groups", 1), ("conv", 4))),
     _fam("falcon-h1", ("falcon_h1",), layout="parallel", recurrent="mamba2",
          mamba2_defaults=(("groups", 1), ("conv", 4))),
+    # LFM2: attention at full_attn_idxs (or layer_types "full_attention"), every other layer a
+    # double-gated short convolution whose only state is its (conv_L_cache − 1) × conv_dim window
+    # (vLLM lfm2.py get_mamba_state_shape_from_config → MambaStateShapeCalculator.short_conv_state_shape;
+    # dtype: the model dtype, short_conv_state_dtype with mamba_cache_dtype auto).  transformers
+    # Lfm2Config: tie_word_embeddings True, per-head q/k layernorm, block_auto_adjust_ff_dim.
+    _fam("lfm2", ("lfm2",), layout="indices", attn_indices_key="full_attn_idxs", recurrent="short_conv",
+         tie_default=True, qk_norm=True, ff_auto_adjust=True),
 ]
 
 # Architectures (config "architectures") -> model_type, for configs that omit model_type.
@@ -147,6 +158,7 @@ ARCHITECTURES = {
     "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "NemotronHForCausalLM": "nemotron_h", "JambaForCausalLM": "jamba",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "FalconH1ForCausalLM": "falcon_h1",
+    "Lfm2ForCausalLM": "lfm2",
 }
 
 # Keys whose presence may change per-layer memory.  A key matching this that no

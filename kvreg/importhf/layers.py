@@ -99,6 +99,12 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
         return ["full" if i % period == offset else "mamba" for i in range(n)]
     if fam.layout == "parallel":
         return ["full+mamba"] * n
+    if fam.layout == "indices":
+        idx = cfg.get(fam.attn_indices_key)
+        if not isinstance(idx, list):
+            raise Unsupported(f"{fam.name} layout needs layer_types or {fam.attn_indices_key}",
+                              ["layer_types", fam.attn_indices_key])
+        return ["full" if i in idx else "shortconv" for i in range(n)]
     if fam.layout == "all_recurrent":
         cfg.derive("layer_groups", f"no layer_types: {fam.name} makes every layer Mamba (transformers default)")
         return ["mamba"] * n
@@ -196,6 +202,17 @@ def _ssm_dtype(cfg: Config, fam: Family, model_dtype: str) -> str:
 
 
 def _recurrent(cfg: Config, fam: Family, model_dtype: str) -> dict:
+    if fam.recurrent == "short_conv":
+        # No recurrent matrix: the state is the convolution window alone, in the model dtype.
+        k = cfg.get("conv_L_cache")
+        if k is None:
+            raise Unsupported("short-convolution layers without conv_L_cache", ["conv_L_cache"])
+        dim = cfg.get("conv_dim")
+        if dim is None:
+            dim = cfg.get("hidden_size")
+            cfg.derive("layer_groups.state.conv_dim", "conv_dim absent: hidden_size (LFM2 convolves the full width)")
+        return {"kind": "recurrent", "variant": "short_conv",
+                "state": [{"role": "conv", "shape": [k - 1, dim], "dtype": model_dtype}]}
     ssm_dtype = _ssm_dtype(cfg, fam, model_dtype)
     if fam.recurrent == "gated_deltanet":
         keys = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
@@ -279,7 +296,7 @@ def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[
                 g = _mla(cfg, fam)
             elif part in ("full", "sliding", "chunked"):
                 g = _attn(cfg, fam, part)
-            elif part in ("linear", "mamba"):
+            elif part in ("linear", "mamba", "shortconv"):
                 if fam.recurrent is None:
                     raise Unsupported(f"{part} layers in a family without a recurrent rule", ["layer_types"])
                 g = _recurrent(cfg, fam, model_dtype)

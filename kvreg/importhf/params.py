@@ -110,6 +110,12 @@ def _attention(cfg: Config, fam: Family, g: dict) -> int:
 
 def _recurrent(cfg: Config, g: dict) -> int:
     h = cfg.get("hidden_size")
+    if g["variant"] == "short_conv":
+        # LFM2 ShortConv: in_proj h → 3·d (B, C, x gates), depthwise conv d × L, out_proj d → h
+        # (transformers modeling_lfm2.py Lfm2ShortConv; conv_bias adds 3·d + d + d).
+        (k1, d), = (t["shape"] for t in g["state"])
+        n = h * 3 * d + d * (k1 + 1) + d * h
+        return n + (5 * d if cfg.get("conv_bias") else 0)
     ssm, conv = g["state"][0]["shape"], g["state"][1]["shape"]
     k, channels = conv[0] + 1, conv[1]
     if g["variant"] == "gated_deltanet":
@@ -167,7 +173,12 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
     routed = 0
     if cfg.get("moe_latent_size"):
         raise MissingDimension(["moe_latent_size (latent MoE projections are not counted by kvreg)"])
-    dense_width = cfg.get("intermediate_size_mlp") or cfg.get("intermediate_size")
+    dense_width = cfg.get("intermediate_size_mlp") or cfg.get("intermediate_size") or cfg.get("block_ff_dim")
+    if fam.ff_auto_adjust and dense_width and cfg.get("block_auto_adjust_ff_dim", True):
+        # LFM2 (transformers Lfm2MLP): int(2·ff/3), × block_ffn_dim_multiplier, rounded up to block_multiple_of
+        mult, of = cfg.get("block_ffn_dim_multiplier", 1.0) or 1.0, cfg.get("block_multiple_of", 256)
+        w = int(int(2 * dense_width / 3) * mult)
+        dense_width = of * -(-w // of)
     for i, specs in enumerate(per_layer_kinds):
         layer = 0
         for g in specs:
