@@ -124,6 +124,9 @@ EXPECTED = {
     "lfm2-1.2b": (6 * 2 * 8 * 64 * 2, [], 10 * 2 * 2048 * 2),
     # LFM2-350M from layer_types: the same layout at 1024 wide (16 heads of 64, 8 kv)
     "lfm2-350m": (6 * 2 * 8 * 64 * 2, [], 10 * 2 * 1024 * 2),
+    # Kimi-K3 (kimi_linear text backbone): 24 MLA layers (512 + 64) and 69 Kimi Delta Attention layers whose
+    # state is q, k, v conv windows 3 × (96·128) bf16 plus a 96 × 128 × 128 fp32 recurrent state (vLLM kda_state_shape)
+    "kimi-k3": (24 * (512 + 64) * 2, [], 69 * (3 * 3 * 96 * 128 * 2 + 96 * 128 * 128 * 4)),
     "kimi-k2": (61 * (512 + 64) * 2, [], 0),
     "deepseek-r1": (61 * (512 + 64) * 2, [], 0),
     # full_attention_interval 4 over 48 layers: 12 full (2 kv × 256) + 36 Gated DeltaNet;

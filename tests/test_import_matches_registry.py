@@ -47,6 +47,7 @@ MATCHES: list[tuple[str, str]] = [
     ("llama-2-70b", "llama-2-70b"),
     ("lfm2-1.2b", "lfm2-1.2b"),
     ("lfm2-350m", "lfm2-350m"),
+    ("kimi-k3", "kimi-k3"),
     ("falcon-h1-34b", "falcon-h1-34b"),
     ("gemma-2-9b", "gemma-2-9b"),
     ("gemma-3-1b", "gemma-3-1b"),
@@ -117,7 +118,7 @@ PARAMS_NOT_COMPARED = {
 # name-based on the registry side: Granite, Llama 4, Qwen3-Next/3.5, Gemma 4 26B-A4B).
 ACTIVE_COMPARED = {"deepseek-r1", "deepseek-v2-lite", "deepseek-v3", "kimi-k2", "mixtral-8x7b", "qwen3-235b-a22b",
                    "gpt-oss-20b", "gpt-oss-120b", "nemotron-3-nano-30b-a3b", "qwen3-next-80b-a3b",
-                   "deepseek-v3.2", "glm-5"}
+                   "deepseek-v3.2", "glm-5", "kimi-k3"}
 
 CONTEXTS = (4096, 32768, 131072)        # 4Ki, 32Ki, 128Ki
 KV_DTYPES = ("bf16", "fp8")

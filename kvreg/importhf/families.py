@@ -45,7 +45,7 @@ MAMBA2_KEYS = {
 SSM_DTYPE_KEYS = ("mamba_ssm_dtype", "mamba_ssm_cache_dtype")
 
 MOE_EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
-MOE_TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_topk")
+MOE_TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_topk", "num_experts_per_token")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +61,9 @@ class Family:
       ``period``      attention when i % attn_layer_period == attn_layer_offset, else Mamba (Jamba);
       ``parallel``    attention and Mamba-2 in every layer (Falcon-H1);
       ``all_recurrent`` every layer Mamba (GraniteMoeHybrid without layer_types);
-      ``indices``     full at the indices listed in ``attn_indices_key``, else short convolution (LFM2).
+      ``indices``     full at the indices listed in ``attn_indices_key``, else short convolution (LFM2);
+      ``kda_indices`` Kimi Delta Attention at ``linear_attn_config.kda_layers`` (1-based), MLA at
+                      ``linear_attn_config.full_attn_layers`` (Kimi Linear, Kimi-K3).
     """
 
     name: str
@@ -140,6 +142,11 @@ FAMILIES: list[Family] = [
     # (vLLM lfm2.py get_mamba_state_shape_from_config → MambaStateShapeCalculator.short_conv_state_shape;
     # dtype: the model dtype, short_conv_state_dtype with mamba_cache_dtype auto).  transformers
     # Lfm2Config: tie_word_embeddings True, per-head q/k layernorm, block_auto_adjust_ff_dim.
+    # Kimi Linear / Kimi-K3: Kimi Delta Attention (a gated delta rule, recurrent) on most layers and
+    # MLA on the rest.  KDA state per layer (vLLM mamba_utils.py kda_state_shape / kda_state_dtype):
+    # q, k and v short-convolution windows of (short_conv_kernel_size − 1) × heads·head_dim in the
+    # model dtype, and a heads × head_dim × head_dim recurrent state in float32, always.
+    _fam("kimi-linear", ("kimi_linear", "kimi_k3"), layout="kda_indices", mla=True, recurrent="kda"),
     _fam("lfm2", ("lfm2",), layout="indices", attn_indices_key="full_attn_idxs", recurrent="short_conv",
          tie_default=True, qk_norm=True, ff_auto_adjust=True),
 ]
@@ -158,7 +165,8 @@ ARCHITECTURES = {
     "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "NemotronHForCausalLM": "nemotron_h", "JambaForCausalLM": "jamba",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "FalconH1ForCausalLM": "falcon_h1",
-    "Lfm2ForCausalLM": "lfm2",
+    "Lfm2ForCausalLM": "lfm2", "KimiLinearForCausalLM": "kimi_linear",
+    "KimiK3ForConditionalGeneration": "kimi_k3",
 }
 
 # Keys whose presence may change per-layer memory.  A key matching this that no

@@ -110,6 +110,14 @@ def _attention(cfg: Config, fam: Family, g: dict) -> int:
 
 def _recurrent(cfg: Config, g: dict) -> int:
     h = cfg.get("hidden_size")
+    if g["variant"] == "kda":
+        # vLLM layers/kda.py KimiDeltaAttention: q, k, v (h → P), f_a (h → d) / f_b (d → P) and
+        # g_a / g_b gates, b_proj (h → heads), three depthwise convs (K × P), dt_bias (P),
+        # A_log (heads), o_norm (d), o_proj (P → h); P = heads × head_dim.
+        conv = [t["shape"] for t in g["state"] if t["role"] == "conv"][0]
+        nh, d, _ = [t["shape"] for t in g["state"] if t["role"] == "ssm"][0]
+        k, p = conv[0] + 1, nh * d
+        return 4 * h * p + 2 * h * d + 2 * d * p + p + h * nh + 3 * k * p + nh + d
     if g["variant"] == "short_conv":
         # LFM2 ShortConv: in_proj h → 3·d (B, C, x gates), depthwise conv d × L, out_proj d → h
         # (transformers modeling_lfm2.py Lfm2ShortConv; conv_bias adds 3·d + d + d).
