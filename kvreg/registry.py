@@ -61,6 +61,9 @@ class Registry:
     invalid: set[tuple[str, str]] = dataclasses.field(default_factory=set)
     """(kind, file stem) of entry files that exist but failed validation; references to
     them are not reported again as missing."""
+    frames: dict | None = dataclasses.field(default=None, repr=False)
+    """The base-table frames (kvreg/tables.py), built once: by the cross-entry checks during
+    validation, then reused by the build (issue 14 item 5: not twice per build)."""
     config_checked: dict[str, dict[tuple, object]] = dataclasses.field(default_factory=dict)
     """Per model id, the key paths (and values) its shipped config.json reproduced
     (kvreg/configcheck.py); their provenance is the shipped config."""

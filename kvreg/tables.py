@@ -247,12 +247,18 @@ def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
 def frames(registry: Registry) -> dict[str, pd.DataFrame]:
     """One validated DataFrame per base table (see :data:`TABLES`).
 
+    Built once per loaded registry and kept on it (``registry.frames``): the cross-entry checks
+    build them during validation and the database build reuses them.
+
     Raises:
         pandera.errors.SchemaError: a loader bug produced a column of the wrong
             type or a null where none is allowed (entries were already validated).
     """
+    if registry.frames is not None:
+        return registry.frames
     out = {}
     for name, rows in _rows(registry).items():
         df = pd.DataFrame(rows, columns=list(TABLES[name]))
         out[name] = SCHEMAS[name].validate(df)
+    registry.frames = out
     return out

@@ -89,3 +89,16 @@ def test_validate_stats_prints_the_provenance_count():
     assert "with a source: " in r.output and "(100.0 %)" in r.output
     assert "unsourced" in r.output
     assert SOURCE[0]["id"] == "fixture"
+
+
+def test_a_build_makes_the_frames_once(tmp_path, monkeypatch):
+    # Issue 14 item 5: validation's cross-entry checks and the database build share one set of frames.
+    from kvreg import tables
+    from kvreg.build import build
+
+    calls = []
+    real = tables._rows
+    monkeypatch.setattr(tables, "_rows", lambda reg: calls.append(1) or real(reg))
+    write_project(tmp_path, models={"m": _model()})
+    build(tmp_path, tmp_path / "k.duckdb")
+    assert len(calls) == 1
