@@ -96,7 +96,8 @@ def main():
 @main.command()
 @project_option
 @click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text", show_default=True)
-def validate(project: Path, fmt: str):
+@click.option("--stats", is_flag=True, help="also print the provenance count: numbers with a source and a confidence")
+def validate(project: Path, fmt: str, stats: bool):
     """Check every registry entry; print all problems with file:line (exit 1 on problems)."""
     from kvreg.registry import load_registry
 
@@ -109,6 +110,10 @@ def validate(project: Path, fmt: str):
         click.echo("[]")
     elif fmt == "text":
         click.echo(f"{n} entries valid.")
+    if stats and fmt != "json":
+        from kvreg.provenance import provenance_stats, render_stats
+
+        click.echo(render_stats(provenance_stats(reg)))
 
 
 @main.command()

@@ -246,9 +246,14 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
     logged = {k: getattr(p, k) for k in LOGGED_FIELDS if getattr(p, k) is not None}
     entry = {"id": obs_id, "engine": eng, "engine_version": p.version, "model": model_id, "model_hf_id": p.model,
              "hardware": hardware, "settings": settings, "logged": logged, "unknown": unknown,
-             "inferred": inferred, "release_confidence": confidence, "excerpt": p.excerpt(), "sources": [source],
+             "inferred": inferred, "release_confidence": confidence, "excerpt": p.excerpt(),
+             "sources": [{"id": "log", **source}],
              "confidence": "measured"}
     entry = {k: v for k, v in entry.items() if v not in (None, {}, [])}
+    # Every setting and figure is the log's: the log source covers them (registry/README.md "Provenance").
+    entry["field_sources"] = {"log": [k for k in ("settings", "logged") if k in entry]}
+    if not entry["field_sources"]["log"]:
+        del entry["field_sources"]
     if unknown:
         msgs.insert(0, f"left for you to fill in {obs_id}.yaml: {', '.join(unknown)}")
     lines = {f"logged.{k}": p.hits[k].line for k in logged if k in p.hits}

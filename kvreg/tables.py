@@ -11,6 +11,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from kvreg.engine_tables import ENGINE_TABLES, engine_rows
+from kvreg.provenance import FACT_KINDS, field_facts
 from kvreg.registry import Registry
 from kvreg.units import KIB, MIB
 
@@ -66,7 +67,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "model_id": (S, False), "group_idx": (I, False), "kind": (S, False), "layer_count": (I, False),
         "shares_layers": (B, False), "kv_heads": (I, True), "head_dim": (I, True), "v_head_dim": (I, True),
         "k_eq_v": (B, False), "window_tokens": (I, True), "chunk_tokens": (I, True),
-        "kv_lora_rank": (I, True), "qk_rope_head_dim": (I, True), "variant": (S, True),
+        "kv_lora_rank": (I, True), "qk_rope_head_dim": (I, True), "index_head_dim": (I, True), "variant": (S, True),
         "reuses": (S, True), "file": (S, False), "line": (I, False),
     },
     "state_tensors": {
@@ -113,9 +114,13 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "kind": (S, False), "entry_id": (S, False), "source_idx": (I, False), "source_id": (S, True),
         "url": (S, True), "title": (S, True), "date": (S, True), "note": (S, True),
     },
-    "provenance": {
+    # One row per number a fact entry states (kvreg/provenance.py); the `provenance` view adds the
+    # source's url and title (kvreg/sql/005_provenance.sql).
+    "field_provenance": {
         "kind": (S, False), "entry_id": (S, False), "field": (S, False), "value": (F, False),
-        "source_id": (S, True), "confidence": (S, False), "note": (S, True),
+        "source_id": (S, True), "basis": (S, False), "confidence": (S, False),
+        "confidence_basis": (S, False), "note": (S, True), "file": (S, False), "line": (I, False),
+        "col": (I, False),
     },
     "precisions": {
         "dtype": (S, False), "bytes_per_element": (F, False), "for_weights": (B, False),
@@ -201,10 +206,15 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
             for i, s in enumerate(e.sources):
                 rows["sources"].append(dict(kind=kind, entry_id=eid, source_idx=i, source_id=s.id, url=s.url,
                                             title=s.title, date=None if s.date is None else str(s.date), note=s.note))
-            for path, m in e.measures():
-                rows["provenance"].append(dict(kind=kind, entry_id=eid, field=path, value=float(m.value),
-                                               source_id=m.source, confidence=m.confidence or e.confidence,
-                                               note=m.note))
+            if kind not in FACT_KINDS:
+                continue
+            checked = registry.config_checked.get(eid, {}) if kind == "model" else {}
+            for f in field_facts(e, checked):
+                line, col = item.doc.where(f.path)
+                rows["field_provenance"].append(dict(
+                    kind=kind, entry_id=eid, field=f.field, value=f.value, source_id=f.source_id, basis=f.basis,
+                    confidence=f.confidence, confidence_basis=f.confidence_basis, note=f.note,
+                    file=item.doc.file, line=line, col=col))
     for mid, item in sorted(registry.entries.get("model", {}).items()):
         m, doc = item.entry, item.doc
         rows["models"].append(dict(
@@ -221,7 +231,8 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
                 model_id=mid, group_idx=gi, kind=g.kind, layer_count=g.count, shares_layers=g.shares_layers,
                 kv_heads=g.kv_heads, head_dim=g.head_dim, v_head_dim=g.v_head_dim, k_eq_v=bool(g.k_eq_v),
                 window_tokens=g.window, chunk_tokens=g.chunk, kv_lora_rank=g.kv_lora_rank,
-                qk_rope_head_dim=g.qk_rope_head_dim, variant=g.variant, reuses=g.reuses,
+                qk_rope_head_dim=g.qk_rope_head_dim, index_head_dim=g.index_head_dim, variant=g.variant,
+                reuses=g.reuses,
                 file=doc.file, line=doc.where(("layer_groups", gi))[0]))
             for ti, t in enumerate(g.state or []):
                 rows["state_tensors"].append(dict(model_id=mid, group_idx=gi, tensor_idx=ti, role=t.role,
@@ -299,12 +310,18 @@ def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
 def frames(registry: Registry) -> dict[str, pd.DataFrame]:
     """One validated DataFrame per base table (see :data:`TABLES`).
 
+    Built once per loaded registry and kept on it (``registry.frames``): the cross-entry checks
+    build them during validation and the database build reuses them.
+
     Raises:
         pandera.errors.SchemaError: a loader bug produced a column of the wrong
             type or a null where none is allowed (entries were already validated).
     """
+    if registry.frames is not None:
+        return registry.frames
     out = {}
     for name, rows in _rows(registry).items():
         df = pd.DataFrame(rows, columns=list(TABLES[name]))
         out[name] = SCHEMAS[name].validate(df)
+    registry.frames = out
     return out

@@ -110,6 +110,23 @@ EXPECTED = {
     "deepseek-v2-lite": (27 * (512 + 64) * 2, [], 0),
     # 61 × 576 × 2 = 70,272 B/token (kv-cache-chapter §2.6)
     "deepseek-v3": (61 * (512 + 64) * 2, [], 0),
+    # DSA: the latent plus the lightning indexer's key, 128 fp8 values + one fp32 scale = 132 B,
+    # per layer whatever the KV dtype (vLLM deepseek_v2.py Indexer): 61 × (1,152 + 132) = 78,324 B
+    "deepseek-v3.2": (61 * ((512 + 64) * 2 + 128 + 4), [], 0),
+    # GLM-5: 78 MLA layers (512 + 64) plus the same 132 B indexer key
+    "glm-5": (78 * ((512 + 64) * 2 + 128 + 4), [], 0),
+    # Llama 2: MHA at 7B (32 layers × 32 kv × 128) and 13B (40 × 40 × 128), GQA at 70B (80 × 8 × 128)
+    "llama-2-7b": (32 * 2 * 32 * 128 * 2, [], 0),
+    "llama-2-13b": (40 * 2 * 40 * 128 * 2, [], 0),
+    "llama-2-70b": (80 * 2 * 8 * 128 * 2, [], 0),
+    # LFM2: attention at full_attn_idxs [2, 5, 8, 10, 12, 14] (8 kv × 2048/32 = 64), the 10 others short
+    # convolutions whose state is (conv_L_cache 3 − 1) × 2048 in bf16 (vLLM short_conv_state_shape)
+    "lfm2-1.2b": (6 * 2 * 8 * 64 * 2, [], 10 * 2 * 2048 * 2),
+    # LFM2-350M from layer_types: the same layout at 1024 wide (16 heads of 64, 8 kv)
+    "lfm2-350m": (6 * 2 * 8 * 64 * 2, [], 10 * 2 * 1024 * 2),
+    # Kimi-K3 (kimi_linear text backbone): 24 MLA layers (512 + 64) and 69 Kimi Delta Attention layers whose
+    # state is q, k, v conv windows 3 × (96·128) bf16 plus a 96 × 128 × 128 fp32 recurrent state (vLLM kda_state_shape)
+    "kimi-k3": (24 * (512 + 64) * 2, [], 69 * (3 * 3 * 96 * 128 * 2 + 96 * 128 * 128 * 4)),
     "kimi-k2": (61 * (512 + 64) * 2, [], 0),
     "deepseek-r1": (61 * (512 + 64) * 2, [], 0),
     # full_attention_interval 4 over 48 layers: 12 full (2 kv × 256) + 36 Gated DeltaNet;
@@ -387,16 +404,20 @@ def test_published_totals_within_one_percent():
 # --- failures are loud ----------------------------------------------------------------------------
 
 def test_unknown_architecture_fails_with_fields_and_hint(tmp_path):
-    cfg = {"architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32", "hidden_size": 7168,
-           "num_hidden_layers": 61, "num_attention_heads": 128, "kv_lora_rank": 512, "index_topk": 2048,
-           "index_head_dim": 128, "max_position_embeddings": 163840}
+    # DeepSeek-V4 (model_facts.yaml deepseek-v4-flash): one shared 512-wide KV head, a 128-token
+    # window, per-layer compression ratios and a sparse indexer — cache semantics not verified, so
+    # the importer refuses it and names what it could not interpret.
+    cfg = {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 4096,
+           "num_hidden_layers": 43, "num_attention_heads": 64, "num_key_value_heads": 1, "head_dim": 512,
+           "q_lora_rank": 1024, "o_lora_rank": 1024, "sliding_window": 128, "index_topk": 512,
+           "index_head_dim": 128, "compress_ratios": [0, 0, 4, 128] * 11, "max_position_embeddings": 1048576}
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(KvregError) as err:
         import_config(tmp_path / "config.json")
     p = err.value.problems[0]
     assert p.code == "unsupported-architecture"
-    assert "deepseek_v32" in p.message and "DeepseekV32ForCausalLM" in p.message
-    assert "index_head_dim" in p.message and "kv_lora_rank" in p.message
+    assert "deepseek_v4" in p.message and "DeepseekV4ForCausalLM" in p.message
+    assert "index_head_dim" in p.message and "compress_ratios" in p.message and "sliding_window" in p.message
     assert "by hand" in p.hint
 
 

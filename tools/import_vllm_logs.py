@@ -150,7 +150,7 @@ def main(path: str, only: set[str] | None = None) -> None:
         if only and rec["case"] not in only:
             continue
         oid = rec["case"]
-        source = {"url": rec["url"]} if rec.get("url") else {"title": rec["source"]}
+        source = {"id": "log"} | ({"url": rec["url"]} if rec.get("url") else {"title": rec["source"]})
         source["note"] = f"vllm_startup_logs.jsonl {oid}: {rec['source']}"[:300]
         try:
             entry, _ = observation_from_log(rec["excerpt"], reg, obs_id=oid, source=source)
@@ -254,8 +254,12 @@ def main(path: str, only: set[str] | None = None) -> None:
             entry["notes"] = (entry.get("notes", "") + (" — " if entry.get("notes") else "") + "record notes: "
                               + rec["notes"])
         order = ["id", "engine", "engine_version", "model", "model_hf_id", "hardware", "gpu_name", "settings", "logged",
-                 "unknown", "inferred", "release_confidence", "reproducible", "notes", "excerpt", "sources", "confidence"]
+                 "unknown", "inferred", "release_confidence", "reproducible", "notes", "excerpt", "field_sources",
+                 "sources", "confidence"]
+        entry["field_sources"] = {"log": [k for k in ("settings", "logged") if entry.get(k)]}
         entry = {k: entry[k] for k in order if k in entry and entry[k] not in ({}, [], None)}
+        if not entry.get("field_sources", {}).get("log"):
+            entry.pop("field_sources", None)
         write_observation(ROOT, entry)
         print(oid, entry.get("engine"), entry.get("model"), entry.get("hardware"), entry.get("unknown"))
 

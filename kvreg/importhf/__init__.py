@@ -145,7 +145,11 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     if params_total is not None:
         total, active, routed = params_total, None, 0
         p_total = {"value": int(params_total) if float(params_total).is_integer() else params_total,
-                   "confidence": "estimated", "note": "given to import-hf (--params-total)"}
+                   "source": "given", "confidence": "estimated", "note": "given to import-hf (--params-total)"}
+        # The number came from the command line: name that as its source, for a reviewer to replace
+        # with where it was published (an unsourced number is a validation problem).
+        sources.append({"id": "given", "title": "kvreg import-hf --params-total",
+                        "note": "a number given on the command line; cite where it was published"})
     else:
         try:
             total, active, routed = params.count(cfg, fam, groups, per_layer)
@@ -210,6 +214,13 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
         entry["moe"] = {"experts": moe.experts, "experts_per_token": moe.per_token, "shared_experts": moe.shared}
     entry["layer_groups"] = groups
     entry["sources"] = sources
+    # Every bare geometry number is the config's: say so explicitly (registry/README.md "Provenance"),
+    # written just before `layers` like the hand-written entries.
+    geometry = [k for k in ("layers", "hidden_size", "vocab_size", "attention_heads", "moe", "layer_groups")
+                if k in entry]
+    keys = list(entry)
+    at = keys.index("layers")
+    entry = {k: entry[k] for k in keys[:at]} | {"field_sources": {"config": geometry}} | {k: entry[k] for k in keys[at:]}
     unused = [k for k in cfg.unused()]
     # A null, false, zero or empty value changes nothing (Nemotron-H's "sliding_window": null).
     bad = sorted(k for k in unused if families.MEMORY_KEY_RE.search(k.split(".")[-1])

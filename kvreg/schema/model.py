@@ -2,7 +2,7 @@
 
 Each layer group has a ``kind`` that prices memory its own way (DESIGN.md,
 "Models: layers by kind"): ``full``, ``sliding`` (window), ``chunked`` (chunk),
-``mla`` (latent), ``recurrent`` (constant state), ``shared`` (reuses another
+``mla`` (latent; with ``index_head_dim`` also a sparse-attention indexer key cache), ``recurrent`` (constant state), ``shared`` (reuses another
 layer's KV, stores nothing), ``mlp`` (no token mixer at all, stores nothing:
 Nemotron-H counts its MLP-only and MoE-only blocks as layers).  Group counts sum to ``layers`` unless a group
 ``shares_layers`` (Falcon-H1 runs attention and Mamba2 in the same layers).
@@ -26,7 +26,7 @@ KIND_FIELDS: dict[str, set[str]] = {
     "full": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v"},
     "sliding": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "window"},
     "chunked": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "chunk"},
-    "mla": {"kv_lora_rank", "qk_rope_head_dim", "kv_heads", "head_dim", "v_head_dim"},
+    "mla": {"kv_lora_rank", "qk_rope_head_dim", "kv_heads", "head_dim", "v_head_dim", "index_head_dim"},
     "recurrent": {"state", "variant"},
     "shared": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "reuses"},
     "mlp": set(),
@@ -88,6 +88,11 @@ class LayerGroup(Strict):
     chunk: Tokens | None = None
     kv_lora_rank: PositiveInt | None = None
     qk_rope_head_dim: PositiveInt | None = None
+    index_head_dim: PositiveInt | None = None
+    """DeepSeek sparse attention (V3.2, GLM-5): the lightning indexer's per-token key width.  Its
+    key cache is stored beside the MLA latent as fp8 plus one fp32 scale per 128 values, whatever
+    the KV dtype (vLLM deepseek_v2.py ``Indexer``: ``head_dim + head_dim // quant_block_size * 4``
+    bytes of uint8, quant_block_size 128)."""
     state: list[StateTensor] | None = None
     variant: str | None = None
     reuses: str | None = None
