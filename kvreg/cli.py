@@ -96,7 +96,8 @@ def main():
 @main.command()
 @project_option
 @click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text", show_default=True)
-def validate(project: Path, fmt: str):
+@click.option("--stats", is_flag=True, help="also print the provenance count: numbers with a source and a confidence")
+def validate(project: Path, fmt: str, stats: bool):
     """Check every registry entry; print all problems with file:line (exit 1 on problems)."""
     from kvreg.registry import load_registry
 
@@ -109,6 +110,10 @@ def validate(project: Path, fmt: str):
         click.echo("[]")
     elif fmt == "text":
         click.echo(f"{n} entries valid.")
+    if stats and fmt != "json":
+        from kvreg.provenance import provenance_stats, render_stats
+
+        click.echo(render_stats(provenance_stats(reg)))
 
 
 @main.command()
@@ -201,15 +206,18 @@ def _engine_section(con, result, engine: str) -> None:
 @click.option("--model", default=None, help="Registry model id (the log rarely names it).")
 @click.option("--hardware", default=None, help="Registry hardware id (the log does not name the GPU).")
 @click.option("--engine", default=None, help="Engine release id (default: from the version banner).")
+@click.option("--force", is_flag=True, help="Replace an existing observation (its curated fields are kept).")
 @project_option
-def ingest_log(file, obs_id, source, model, hardware, engine, project):
+def ingest_log(file, obs_id, source, model, hardware, engine, force, project):
     """Parse a vLLM startup log FILE into registry/observations/<id>.yaml (says what it could not tell)."""
-    from kvreg.ingest import ingest_file
+    from kvreg.ingest import IngestUsageError, ingest_file
     from kvreg.logparse import LogError
 
     try:
         path, msgs = ingest_file(project, file, obs_id=obs_id, source=source, model=model, hardware=hardware,
-                                 engine=engine)
+                                 engine=engine, force=force)
+    except IngestUsageError as exc:
+        raise click.UsageError(str(exc))
     except KvregError as exc:
         _fail(exc)
     except LogError as exc:
@@ -223,7 +231,7 @@ def ingest_log(file, obs_id, source, model, hardware, engine, project):
 
 
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
 @project_option
 @db_option
 def calibrate(fmt, project, db):
@@ -291,7 +299,8 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
               show_default=True, help="Folder to write ID.yaml into.")
 @click.option("--stdout", "to_stdout", is_flag=True, help="Print the entry instead of writing it.")
 @click.option("--weights-index", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="model.safetensors.index.json: metadata.total_size gives exact checkpoint bytes.")
+              help="model.safetensors.index.json: metadata.total_size gives the checkpoint's measured bytes; "
+                   "tensor names flag towers and MTP layers.")
 @click.option("--params-total", type=float, default=None,
               help="Parameter count to use when the config lacks the dimensions to count it.")
 @click.option("--force", is_flag=True, help="Overwrite an existing entry.")

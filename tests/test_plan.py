@@ -80,7 +80,7 @@ def test_worked_plan_cli_output(db):
                                 "tpot", "46.9", "ms", "expected"]
     assert lines[5].split() == ["a100-sxm-40gb", "bf16", "bf16", "8", "13", "13", "16", "13", "128", "$189.44",
                                 "capacity", "49.8", "ms", "expected"]
-    assert lines[6].split()[:10] == ["a100-sxm-80gb", "bf16", "bf16", "8", "46", "20", "10", "20", "80", "$199.87"]
+    assert lines[6].split()[:10] == ["a100-sxm-80gb", "bf16", "bf16", "8", "46", "21", "10", "20", "80", "$199.87"]
     assert "Best: 5 × h100-sxm-80gb TP 8 = 40 GPUs at $151.20/hour; binding constraint: tpot." in lines
     assert not any(line.startswith("Not ranked") for line in lines)   # every entry states an efficiency
     # Grouped per hardware and reason, capped.
