@@ -68,9 +68,9 @@ class TensorGroup:
 
 def _recurrent_elements(hidden: int, g) -> int:
     """Projections + conv + per-head vectors of one recurrent layer (as importhf.params counts them)."""
-    ssm = next(t.shape for t in g.state if t.role == "ssm")
+    ssm = next((t.shape for t in g.state if t.role == "ssm"), None)
     conv = next((t.shape for t in g.state if t.role == "conv"), None)
-    if conv is None:
+    if conv is None or ssm is None:     # e.g. LFM2's short-conv blocks (conv state only): left to the mlp closure
         return 0
     k, channels = conv[0] + 1, conv[1]
     if g.variant == "gated_deltanet" and len(ssm) == 3:
