@@ -67,25 +67,16 @@ class TensorGroup:
 
 
 def _recurrent_elements(hidden: int, g) -> int:
-    """Projections + conv + per-head vectors of one recurrent layer (as importhf.params counts them)."""
-    ssm = next((t.shape for t in g.state if t.role == "ssm"), None)
-    conv = next((t.shape for t in g.state if t.role == "conv"), None)
-    if conv is None or ssm is None:     # e.g. LFM2's short-conv blocks (conv state only): left to the mlp closure
+    """Projections + conv + per-head vectors of one recurrent layer: importhf.params' one formula
+    per variant (gated DeltaNet, KDA, Mamba 1/2, LFM2 short conv); 0 without a conv state."""
+    from kvreg.importhf.params import _recurrent
+
+    if not any(t.role == "conv" for t in g.state):
         return 0
-    k, channels = conv[0] + 1, conv[1]
-    if g.variant == "gated_deltanet" and len(ssm) == 3:
-        hv, dk, dv = ssm
-        hk = (channels - hv * dv) // (2 * dk)
-        return hidden * (2 * hk * dk + 2 * hv * dv) + hidden * 2 * hv + channels * k + 2 * hv + dv + hv * dv * hidden
-    if len(ssm) == 3:                       # mamba2: heads × head_dim × state
-        nh, hd, _ = ssm
-        inner = nh * hd
-        groups_n = (channels - inner) // 2
-        return hidden * (2 * inner + 2 * groups_n + nh) + channels * (k + 1) + 3 * nh + inner + inner * hidden
-    inner, n = ssm                          # mamba1: inner × state
-    dt_rank = -(-hidden // 16)
-    return (hidden * 2 * inner + inner * (k + 1) + inner * (dt_rank + 2 * n) + dt_rank * inner + inner
-            + inner * n + inner + inner * hidden)
+    grp = {"variant": g.variant,
+           "state": [{"role": t.role, "shape": list(t.shape)}      # ssm before conv, as params reads them
+                     for t in sorted(g.state, key=lambda t: t.role != "ssm")]}
+    return _recurrent({"hidden_size": hidden}, grp)
 
 
 def tensor_groups(m: ModelEntry) -> list[TensorGroup]:

@@ -108,9 +108,6 @@ PARAMS_NOT_COMPARED = {
     "jamba-1.5-mini": "registry: the published 52B",
     "llama-4-scout-17b-16e": "registry: the published 109B",
     "nemotron-h-56b": "registry: from the model name",
-    "qwen3-next-80b-a3b": "registry: from the model name",
-    "qwen3.5-35b-a3b": "registry: from the model name",
-    "qwen3.6-27b": "registry: from the model name",
     "qwen3.8-27b": "registry: the budget lesson's 54 GB of bf16 weights",
 }
 

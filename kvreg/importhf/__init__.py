@@ -216,7 +216,7 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     entry["sources"] = sources
     # Every bare geometry number is the config's: say so explicitly (registry/README.md "Provenance"),
     # written just before `layers` like the hand-written entries.
-    geometry = [k for k in ("layers", "hidden_size", "vocab_size", "attention_heads", "moe", "layer_groups")
+    geometry = [k for k in ("layers", "hidden_size", "vocab_size", "attention_heads", "moe", "layer_groups", "checkpoints")
                 if k in entry]
     keys = list(entry)
     at = keys.index("layers")
