@@ -8,6 +8,7 @@ never leaves a partial database and never touches an existing one.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 from importlib import resources
@@ -84,8 +85,14 @@ def build(root: Path | str = ".", db: Path | str | None = None) -> Path:
     root = Path(root)
     target = Path(db) if db else root / DEFAULT_DB
     registry = load_registry(root)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".kvreg-build-", suffix=".duckdb", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_leftovers(target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f"{LEFTOVER_PREFIX}{os.getpid()}-", suffix=".duckdb", dir=target.parent)
+    except OSError as exc:
+        raise _db_problem(target, "cannot-write-db", f"cannot write the database {target}: "
+                          f"{exc.strerror or exc}", "pass --db PATH in a writable folder (and make sure "
+                          f"{target.parent} is a folder, not a file)") from None
     os.close(fd)
     os.unlink(tmp)  # DuckDB wants to create the file itself
     try:
@@ -95,11 +102,59 @@ def build(root: Path | str = ".", db: Path | str | None = None) -> Path:
         finally:
             con.close()
         os.replace(tmp, target)
+    except OSError as exc:
+        raise _db_problem(target, "cannot-write-db", f"cannot write the database {target}: {exc.strerror or exc}",
+                          "pass --db PATH in a writable folder") from None
     finally:
         for leftover in (tmp, tmp + ".wal"):
             if os.path.exists(leftover):
                 os.unlink(leftover)
     return target
+
+
+LEFTOVER_PREFIX = ".kvreg-build-"
+_LEFTOVER = re.compile(rf"^{re.escape(LEFTOVER_PREFIX)}(?:(\d+)-)?.*\.duckdb(?:\.wal)?$")
+LEFTOVER_AGE_S = 3600
+"""A temp database without a process id (written by older kvreg) is a leftover after this long."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def remove_leftovers(folder: Path) -> list[Path]:
+    """Delete temporary databases of builds that were killed (their process is gone); return them.
+
+    A build names its temp file ``.kvreg-build-<pid>-XXXX.duckdb``; a concurrent build's
+    file (process alive) is left alone, so concurrent builds still both succeed.
+    """
+    import time
+
+    removed = []
+    for p in folder.glob(f"{LEFTOVER_PREFIX}*"):
+        m = _LEFTOVER.match(p.name)
+        if not m:
+            continue
+        pid = int(m[1]) if m[1] else None
+        try:
+            if (pid is not None and not _alive(pid)) or (pid is None and time.time() - p.stat().st_mtime > LEFTOVER_AGE_S):
+                p.unlink()
+                removed.append(p)
+        except OSError:
+            continue  # another build removed it first
+    return removed
+
+
+def _db_problem(target: Path, code: str, message: str, hint: str):
+    from kvreg.problems import KvregError, Problem
+
+    return KvregError([Problem(str(target), 0, 0, "", code, message, hint)])
 
 
 def is_stale(root: Path, db: Path) -> bool:
@@ -121,19 +176,42 @@ def is_stale(root: Path, db: Path) -> bool:
     return any(p.stat().st_mtime > built for p in inputs if p.exists())
 
 
+def connect_path(root: Path | str = ".", db: Path | str | None = None) -> Path:
+    """The project's database file, built first when missing or stale (see :func:`is_stale`).
+
+    Raises:
+        KvregError: the registry has problems, or the database cannot be written
+            (``cannot-write-db``: ``.kvreg`` is a file, the folder is read-only).
+    """
+    root = Path(root)
+    target = Path(db) if db else root / DEFAULT_DB
+    try:
+        stale = is_stale(root, target)
+    except OSError as exc:
+        raise _db_problem(target, "cannot-write-db", f"cannot read {target}: {exc.strerror or exc}",
+                          "pass --db PATH to a database file") from None
+    if stale:
+        build(root, target)
+    return target
+
+
 def connect(root: Path | str = ".", db: Path | str | None = None, read_only: bool = True):
     """Open the project's database, building it first when missing or stale.
 
     Returns:
         A DuckDB connection (read-only by default, for analysts' queries).
+
+    Raises:
+        KvregError: as :func:`connect_path`, or ``bad-database`` when the file is not a DuckDB database.
     """
     import duckdb
 
-    root = Path(root)
-    target = Path(db) if db else root / DEFAULT_DB
-    if is_stale(root, target):
-        build(root, target)
-    return duckdb.connect(str(target), read_only=read_only)
+    target = connect_path(root, db)
+    try:
+        return duckdb.connect(str(target), read_only=read_only)
+    except duckdb.Error as exc:
+        raise _db_problem(target, "bad-database", f"{target} is not a kvreg DuckDB database: "
+                          f"{str(exc).splitlines()[0]}", "delete it and run kvreg build, or pass the right --db") from None
 
 
 def memory_connection(root: Path | str = "."):

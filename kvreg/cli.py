@@ -104,24 +104,77 @@ def build(project: Path, db: Path | None):
 @project_option
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-def sql(query: str, project: Path, db: Path | None, fmt: str):
-    """Run a read-only SQL QUERY against the views (builds the database if needed)."""
+@click.option("--table", "tables", multiple=True, metavar="NAME=FILE",
+              help="Load a local .csv/.parquet/.json FILE as temporary table NAME before the query runs "
+                   "(the query itself can read no file); repeatable.")
+def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str, ...]):
+    """Run one read-only SQL QUERY against the views (builds the database if needed).
+
+    The connection cannot change anything: it is read-only, with file, network and extension
+    access disabled and its configuration locked (kvreg/sandbox.py); write files with kvreg export.
+    """
     import duckdb
 
-    from kvreg.build import connect
+    from kvreg.build import connect_path
+    from kvreg.sandbox import SandboxError, parse_table_option, query_connection
     from kvreg.sqlout import render
 
-    try:
-        con = connect(project, db)
-    except KvregError as exc:
-        _fail(exc)
     if not query.strip():
         raise click.UsageError("QUERY is empty: give a SQL statement, e.g. \"SELECT * FROM capacity LIMIT 5\"")
     try:
+        loaded = [parse_table_option(t) for t in tables]
+        path = connect_path(project, db)
+        con = query_connection(path, loaded)
+    except KvregError as exc:
+        _fail(exc)
+    except SandboxError as exc:
+        raise click.UsageError(str(exc))
+    try:
         cur = con.execute(query)
+        text = render(cur, fmt) if cur.description else "(statement ran; it returned no rows)"
     except duckdb.Error as exc:
-        raise click.UsageError(str(exc).splitlines()[0])
-    click.echo(render(cur, fmt))
+        raise click.UsageError(_sql_refusal(str(exc).splitlines()[0]))
+    finally:
+        con.close()  # frees the locked DuckDB instance (the next query in this process opens its own)
+    click.echo(text)
+
+
+def _sql_refusal(message: str) -> str:
+    """DuckDB's first error line, with what to do instead when it is the sandbox refusing."""
+    if "disabled by configuration" in message or "has been locked" in message:
+        return (f"{message}\n  kvreg sql cannot write files, attach databases, install or load extensions, fetch "
+                "URLs or change settings; to save rows use: kvreg export VIEW --to FILE.parquet [--where ...]; "
+                "to join a local file use --table NAME=FILE")
+    if "read-only mode" in message:
+        return f"{message}\n  kvreg sql is read-only: change the registry's YAML entries instead"
+    return message
+
+
+@main.command("export")
+@click.argument("what", metavar="VIEW|QUERY")
+@click.option("--to", "target", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Output FILE.parquet or FILE.csv (written to a temp file, then renamed).")
+@click.option("--where", default=None, help="SQL condition on the rows, e.g. \"tp = 1 AND context_tokens = 8192\".")
+@project_option
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def export_cmd(what: str, target: Path, where: str | None, project: Path, db: Path | None, fmt: str):
+    """Write a view (or one SELECT) to a Parquet or CSV file, by DuckDB, atomically."""
+    import json
+
+    from kvreg.build import connect_path
+    from kvreg.sandbox import SandboxError, export
+
+    try:
+        rows = export(connect_path(project, db), what, target, where)
+    except KvregError as exc:
+        _fail(exc, fmt)
+    except SandboxError as exc:
+        raise click.UsageError(_sql_refusal(str(exc)))
+    if fmt == "json":
+        click.echo(json.dumps({"path": str(target), "rows": rows, "format": target.suffix.lower().lstrip(".")}))
+    else:
+        click.echo(f"wrote {target} ({rows:,} rows)")
 
 
 @main.command()
