@@ -57,7 +57,32 @@ def _tokens(values: tuple[str, ...]) -> list[int] | None:
         raise click.BadParameter(f"{exc} ({exc.hint})", param_hint="'--context'")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Guarded(click.Group):
+    """The command group with a last guard: a bug shows one line (exit 3), not a Python traceback.
+
+    Every input mistake is caught earlier and reported as a problem (exit 1) or a usage error
+    (exit 2); what reaches this guard is kvreg's fault, so it says so and how to see the
+    traceback (``KVREG_DEBUG=1``).  The fuzz tests (tests/test_fuzz_*.py) fail on exit 3.
+    """
+
+    def invoke(self, ctx):
+        import os
+
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit,
+                KeyboardInterrupt, BrokenPipeError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into a message
+            if os.environ.get("KVREG_DEBUG"):
+                raise
+            click.echo(f"kvreg: internal error ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+                       "\n  this is a bug in kvreg, not in your input; rerun with KVREG_DEBUG=1 for the traceback "
+                       "and report it", err=True)
+            sys.exit(3)
+
+
+@click.group(cls=_Guarded, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="kvreg")
 def main():
     """kvreg: how many concurrent sequences fit, at which context, on which accelerator.
@@ -267,11 +292,11 @@ def calibrate(fmt, project, db):
 
 @main.command()
 @click.option("--model", required=True, help="Registry model id.")
-@click.option("--users", required=True, type=click.IntRange(min=1), help="Concurrent sequences to serve.")
+@click.option("--users", required=True, type=click.IntRange(min=1, max=10**9), help="Concurrent sequences to serve.")
 @click.option("--context", "context", required=True, help=f"{CONTEXT_HELP}; of each sequence.")
-@click.option("--tpot-ms", required=True, type=click.FloatRange(min=0, min_open=True),
+@click.option("--tpot-ms", required=True, type=click.FloatRange(min=1e-3, max=1e6),
               help="Time per output token each sequence needs, ms.")
-@click.option("--ttft-ms", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--ttft-ms", type=click.FloatRange(min=1e-3, max=1e7), default=None,
               help="Optional time-to-first-token target, ms (checked against the prefill floor).")
 @click.option("--weights-dtype", "weights_dtypes", multiple=True, help="Weight precision(s); default the model's own.")
 @click.option("--kv-dtype", "kv_dtypes", multiple=True, help="KV precision(s); default bf16.")
