@@ -330,8 +330,8 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
 @click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--id", "entry_id", default=None, help="Registry id (default: from --hf-id or the config's folder).")
 @click.option("--hf-id", default=None, help="ORG/NAME on the Hugging Face hub, recorded as the source.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("registry/models"),
-              show_default=True, help="Folder to write ID.yaml into.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder to write ID.yaml into (default registry/models, inside a kvreg project).")
 @click.option("--stdout", "to_stdout", is_flag=True, help="Print the entry instead of writing it.")
 @click.option("--weights-index", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="model.safetensors.index.json: metadata.total_size gives exact checkpoint bytes.")
@@ -343,6 +343,15 @@ def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params
     """Turn a Hugging Face CONFIG.json into a validated model entry (exit 1 if unsupported)."""
     from kvreg.importhf import import_config
     from kvreg.importhf.writer import write_entry
+
+    if out_dir is None and not to_stdout:
+        from kvreg.registry import KINDS
+
+        if not any(Path(k.folder).is_dir() for k in KINDS):
+            raise click.UsageError("the current folder is not a kvreg project (none of "
+                                   f"{', '.join(k.folder for k in KINDS)} exists): cd into the project, "
+                                   "or pass --out DIR or --stdout")
+        out_dir = Path("registry/models")
 
     try:
         result = import_config(config, entry_id=entry_id, hf_id=hf_id, weights_index=weights_index,
@@ -356,6 +365,8 @@ def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params
             click.echo(f"wrote {path.as_posix()}")
     except KvregError as exc:
         _fail(exc)
+    except OSError as exc:
+        raise click.UsageError(f"cannot write into {out_dir}: {exc.strerror or exc} (pass --out DIR, a writable folder)")
 
 
 @main.command()

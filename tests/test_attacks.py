@@ -151,3 +151,211 @@ def test_export_bad_requests_are_usage_errors_and_write_nothing(small, args):
 def test_export_did_you_mean(small):
     r = run("export", "model", "--to", "x.csv", "--project", small)
     assert r.exit_code == 2 and "did you mean" in r.output and "models" in r.output
+
+
+# --- Bad registry input: every class ends in a located problem (exit 1), fast -------------------------
+
+def real_project(root: Path) -> Path:
+    """A copy of three shipped entries (Llama 3.1 8B, H100 SXM and PCIe, first principles)."""
+    for rel in ("registry/models/llama-3.1-8b.yaml", "hardware/h100-sxm-80gb.yaml", "hardware/h100-pcie-80gb.yaml",
+                "registry/engines/first-principles.yaml"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, root / rel)
+    return root
+
+
+MODEL = "registry/models/llama-3.1-8b.yaml"
+
+
+def edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def problems(root: Path) -> list[dict]:
+    import json
+
+    r = run("validate", "--project", root, "--format", "json")
+    clean_exit(r, (0, 1))
+    return json.loads(r.output) if r.exit_code == 1 else []
+
+
+BILLION_LAUGHS = "id: x\n" + "\n".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}" if i else '"lol"'] * 9) + "]"
+    for i in range(9)).replace("*a", '"lol"') + "\n"
+
+
+@pytest.mark.parametrize("old,new,code,line", [
+    ("attention_heads: 32", "attention_heads: 32\nnotes:", None, None),        # empty value = null: valid
+    ("attention_heads: 32", "attention_heads: !custom 32", "unknown-tag", 10),
+    ("attention_heads: 32", 'attention_heads: !!int "abc"', "bad-tagged-value", 10),
+    ("attention_heads: 32", 'attention_heads: !!float "abc"', "bad-tagged-value", 10),
+    ("attention_heads: 32", 'attention_heads: !!timestamp "xyz"', "bad-tagged-value", 10),
+    ("attention_heads: 32", "attention_heads: 99999999999999999999", "bad-number", 10),
+    ("attention_heads: 32", "attention_heads: .inf", "bad-number", 10),
+    ("    kv_heads: 8", "    kv_heads: yes", "wrong-type", 19),                # YAML 1.1 would read 1
+    ("    kv_heads: 8", "    kv_heads: 8_0", "wrong-type", 19),                # YAML 1.1 would read 80
+    ("    kv_heads: 8", '    kv_heads: "8"', "wrong-type", 19),                # strict: no strings for ints
+    ("    kv_heads: 8", "    kv_heads: 33", "bad-geometry", 19),
+    ("    kv_heads: 8", "    kv_heads: 7", "bad-geometry", 19),
+    ("vocab_size: 128256", "vocab_size: 8", "out-of-range", 9),
+    ("vocab_size: 128256", "vocab_size: 623000000000", "out-of-range", 9),
+    ("    head_dim: 128", "    head_dim: 100000", "out-of-range", 20),
+])
+def test_bad_model_values_are_located_problems(tmp_path, old, new, code, line):
+    root = real_project(tmp_path)
+    edit(root, MODEL, old, new)
+    found = problems(root)
+    if code is None:
+        assert found == []
+        return
+    assert [(p["code"], p["file"]) for p in found] == [(code, MODEL)], found
+    assert found[0]["line"] == line
+
+
+def test_kv_heads_yes_no_longer_shows_465_sequences(tmp_path):
+    root = real_project(tmp_path)
+    r = run("fit", "llama-3.1-8b", "h100-sxm-80gb", "--context", "8Ki", "--project", root)
+    assert r.exit_code == 0 and "\n8,192 " in r.output
+    row = next(l for l in r.output.splitlines() if l.startswith("8,192"))
+    assert row.split()[5] == "58"   # the seed's 58 sequences of 8Ki tokens
+    edit(root, MODEL, "    kv_heads: 8", "    kv_heads: yes")
+    r = run("fit", "llama-3.1-8b", "h100-sxm-80gb", "--context", "8Ki", "--project", root)
+    clean_exit(r, (1,))
+    assert f"{MODEL}:19" in r.output and "465" not in r.output
+
+
+def test_alias_bomb_fails_fast(tmp_path):
+    import time
+
+    root = real_project(tmp_path)
+    (root / "registry/models/bomb.yaml").write_text(BILLION_LAUGHS)
+    assert len(BILLION_LAUGHS.splitlines()) == 10
+    t = time.perf_counter()
+    found = problems(root)
+    assert time.perf_counter() - t < 10
+    assert [p["code"] for p in found] == ["yaml-too-large"]
+
+
+def test_recursive_alias_and_huge_file(tmp_path):
+    root = real_project(tmp_path)
+    (root / "registry/models/loop.yaml").write_text("id: loop\nlayer_groups: &g [*g]\n")
+    (root / "registry/models/huge.yaml").write_text("id: huge\nnotes: '" + "x" * (3 * 2**20) + "'\n")
+    assert sorted((p["file"], p["code"]) for p in problems(root)) == [
+        ("registry/models/huge.yaml", "yaml-too-large"), ("registry/models/loop.yaml", "yaml-too-large")]
+
+
+def test_huge_unit_quantity_is_a_bad_unit(tmp_path):
+    root = real_project(tmp_path)
+    edit(root, "hardware/h100-sxm-80gb.yaml", "memory_marketed: {value: 80 GB", "memory_marketed: {value: 1e30 GB")
+    found = problems(root)
+    assert [(p["code"], p["key"]) for p in found] == [("bad-unit", "memory_marketed.value")]
+
+
+def test_one_bad_hardware_field_is_one_problem(tmp_path):
+    """The referencing entries (reports, observations) do not each add 'not in the registry'."""
+    for folder in ("registry", "hardware", "reports"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    text = (tmp_path / "hardware/h100-sxm-80gb.yaml").read_text()
+    line = next(l for l in text.splitlines() if l.startswith("bandwidth:"))
+    edit(tmp_path, "hardware/h100-sxm-80gb.yaml", line, "bandwidth: 3.35 TB/sec")
+    found = problems(tmp_path)
+    assert [(p["file"], p["code"]) for p in found] == [("hardware/h100-sxm-80gb.yaml", "bad-unit")]
+
+
+# --- CLI values and the file system ----------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ("fit", "llama-3.1-8b", "h100-sxm-80gb", "--context", "99999999999999999999"),
+    ("fit", "llama-3.1-8b", "h100-sxm-80gb", "--context", "1e400"),
+    ("fit", "llama-3.1-8b", "h100-sxm-80gb", "--kv-pool", "1e30"),
+    ("fit", "llama-3.1-8b", "h100-sxm-80gb", "--kv-pool", "inf"),
+    ("fit", "llama-3.1-8b", "h100-sxm-80gb", "--tp", "99999999999999999999"),
+    ("plan", "--model", "llama-3.1-8b", "--users", "1", "--context", "8K", "--tpot-ms", "inf"),
+    ("plan", "--model", "llama-3.1-8b", "--users", "1e20", "--context", "8K", "--tpot-ms", "50"),
+    ("plan", "--model", "llama-3.1-8b", "--users", "100000000000000000000", "--context", "8K", "--tpot-ms", "50"),
+    ("plan", "--model", "llama-3.1-8b", "--users", "1", "--context", "8K", "--tpot-ms", "nan"),
+])
+def test_absurd_cli_values_are_usage_errors(tmp_path, args):
+    root = real_project(tmp_path)
+    r = run(*args, "--project", root)
+    clean_exit(r, (2,))
+
+
+def test_dot_kvreg_as_a_file_and_db_under_proc(tmp_path):
+    root = real_project(tmp_path)
+    (root / ".kvreg").write_text("not a folder")
+    for cmd in (("build",), ("sql", "SELECT 1"), ("fit", "llama-3.1-8b", "h100-sxm-80gb")):
+        r = run(*cmd, "--project", root)
+        clean_exit(r, (1,))
+        assert "cannot-write-db" in r.output
+    r = run("build", "--project", root, "--db", "/proc/kvreg/x.duckdb")
+    clean_exit(r, (1,))
+    assert "cannot-write-db" in r.output
+
+
+def test_db_that_is_not_duckdb(tmp_path):
+    root = real_project(tmp_path)
+    bogus = tmp_path / "bogus.duckdb"
+    bogus.write_text("hello")
+    r = run("sql", "SELECT 1", "--project", root, "--db", bogus)
+    clean_exit(r, (2,))
+    assert "not a kvreg DuckDB database" in r.output
+    r = run("fit", "llama-3.1-8b", "h100-sxm-80gb", "--project", root, "--db", bogus)
+    clean_exit(r, (1,))
+    assert "bad-database" in r.output
+
+
+def test_killed_builds_leftovers_are_removed(tmp_path):
+    import subprocess
+    import sys
+
+    root = real_project(tmp_path)
+    (root / ".kvreg").mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    for name in (f".kvreg-build-{pid}-abc.duckdb", f".kvreg-build-{pid}-abc.duckdb.wal"):
+        (root / ".kvreg" / name).write_bytes(b"partial")
+    alive = root / ".kvreg" / f".kvreg-build-{1}-def.duckdb"  # pid 1 is alive: a concurrent build
+    alive.write_bytes(b"in progress")
+    assert run("build", "--project", root).exit_code == 0
+    assert sorted(p.name for p in (root / ".kvreg").iterdir()) == [alive.name, "kvreg.duckdb"]
+
+
+# --- import-hf with odd config.json values ---------------------------------------------------------
+
+HF = ROOT / "tests/fixtures/hf/llama-3.1-405b.json"
+
+
+@pytest.mark.parametrize("key,value,code", [
+    ("num_key_value_heads", "8", "bad-config-value"),
+    ("num_key_value_heads", True, "bad-config-value"),
+    ("num_attention_heads", 0, "bad-config-value"),
+    ("vocab_size", "x", "bad-config-value"),
+    ("hidden_size", float("inf"), "bad-config-value"),
+    ("head_dim", 1.5, "bad-config-value"),
+    ("num_key_value_heads", [8], "unsupported-config"),
+])
+def test_import_hf_odd_types_are_located(tmp_path, key, value, code):
+    import json
+
+    cfg = json.loads(HF.read_text())
+    cfg[key] = value
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg, indent=2))
+    r = run("import-hf", path, "--stdout", "--id", "x")
+    clean_exit(r, (1,))
+    first = r.output.splitlines()[0]
+    assert f": {code}:" in first and ":0:0" not in first
+    if code == "bad-config-value":
+        line = next(n for n, l in enumerate(path.read_text().splitlines(), 1) if f'"{key}"' in l)
+        assert first.startswith(f"{path.name}:{line}:1:") or f"/{path.name}:{line}:1:" in first.split()[0]
+
+
+def test_import_hf_outside_a_project_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run("import-hf", HF)
+    clean_exit(r, (2,))
+    assert "not a kvreg project" in r.output and list(tmp_path.iterdir()) == []
