@@ -35,8 +35,10 @@ def registry_commit(root: Path) -> str | None:
         return None
 
 
-def populate(con, registry) -> None:
+def populate(con, registry, progress=None) -> None:
     """Create every base table from ``registry`` and every view, on an open connection.
+
+    ``progress`` (optional) is called with a short message before each step (tables, views).
 
     Raises:
         KvregError: a view's SQL failed (code ``view-failed``, file = the view's SQL file).
@@ -46,12 +48,16 @@ def populate(con, registry) -> None:
     from kvreg.problems import KvregError, Problem
     from kvreg.tables import frames
 
+    if progress:
+        progress("loading the base tables")
     for name, df in frames(registry).items():
         con.register("_frame", df)
         con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM _frame')
         con.unregister("_frame")
     commit = registry_commit(registry.root)
     con.execute("CREATE TABLE build_info AS SELECT ? AS registry_commit", [commit])
+    if progress:
+        progress(f"creating {len(view_files())} views")
     for f in view_files():
         try:
             con.execute(f.read_text())
@@ -64,12 +70,14 @@ def populate(con, registry) -> None:
                                       "fix the SQL file; the existing database was left untouched")]) from exc
 
 
-def build(root: Path | str = ".", db: Path | str | None = None) -> Path:
+def build(root: Path | str = ".", db: Path | str | None = None, progress=None) -> Path:
     """Validate the project at ``root`` and write its database atomically.
 
     Args:
         root: the project directory.
         db: target file; default ``ROOT/.kvreg/kvreg.duckdb``.
+        progress: optional callable given a short message before each step (validate, tables,
+            views); the CLI prints them on stderr (:func:`kvreg.cli.progress`).
 
     Returns:
         The path of the database written.
@@ -84,6 +92,8 @@ def build(root: Path | str = ".", db: Path | str | None = None) -> Path:
 
     root = Path(root)
     target = Path(db) if db else root / DEFAULT_DB
+    if progress:
+        progress(f"validating {root.as_posix()}")
     registry = load_registry(root)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +108,7 @@ def build(root: Path | str = ".", db: Path | str | None = None) -> Path:
     try:
         con = duckdb.connect(tmp)
         try:
-            populate(con, registry)
+            populate(con, registry, progress)
         finally:
             con.close()
         os.replace(tmp, target)
@@ -176,7 +186,7 @@ def is_stale(root: Path, db: Path) -> bool:
     return any(p.stat().st_mtime > built for p in inputs if p.exists())
 
 
-def connect_path(root: Path | str = ".", db: Path | str | None = None) -> Path:
+def connect_path(root: Path | str = ".", db: Path | str | None = None, progress=None) -> Path:
     """The project's database file, built first when missing or stale (see :func:`is_stale`).
 
     Raises:
@@ -191,11 +201,13 @@ def connect_path(root: Path | str = ".", db: Path | str | None = None) -> Path:
         raise _db_problem(target, "cannot-write-db", f"cannot read {target}: {exc.strerror or exc}",
                           "pass --db PATH to a database file") from None
     if stale:
-        build(root, target)
+        if progress:
+            progress(f"the database {target.as_posix()} is missing or older than the registry: rebuilding")
+        build(root, target, progress)
     return target
 
 
-def connect(root: Path | str = ".", db: Path | str | None = None, read_only: bool = True):
+def connect(root: Path | str = ".", db: Path | str | None = None, read_only: bool = True, progress=None):
     """Open the project's database, building it first when missing or stale.
 
     Returns:
@@ -206,7 +218,7 @@ def connect(root: Path | str = ".", db: Path | str | None = None, read_only: boo
     """
     import duckdb
 
-    target = connect_path(root, db)
+    target = connect_path(root, db, progress)
     try:
         return duckdb.connect(str(target), read_only=read_only)
     except duckdb.Error as exc:

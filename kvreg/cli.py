@@ -31,6 +31,19 @@ db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path)
                          help="Database file (default PROJECT/.kvreg/kvreg.duckdb).")
 
 
+def progress(message: str) -> None:
+    """One progress line on stderr (``… message``) for steps that can take seconds.
+
+    Shown when stderr is a terminal, or with ``KVREG_PROGRESS=1`` (CI logs); never on stdout, so
+    ``--format json`` output stays one JSON document.
+    """
+    import os
+
+    if os.environ.get("KVREG_PROGRESS", "") not in ("", "0") or (os.environ.get("KVREG_PROGRESS") is None
+                                                                 and sys.stderr.isatty()):
+        click.echo(f"… {message}", err=True)
+
+
 def _fail(exc: KvregError, fmt: str = "text") -> None:
     click.echo(exc.render(fmt), err=fmt == "text")
     sys.exit(1)
@@ -118,7 +131,7 @@ def build(project: Path, db: Path | None):
     from kvreg.build import build as build_db
 
     try:
-        path = build_db(project, db)
+        path = build_db(project, db, progress)
     except KvregError as exc:
         _fail(exc)
     click.echo(f"wrote {path}")
@@ -148,7 +161,7 @@ def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str,
         raise click.UsageError("QUERY is empty: give a SQL statement, e.g. \"SELECT * FROM capacity LIMIT 5\"")
     try:
         loaded = [parse_table_option(t) for t in tables]
-        path = connect_path(project, db)
+        path = connect_path(project, db, progress)
         con = query_connection(path, loaded)
     except KvregError as exc:
         _fail(exc)
@@ -191,7 +204,7 @@ def export_cmd(what: str, target: Path, where: str | None, project: Path, db: Pa
     from kvreg.sandbox import SandboxError, export
 
     try:
-        rows = export(connect_path(project, db), what, target, where)
+        rows = export(connect_path(project, db, progress), what, target, where)
     except KvregError as exc:
         _fail(exc, fmt)
     except SandboxError as exc:
@@ -221,7 +234,7 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
     from kvreg.fit import UsageError, fit as run_fit, render_fit
 
     try:
-        con = connect(project, db)
+        con = connect(project, db, progress=progress)
     except KvregError as exc:
         _fail(exc)
     try:
@@ -284,7 +297,7 @@ def calibrate(fmt, project, db):
     from kvreg.calibrate import render
 
     try:
-        con = connect(project, db)
+        con = connect(project, db, progress=progress)
     except KvregError as exc:
         _fail(exc)
     click.echo(render(con, fmt))
@@ -313,7 +326,7 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
 
     (context_tokens,) = _tokens((context,))
     try:
-        con = connect(project, db)
+        con = connect(project, db, progress=progress)
     except KvregError as exc:
         _fail(exc)
     try:
@@ -392,7 +405,8 @@ def diff(base, head, project, fmt, top, threshold_pct, all_scenarios):
     from kvreg.diff.render import render as render_diff
 
     try:
-        result = diff_projects(base, head, project, threshold_pct=threshold_pct, all_scenarios=all_scenarios)
+        result = diff_projects(base, head, project, threshold_pct=threshold_pct, all_scenarios=all_scenarios,
+                               progress=progress)
     except RevisionError as exc:
         raise click.UsageError(str(exc))
     except KvregError as exc:

@@ -160,9 +160,9 @@ def export(db: Path, what: str, target: Path, where: str | None = None) -> int:
                                        "WHERE table_catalog = current_database()").fetchall()}
     if TABLE_NAME.match(what):
         if what not in names:
-            import difflib
+            from kvreg.suggest import near_ids
 
-            near = difflib.get_close_matches(what, sorted(names), n=3)
+            near = near_ids(what, sorted(names))
             con.close()
             raise SandboxError(f"no view or table {what!r}" + (f"; did you mean {', '.join(near)}?" if near else ""))
         source = f'SELECT * FROM "{what}"'
