@@ -45,8 +45,14 @@ def progress(message: str) -> None:
 
 
 def _fail(exc: KvregError, fmt: str = "text") -> None:
-    click.echo(exc.render(fmt), err=fmt == "text")
+    click.echo(exc.render(fmt if fmt in ("json", "github") else "text"), err=fmt not in ("json", "github"))
     sys.exit(1)
+
+
+def _dumps(obj) -> str:
+    from kvreg.sqlout import dumps
+
+    return dumps(obj)
 
 
 def _size(value: str | None) -> float | None:
@@ -126,15 +132,16 @@ def validate(project: Path, fmt: str):
 @main.command()
 @project_option
 @db_option
-def build(project: Path, db: Path | None):
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def build(project: Path, db: Path | None, fmt: str):
     """Validate, then write the DuckDB database (atomically: temp file, then rename)."""
     from kvreg.build import build as build_db
 
     try:
         path = build_db(project, db, progress)
     except KvregError as exc:
-        _fail(exc)
-    click.echo(f"wrote {path}")
+        _fail(exc, fmt)
+    click.echo(_dumps({"path": str(path)}) if fmt == "json" else f"wrote {path}")
 
 
 @main.command()
@@ -226,9 +233,11 @@ def export_cmd(what: str, target: Path, where: str | None, project: Path, db: Pa
 @click.option("--tp", default=1, show_default=True, type=int, help="Tensor-parallel size.")
 @click.option("--engine", default="first-principles", show_default=True)
 @click.option("--kv-pool", default=None, help="Given KV pool per device (e.g. 40GiB): how many fit?")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: the fit's settings, one object per context (capacity columns), warnings (docs/json.md).")
 @project_option
 @db_option
-def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool, project, db):
+def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool, fmt, project, db):
     """Max concurrent sequences of MODEL on HARDWARE: naive vs first principles, with units."""
     from kvreg.build import connect
     from kvreg.fit import UsageError, fit as run_fit, render_fit
@@ -242,6 +251,13 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
                          tp=tp, contexts=_tokens(contexts), kv_pool_bytes=_size(kv_pool))
     except UsageError as exc:
         raise click.UsageError(str(exc))
+    if fmt == "json":
+        import dataclasses
+
+        from kvreg.fit import fit_warnings
+
+        click.echo(_dumps({**dataclasses.asdict(result), "warnings": fit_warnings(result)}))
+        return
     click.echo(render_fit(result))
     _engine_section(con, result, engine)
 
@@ -352,7 +368,9 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
               help="Parameter count to use when the config lacks the dimensions to count it.")
 @click.option("--force", is_flag=True, help="Overwrite an existing entry.")
 @click.option("--explain", is_flag=True, help="List derived fields and config keys read but not used (stderr).")
-def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params_total, force, explain):
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: {written, entry, derived, unused, notes} (docs/json.md); problems as a JSON list.")
+def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params_total, force, explain, fmt):
     """Turn a Hugging Face CONFIG.json into a validated model entry (exit 1 if unsupported)."""
     from kvreg.importhf import import_config
     from kvreg.importhf.writer import write_entry
@@ -371,13 +389,18 @@ def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params
                                params_total=params_total)
         if explain:
             click.echo(result.explain(), err=True)
-        if to_stdout:
+        path = None
+        if to_stdout and fmt == "text":
             click.echo(result.text, nl=False)
-        else:
+        elif not to_stdout:
             path = write_entry(result.text, out_dir, result.entry["id"], force=force, hf_id=hf_id)
-            click.echo(f"wrote {path.as_posix()}")
+            if fmt == "text":
+                click.echo(f"wrote {path.as_posix()}")
+        if fmt == "json":
+            click.echo(_dumps({"written": None if path is None else path.as_posix(), "entry": result.entry,
+                               "derived": result.derived, "unused": result.unused, "notes": result.notes}))
     except KvregError as exc:
-        _fail(exc)
+        _fail(exc, fmt)
     except OSError as exc:
         raise click.UsageError(f"cannot write into {out_dir}: {exc.strerror or exc} (pass --out DIR, a writable folder)")
 
@@ -420,7 +443,9 @@ def diff(base, head, project, fmt, top, threshold_pct, all_scenarios):
 @project_option
 @click.option("--write", "write", is_flag=True, help="Write stale schema files and missing entry headers.")
 @click.option("--check", "check", is_flag=True, help="Exit 1 when a schema file is stale or an entry lacks its header.")
-def schema(kind, project, write, check):
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: {kinds, stale, missing_headers, written} (docs/json.md).")
+def schema(kind, project, write, check, fmt):
     """JSON Schemas of the entry kinds, for editors (kvreg/schemas/<kind>.schema.json).
 
     With KIND, print that kind's schema.  --write regenerates the schema files from the
@@ -439,10 +464,19 @@ def schema(kind, project, write, check):
         click.echo(js.schema_text(next(k for k in KINDS if k.name == kind)), nl=False)
         return
     if write:
-        for path in js.write_schemas() + js.write_headers(project):
-            click.echo(f"wrote {os.path.relpath(path)}")
+        written = [os.path.relpath(p) for p in js.write_schemas() + js.write_headers(project)]
+        if fmt == "json":
+            click.echo(_dumps({"kinds": names, "stale": [], "missing_headers": [], "written": written}))
+        for path in written if fmt == "text" else []:
+            click.echo(f"wrote {path}")
         return
     stale, headers = js.stale_schemas(), js.missing_headers(project)
+    if fmt == "json":
+        click.echo(_dumps({"kinds": names, "stale": [os.path.relpath(p) for p in stale],
+                           "missing_headers": [os.path.relpath(p) for p in headers], "written": []}))
+        if check and (stale or headers):
+            sys.exit(1)
+        return
     for path in stale:
         click.echo(f"stale schema: {os.path.relpath(path)} (run kvreg schema --write)")
     for path in headers:
