@@ -511,6 +511,9 @@ def report(report_file: Path, out_dir: Path | None, formats: str, project: Path 
         _fail(exc)
     except ReportUsageError as exc:
         raise click.UsageError(str(exc))
+    except OSError as exc:  # --out under /proc, a read-only folder, a file in the way
+        raise click.UsageError(f"cannot write the report: {exc.strerror or exc}: {exc.filename or out_dir} "
+                               "(pass --out DIR, a writable folder)")
     for path in written:
         click.echo(f"wrote {path}")
 

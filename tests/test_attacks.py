@@ -402,3 +402,13 @@ def test_import_hf_json(tmp_path, monkeypatch):
     bad.write_text('{"num_attention_heads": 0}')
     r = run("import-hf", bad, "--stdout", "--format", "json")
     assert r.exit_code == 1 and json.loads(r.stdout)[0]["code"] == "bad-config-value"
+
+
+def test_report_out_under_proc_is_a_usage_error(tmp_path):
+    import shutil as sh
+
+    for folder in ("registry", "hardware", "reports"):
+        sh.copytree(ROOT / folder, tmp_path / folder)
+    r = run("report", tmp_path / "reports/example.yaml", "--out", "/proc/kvreg-out", "--format", "html")
+    clean_exit(r, (2,))
+    assert "cannot write the report" in r.output
