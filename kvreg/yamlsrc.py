@@ -71,6 +71,11 @@ for _tag, _regexp, _first in [
 ]:
     _Strict.add_implicit_resolver(_tag, re.compile(_regexp), list(_first))
 
+class _StrictC(getattr(yaml, "CSafeLoader", _Strict)):
+    """:class:`_Strict`'s rules on libyaml's C parser when PyYAML has it (≈ 3× faster composing)."""
+
+
+_StrictC.yaml_implicit_resolvers = _Strict.yaml_implicit_resolvers
 _INT = re.compile(r"^[-+]?[0-9]+$|^0o[0-7]+$|^0x[0-9a-fA-F]+$")
 _FLOAT = _Strict.yaml_implicit_resolvers["."][0][1]
 BIG = 2**53
@@ -201,7 +206,7 @@ def load_document(path: Path, display: str) -> tuple[Document | None, list[Probl
 def parse_text(text: str, display: str) -> tuple[Document | None, list[Problem]]:
     """Parse YAML ``text`` (see :func:`load_document`); ``display`` names it in problems."""
     try:
-        node = yaml.compose(text, Loader=_Strict)
+        node = yaml.compose(text, Loader=_StrictC)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
