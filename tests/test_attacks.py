@@ -337,6 +337,7 @@ HF = ROOT / "tests/fixtures/hf/llama-3.1-405b.json"
     ("hidden_size", float("inf"), "bad-config-value"),
     ("head_dim", 1.5, "bad-config-value"),
     ("num_key_value_heads", [8], "unsupported-config"),
+    ("num_hidden_layers", 10**7, "bad-config-value"),   # looped per layer: minutes before the bound
 ])
 def test_import_hf_odd_types_are_located(tmp_path, key, value, code):
     import json

@@ -100,6 +100,10 @@ POSITIVE_KEY = re.compile(r"^(num_attention_heads|num_key_value_heads|num_hidden
                           r"vocab_size|max_position_embeddings)$")
 MAX_COUNT = 2**40
 """Largest count a config may hold (a trillion; vocab, layers and heads are far below)."""
+MAX_PER_KEY = {"num_hidden_layers": 10_000, "num_layers": 10_000, "n_layer": 10_000,
+               "num_attention_heads": 100_000, "num_key_value_heads": 100_000}
+"""Tighter bounds where the importer loops per layer or head (the largest shipped model has 126
+layers and 128 heads): a typo of 10^7 layers is refused instead of taking minutes."""
 
 
 def key_lines(text: str) -> dict[str, int]:
@@ -146,11 +150,12 @@ def _check_counts(raw: dict, display: str, text: str) -> None:
         for k, v in obj.items():
             if v is None or not COUNT_KEY.match(k) or isinstance(v, (list, dict)):
                 continue  # null is "absent"; per-layer lists are the families' to read
-            ok = isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_COUNT
+            ok = isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_PER_KEY.get(k, MAX_COUNT)
             if ok and POSITIVE_KEY.match(k) and v == 0:
                 ok = False
             if not ok:
                 need = "a positive whole number" if POSITIVE_KEY.match(k) else "a whole number ≥ 0"
+                need += f" of at most {MAX_PER_KEY.get(k, MAX_COUNT):,}"
                 raise _problem(display, "bad-config-value", f"{prefix}{k} is {v!r}; it must be {need}",
                                "fix the value in config.json (the checkpoint's own file has a JSON number here)",
                                lines.get(prefix + k, lines.get(k, 1)), prefix + k)
