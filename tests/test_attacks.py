@@ -366,11 +366,11 @@ def test_import_hf_outside_a_project_writes_nothing(tmp_path, monkeypatch):
 
 JSON_COMMANDS = {
     "validate": [], "build": [], "sql": ["SELECT 1 AS one"], "export": ["models", "--to", "m.csv"],
-    "fit": ["llama-3.1-8b", "h100-sxm-80gb", "--context", "8Ki"], "schema": [],
+    "fit": ["llama-3.1-8b", "h100-sxm-80gb", "--context", "8Ki"], "schema": [], "calibrate": [],
+    "plan": ["--model", "llama-3.1-8b", "--users", "64", "--context", "8K", "--tpot-ms", "50"],
 }
-NOT_YET = {"report": "--format picks the files written (html, pdf)", "ingest-log": "obs's command",
-           "calibrate": "obs's command", "plan": "unify's command", "import-hf": "tested below (needs a config)",
-           "diff": "tests/test_diff.py"}
+NOT_YET = {"report": "--format picks the files written (html, pdf)", "ingest-log": "no --format yet (obs's command)",
+           "import-hf": "tested below (needs a config)", "diff": "tests/test_diff.py"}
 
 
 @pytest.mark.parametrize("cmd", sorted(JSON_COMMANDS))
