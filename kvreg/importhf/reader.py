@@ -90,11 +90,13 @@ def _problem(path: str, code: str, message: str, hint: str, line: int = 1, key: 
     return KvregError([Problem(path, line, 1, key, code, message, hint)])
 
 
-# Keys that are whole counts or sizes wherever a family reads them (num_attention_heads, head_dim,
-# vocab_size, sliding_window, kv_lora_rank, n_routed_experts ...): a string, a boolean or a
-# fraction there is a broken config, reported at its line instead of failing inside arithmetic.
-COUNT_KEY = re.compile(r"^(?!use_)(num_.*|n_.*|.*_size|.*_dim|.*_heads|.*_layers|.*_rank|.*_experts|"
-                       r"max_position_embeddings|.*_window|num_experts_per_tok|first_k_dense_replace)$")
+# Keys the families read as whole counts or sizes (num_attention_heads, head_dim, vocab_size,
+# sliding_window, kv_lora_rank, n_routed_experts ...): a string, a boolean or a fraction there is
+# a broken config, reported at its line instead of failing inside arithmetic.  Named, not any
+# "*_dim": real configs hold flags such as LFM2's block_auto_adjust_ff_dim: true.
+COUNT_KEY = re.compile(r"^(num_\w*(heads|layers|experts|experts_per_tok|_groups)|n_(routed|shared)_experts|n_group|"
+                       r"hidden_size|\w*intermediate_size|head_dim|\w+_head_dim|vocab_size|max_position_embeddings|"
+                       r"\w*lora_rank|sliding_window|attention_chunk_size|first_k_dense_replace|topk_group)$")
 # Of those, the ones where 0 makes no model (division by heads, a layer count).
 POSITIVE_KEY = re.compile(r"^(num_attention_heads|num_key_value_heads|num_hidden_layers|hidden_size|head_dim|"
                           r"vocab_size|max_position_embeddings)$")
@@ -148,8 +150,8 @@ def _check_counts(raw: dict, display: str, text: str) -> None:
         if not isinstance(obj, dict):
             continue
         for k, v in obj.items():
-            if v is None or not COUNT_KEY.match(k) or isinstance(v, (list, dict)):
-                continue  # null is "absent"; per-layer lists are the families' to read
+            if v is None or not COUNT_KEY.match(k) or isinstance(v, (list, dict)) or (k == "sliding_window" and v is False):
+                continue  # null (and sliding_window: false) is "absent"; per-layer lists are the families' to read
             ok = isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_PER_KEY.get(k, MAX_COUNT)
             if ok and POSITIVE_KEY.match(k) and v == 0:
                 ok = False
