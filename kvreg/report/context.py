@@ -220,6 +220,10 @@ def rank_options(con, report_id: str, scope: dict):
     p = {"report": report_id}
     (workload,) = rows(con, "workload", p)
     avail = availability(con, workload, scope)
+    # the report's cost basis (rental or TCO), one rate per device, read by every priced query
+    materialise(con, "report_rates", "scope_rates",
+                dict(cost_basis=workload.cost_basis, tco_years=workload.tco_years,
+                     tco_usd_per_kwh=workload.tco_usd_per_kwh, tco_pue=workload.tco_pue))
     materialise(con, "report_capacity", "scope_capacity", scope)
     if avail.plans:
         materialise(con, "report_plans", "scope_plans",

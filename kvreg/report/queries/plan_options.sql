@@ -5,7 +5,8 @@
 -- Inputs: report_plans (scope_plans.sql: the plans macro for the report; model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, feasible, reason,
 --   max_seqs_per_replica, rate_max_batch, replicas, batch_per_replica, gpus, usd_per_hour,
 --   binding_constraint, tpot_at_batch_s, prefill_floor_s, max_context_tokens), report_capacity (naive plan),
---   report_items, report_workloads, models, hardware, report_engine_admission.
+--   report_items, report_workloads, models, hardware, report_rates (scope_rates.sql: the report's cost basis),
+--   report_engine_admission.
 -- Units: sequences, devices, seconds, tokens, USD per hour and per month.
 --   planned_seqs   sequences one replica serves: least(KV capacity, largest batch meeting TPOT, and — for an
 --                  engine release with accounting data — the sequences engine_capacity admits at the context)
@@ -24,7 +25,7 @@ joined AS (
            p.max_seqs_per_replica, p.rate_max_batch, p.batch_per_replica, p.replicas AS plans_replicas,
            p.binding_constraint, p.tpot_at_batch_s, p.prefill_floor_s, p.max_context_tokens,
            CASE WHEN c.naive_max_seqs > 0 THEN ceil(w.users / c.naive_max_seqs)::BIGINT * p.tp END AS naive_devices,
-           h.price_usd_per_hour, h.price_provider, h.price_date,
+           rt.usd_per_hour AS price_usd_per_hour, rt.price_provider, rt.price_date,
            pm.item_idx AS model_idx, ph.item_idx AS hardware_idx, pw.item_idx AS weights_idx,
            pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx
     FROM report_plans p
@@ -37,6 +38,7 @@ joined AS (
     JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = p.tp
     JOIN models m ON m.model_id = p.model_id
     JOIN hardware h ON h.hardware_id = p.hardware_id
+    JOIN report_rates rt ON rt.hardware_id = p.hardware_id
     LEFT JOIN report_capacity c
            ON c.model_id = p.model_id AND c.hardware_id = p.hardware_id AND c.engine_id = p.engine_id
           AND c.weights_dtype = p.weights_dtype AND c.kv_dtype = p.kv_dtype AND c.tp = p.tp
