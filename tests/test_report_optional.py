@@ -103,7 +103,7 @@ def test_recommendation_comes_from_plans(full):
         "SELECT max_seqs_per_replica, rate_max_batch, replicas, gpus, usd_per_hour, binding_constraint"
         " FROM plans(200, 32768, 0.05, ttft_s := 2.0) WHERE model_id = 'gemma-4-31b' AND hardware_id = 'h100-sxm-80gb'"
         " AND engine_id = 'first-principles' AND weights_dtype = 'fp8' AND kv_dtype = 'fp8' AND tp = 1").fetchone()
-    assert plan == (43, 40, 5, 5, pytest.approx(18.9), "tpot")
+    assert plan == (43, 40, 5, 5, pytest.approx(5 * 2.99), "tpot")   # 5 H100s at the lowest quote
     # The report plans on the engine's number (seed rule 3): the recommendation is the cheapest option
     # vLLM admits — 136 sequences per TP-8 A100 replica → 2 replicas, 16 devices — not the plans row above.
     admitted = con.execute(
@@ -112,7 +112,7 @@ def test_recommendation_comes_from_plans(full):
         " AND default_batched", [ENGINE]).fetchone()[0]
     assert (g.hardware_id, g.engine_id, g.planned_seqs, g.devices, g.binding) == (
         "a100-sxm-80gb", ENGINE, admitted, 8 * -(-200 // admitted), "engine admission")
-    assert g.usd_per_hour == pytest.approx(g.devices * 2.4984)
+    assert g.usd_per_hour == pytest.approx(g.devices * 2.45)
     assert "sized by the plans view for memory and speed together" in html
     summary = html[html.index('id="summary"'):html.index('class="model"')]
     assert f"<strong>Gemma 4 31B:</strong> the {g.devices} devices hold {g.devices // 8 * admitted} sequences" in summary
@@ -121,7 +121,7 @@ def test_recommendation_comes_from_plans(full):
             " of context (the model's native context") in summary
     # first principles stay as the comparison: the plans row above (5 H100s, TPOT-bound)
     assert ("Under first-principles, with no engine accounting (what the hardware can hold): h100-sxm-80gb,"
-            " fp8 / fp8, TP 1, 40 per replica: 5 devices, $18.90 per hour (binding: decode speed (TPOT))") in summary
+            " fp8 / fp8, TP 1, 40 per replica: 5 devices, $14.95 per hour (binding: decode speed (TPOT))") in summary
 
 
 def test_engine_admission_resizes_the_engine_option(full):

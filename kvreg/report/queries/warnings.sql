@@ -72,7 +72,7 @@ SELECT * FROM (
     FROM g JOIN hardware h USING (hardware_id)
     WHERE g.tp > h.interconnect_domain_size
     UNION ALL
-    SELECT 3, 'price-unknown', h.hardware_id,
+    SELECT 3, 'price-unknown', rt.hardware_id,
            format('no price on this report''s basis ({}) in the registry: options on it are ranked by device'
                   ' count only', rt.basis_label), NULL,
            0, i.item_idx, 0
