@@ -39,6 +39,13 @@ SELECT NULL::VARCHAR AS model_id, NULL::VARCHAR AS hardware_id, NULL::VARCHAR AS
        NULL::BIGINT AS context_tokens, NULL::BIGINT AS admitted_seqs, NULL::BOOLEAN AS starts,
        NULL::BIGINT AS logged_kv_tokens
 WHERE false"""
+# Empty stand-in for the engine_capacity columns naive_gap.sql reads.
+_NO_ENGINE_CAPACITY = """CREATE OR REPLACE TEMP TABLE report_engine_capacity AS
+SELECT NULL::VARCHAR AS model_id, NULL::VARCHAR AS hardware_id, NULL::VARCHAR AS engine_id,
+       NULL::VARCHAR AS weights_dtype, NULL::VARCHAR AS kv_dtype, NULL::BIGINT AS tp, NULL::BIGINT AS max_model_len,
+       NULL::BOOLEAN AS default_batched, NULL::BIGINT AS blocks_per_request, NULL::BIGINT AS block_size_tokens,
+       NULL::BIGINT AS num_groups
+WHERE false"""
 # engine_capacity has one row per max_num_batched_tokens; the report uses the release's default for
 # the device (default_batched, as `kvreg fit --engine` does).  The aggregate is defensive: should a
 # scenario still carry several rows, plan on the least admitted and count any refusal.
@@ -126,6 +133,7 @@ def availability(con, workload, scope: dict) -> Availability:
         con.execute(_ENGINE)
     else:
         con.execute(_NO_ENGINE)
+        con.execute(_NO_ENGINE_CAPACITY)
     roofline = check("roofline", "roofline" in views, ROOFLINE_COLUMNS, "SELECT * FROM roofline")
     plans = check("plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ttft_s := ?)",
                   [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
@@ -184,6 +192,7 @@ class ModelSection:
     pools: list
     quirks: list
     charts: dict[str, str]
+    naive_gap: list = dataclasses.field(default_factory=list)  # naive_gap.sql rows, term_rank order
 
 
 @dataclasses.dataclass(frozen=True)
@@ -300,6 +309,7 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     chart_cap = _by_model(rows(con, "report_chart_capacity_ordered", p))
     roof = _by_model(rows(con, "chart_roofline", p) if avail.roofline else [])
     quirks = _by_model(rows(con, "engine_quirks", p) if avail.engine else [])
+    gaps = _by_model(rows(con, "naive_gap"))
 
     sections = []
     for mid in report.models:
@@ -321,7 +331,7 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
             options=m_opts, sensitivity=sens.get(mid), capacity=table,
             per_sequence=per_seq.get(mid, []), pools=pools.get(mid, []), quirks=quirks.get(mid, []),
-            charts={k: v for k, v in svg.items() if v}))
+            charts={k: v for k, v in svg.items() if v}, naive_gap=gaps.get(mid, [])))
 
     (info,) = con.execute("SELECT registry_commit FROM build_info").fetchall()
     try:
