@@ -50,7 +50,8 @@ sized AS (
 )
 SELECT *, devices IS NOT NULL AS meets, devices IS NOT NULL AS feasible,
        CASE WHEN devices IS NULL THEN binding END AS reason, NULL::BIGINT AS max_context_tokens,
-       NULL::DOUBLE AS tpot_at_batch_s, engine_seqs IS NOT NULL AND engine_seqs < max_seqs AS engine_limited,
+       NULL::DOUBLE AS tpot_at_batch_s, NULL::BIGINT AS batch_per_replica, NULL::BIGINT AS rate_max_batch,
+       NULL::BIGINT AS max_seqs_per_replica, engine_seqs IS NOT NULL AND engine_seqs < max_seqs AS engine_limited,
        row_number() OVER (PARTITION BY model_id
                           ORDER BY devices IS NULL, usd_per_hour IS NULL, usd_per_hour, devices,
                                    hardware_idx, weights_idx, kv_idx, tp_idx, engine_idx) AS rank_in_model
