@@ -193,6 +193,8 @@ class ModelSection:
     quirks: list
     charts: dict[str, str]
     naive_gap: list = dataclasses.field(default_factory=list)  # naive_gap.sql rows, term_rank order
+    dropouts: list = dataclasses.field(default_factory=list)  # dropouts.sql rows: devices that cannot serve it, why
+    unpriced: list = dataclasses.field(default_factory=list)  # unpriced_options.sql rows, fewest devices first
 
 
 @dataclasses.dataclass(frozen=True)
@@ -310,6 +312,8 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     roof = _by_model(rows(con, "chart_roofline", p) if avail.roofline else [])
     quirks = _by_model(rows(con, "engine_quirks", p) if avail.engine else [])
     gaps = _by_model(rows(con, "naive_gap"))
+    drops = _by_model(rows(con, "dropouts"))
+    unpriced = _by_model(rows(con, "unpriced_options"))
 
     sections = []
     for mid in report.models:
@@ -331,7 +335,8 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
             options=m_opts, sensitivity=sens.get(mid), capacity=table,
             per_sequence=per_seq.get(mid, []), pools=pools.get(mid, []), quirks=quirks.get(mid, []),
-            charts={k: v for k, v in svg.items() if v}, naive_gap=gaps.get(mid, [])))
+            charts={k: v for k, v in svg.items() if v}, naive_gap=gaps.get(mid, []),
+            dropouts=drops.get(mid, []), unpriced=unpriced.get(mid, [])))
 
     (info,) = con.execute("SELECT registry_commit FROM build_info").fetchall()
     try:
