@@ -83,3 +83,26 @@ def test_an_unpriced_device_that_needs_fewer_devices_has_its_own_list(tmp_path):
     assert f"{devices['priced-80']} × priced-80 (TP 1" in summary                # the recommendation is priced
     assert (f"Without a price on this basis (ranked apart, on device count): {devices['big-unpriced']} × big-unpriced"
             " (TP 1, bf16 / bf16), fewer devices than the recommendation.") in summary
+
+
+def test_device_style_comes_from_the_id_and_is_unique_in_a_report():
+    from kvreg.report.charts import PALETTE, device_style, report_styles
+
+    q4 = ["h100-sxm-80gb", "h200", "b200", "b300", "mi300x", "mi325x", "mi355x", "rtx-pro-6000"]
+    styles = report_styles(q4)
+    assert len({s["color"] for s in styles.values()}) == len(q4)            # no two devices share a colour
+    assert report_styles(list(reversed(q4))) == styles                       # report order does not matter
+    assert styles["b200"] == device_style("b200")                            # its hashed colour was free
+    assert all(s["color"] in PALETTE for s in styles.values())
+    # the same device keeps its style in another report whose hashed colours are free
+    assert report_styles(["b200", "rtx-5090"])["b200"] == styles["b200"]
+
+
+def test_log_axes_have_no_zero_tick_and_name_their_units(small_team):
+    svgs = [re.findall(r"<text[^>]*>([^<]*)</text>", svg) for svg in re.findall(r"<svg.*?</svg>", small_team, re.S)]
+    log_charts = [[t.strip() for t in labels] for labels in svgs if any("log" in t for t in labels)]
+    assert len(log_charts) >= 3                       # capacity (log-log), roofline, cost per million
+    for labels in log_charts:
+        assert "0" not in labels, labels              # a log axis has no zero
+    cost = small_team[small_team.index('id="cost-chart"'):]
+    assert "US dollars per million output tokens (log scale)" in cost[:cost.index("</svg>")]

@@ -216,6 +216,7 @@ class ReportContext:
     efficiency: list
     warnings: list
     sources: list
+    summary_charts: dict = dataclasses.field(default_factory=dict)  # report-level charts (cost per M tokens)
 
 
 def rank_options(con, report_id: str, scope: dict):
@@ -316,6 +317,11 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     unpriced = _by_model(rows(con, "unpriced_options"))
 
     sections = []
+    styles = {}
+    if charts:
+        from kvreg.report import charts as ch
+
+        styles = ch.report_styles(report.hardware)   # one colour and marker per device, every chart
     for mid in report.models:
         m_grid = grid.get(mid, [])
         table = _pivot(m_grid)
@@ -325,11 +331,11 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
             from kvreg.report import charts as ch
 
             m_cap = chart_cap.get(mid, [])
-            svg["capacity"] = ch.capacity_vs_context(m_cap, workload.context_tokens)
+            svg["capacity"] = ch.capacity_vs_context(m_cap, workload.context_tokens, styles)
             svg["compare"] = ch.naive_vs_engine([r for r in m_cap if r.context_tokens == workload.context_tokens],
                                                 workload.context_label)
             if avail.roofline:
-                svg["roofline"] = ch.roofline(roof.get(mid, []), workload.context_label)
+                svg["roofline"] = ch.roofline(roof.get(mid, []), workload.context_label, styles)
         sections.append(ModelSection(
             model_id=mid, name=m_grid[0].model_name if m_grid else mid,
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
@@ -338,6 +344,13 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
             charts={k: v for k, v in svg.items() if v}, naive_gap=gaps.get(mid, []),
             dropouts=drops.get(mid, []), unpriced=unpriced.get(mid, [])))
 
+    summary_charts = {}
+    if charts:
+        from kvreg.report import charts as ch
+
+        cost_svg = ch.cost_per_million(rows(con, "chart_cost"), styles)
+        if cost_svg:
+            summary_charts["cost"] = cost_svg
     (info,) = con.execute("SELECT registry_commit FROM build_info").fetchall()
     try:
         kv_version = version("kvreg")
@@ -350,7 +363,8 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         available=avail, recommended=[s.recommended for s in sections if s.recommended is not None],
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
         efficiency=rows(con, "efficiency", p),
-        warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)))
+        warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)),
+        summary_charts=summary_charts)
 
 
 def _by_model(rows_: list) -> dict[str, list]:
