@@ -45,7 +45,7 @@ def sentences(tmp_path_factory):
         page = render(root, rid, ["html"])["html"].decode()
         sec = page[page.index("What would change the answer"):]
         sec = sec[:sec.index("</ul>")]
-        for li in re.findall(r"<li>(.*?)</li>", sec, re.S):
+        for li in re.findall(r"<li[^>]*>(.*?)</li>", sec, re.S):
             text = re.sub(r"\s+", " ", htmllib.unescape(re.sub(r"<[^>]+>", "", li)))
             name, rest = text.split(":", 1)
             out[(rid, name)] = rest

@@ -35,7 +35,8 @@ def test_every_device_that_drops_out_says_why(small_team):
     assert len(drops) == 2                                    # both models lose the RTX 5090
     gemma, qwen = drops
     assert "rtx-5090: the weights alone do not fit the device memory at this TP" in gemma
-    assert "rtx-5090: memory: one sequence of this context does not fit the KV pool (fp8/bf16 TP 1" in qwen
+    assert ("rtx-5090: memory: one sequence of this context does not fit the KV pool (4 configurations); the weights"
+            " alone do not fit the device memory at this TP (4 configurations).") in qwen
     assert "m3-ultra-96gb" not in gemma and "m3-ultra-96gb" not in qwen     # the Mac serves both
 
 
