@@ -31,9 +31,11 @@ def example(tmp_path_factory):
 
 
 def model_section(html: str, model_id: str) -> str:
+    """A model's body section followed by its appendix block (memory per sequence, grid, pools)."""
     start = html.index(f'id="model-{model_id}"')
     end = html.find("<section", start)
-    return html[start:end]
+    a = html.index(f'id="appendix-{model_id}"')
+    return html[start:end] + html[a:html.index("</details>", a)]
 
 
 def row_of(section: str, *cells: str) -> str:
@@ -113,8 +115,10 @@ def test_html_is_self_contained(example):
     assert not re.search(r"""\ssrc\s*=""", html)
     assert "<link" not in html and "@import" not in html and "<script" not in html
     assert not re.search(r"url\(\s*['\"]?(https?:|//|file:)", html)
-    # Hyperlinks to sources are allowed (they load nothing) and only http(s).
-    assert all(u.startswith(("https://", "http://")) for u in re.findall(r'<a href="([^"]*)"', html))
+    # Hyperlinks to sources are allowed (they load nothing) and only http(s); the rest are in-page anchors.
+    hrefs = re.findall(r'<a href="([^"]*)"', html)
+    assert all(u.startswith(("https://", "http://", "#")) for u in hrefs)
+    assert all(re.search(f'id="{re.escape(u[1:])}"', html) for u in hrefs if u.startswith("#"))
 
 
 # --- a real browser and the PDF --------------------------------------------------------------------
