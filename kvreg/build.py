@@ -115,6 +115,8 @@ def is_stale(root: Path, db: Path) -> bool:
     from kvreg.registry import KINDS, discover
 
     inputs = [p for _, p in discover(root)] + [root / k.folder for k in KINDS] + [Path(str(f)) for f in view_files()]
+    # A model's shipped config.json is validated against its entry (kvreg/configcheck.py).
+    inputs += sorted((root / "registry" / "models").glob("*.config.json"))
     # kvreg's own code decides what the tables hold: a newer or upgraded kvreg rebuilds too.
     package = Path(str(resources.files("kvreg")))
     inputs += [p for p in package.rglob("*") if p.suffix in (".py", ".sql")]

@@ -31,6 +31,32 @@ db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path)
                          help="Database file (default PROJECT/.kvreg/kvreg.duckdb).")
 
 
+def engine_knob_options(f):
+    """The engine settings a user sets, shared by ``fit`` and ``plan`` (None = the release default)."""
+    opts = [
+        click.option("--gpu-memory-utilization", type=click.FloatRange(min=0, max=1, min_open=True), default=None,
+                     help="Fraction of device memory the engine claims (default: the release's)."),
+        click.option("--max-num-seqs", type=click.IntRange(min=1), default=None,
+                     help="Most sequences the engine schedules at once (default: the release's, per device)."),
+        click.option("--max-num-batched-tokens", type=click.IntRange(min=1), default=None,
+                     help="Tokens per scheduler step (default: the release's, per device)."),
+        click.option("--enforce-eager/--no-enforce-eager", default=None,
+                     help="No CUDA graphs (default: off, graphs captured)."),
+        click.option("--num-speculative-tokens", type=click.IntRange(min=0), default=None,
+                     help="Draft tokens per step (default: the served model's own; plumbed, no effect yet)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _knobs(kw: dict) -> dict:
+    """The engine settings from a command's keyword arguments (only those given)."""
+    from kvreg.plan import KNOBS
+
+    return {k: kw.get(k) for k in KNOBS}
+
+
 def _fail(exc: KvregError, fmt: str = "text") -> None:
     click.echo(exc.render(fmt), err=fmt == "text")
     sys.exit(1)
@@ -70,7 +96,8 @@ def main():
 @main.command()
 @project_option
 @click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text", show_default=True)
-def validate(project: Path, fmt: str):
+@click.option("--stats", is_flag=True, help="also print the provenance count: numbers with a source and a confidence")
+def validate(project: Path, fmt: str, stats: bool):
     """Check every registry entry; print all problems with file:line (exit 1 on problems)."""
     from kvreg.registry import load_registry
 
@@ -83,6 +110,10 @@ def validate(project: Path, fmt: str):
         click.echo("[]")
     elif fmt == "text":
         click.echo(f"{n} entries valid.")
+    if stats and fmt != "json":
+        from kvreg.provenance import provenance_stats, render_stats
+
+        click.echo(render_stats(provenance_stats(reg)))
 
 
 @main.command()
@@ -135,9 +166,10 @@ def sql(query: str, project: Path, db: Path | None, fmt: str):
 @click.option("--tp", default=1, show_default=True, type=int, help="Tensor-parallel size.")
 @click.option("--engine", default="first-principles", show_default=True)
 @click.option("--kv-pool", default=None, help="Given KV pool per device (e.g. 40GiB): how many fit?")
+@engine_knob_options
 @project_option
 @db_option
-def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool, project, db):
+def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool, project, db, **knobs):
     """Max concurrent sequences of MODEL on HARDWARE: naive vs first principles, with units."""
     from kvreg.build import connect
     from kvreg.fit import UsageError, fit as run_fit, render_fit
@@ -148,7 +180,7 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
         _fail(exc)
     try:
         result = run_fit(con, model, hardware, engine=engine, weights_dtype=weights_dtype, kv_dtype=kv_dtype,
-                         tp=tp, contexts=_tokens(contexts), kv_pool_bytes=_size(kv_pool))
+                         tp=tp, contexts=_tokens(contexts), kv_pool_bytes=_size(kv_pool), knobs=_knobs(knobs))
     except UsageError as exc:
         raise click.UsageError(str(exc))
     click.echo(render_fit(result))
@@ -157,15 +189,14 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
 
 def _engine_section(con, result, engine: str) -> None:
     """``kvreg fit --engine <release>``: append what the release logs and admits, and why (issue #4)."""
-    from kvreg.engine_fit import engine_fit, has_accounting, off_axis_note, render_engine
+    from kvreg.engine_fit import engine_fit, has_accounting, render_engine
 
     if result.kv_pool_bytes is not None or not has_accounting(con, engine):
         return
     rows, quirks = engine_fit(con, result.model_id, result.hardware_id, engine, result.weights_dtype,
-                              result.kv_dtype, result.tp, [r["context_tokens"] for r in result.rows])
+                              result.kv_dtype, result.tp, [r["context_tokens"] for r in result.rows], result.knobs)
     click.echo("")
-    note = off_axis_note(con, engine, [r["context_tokens"] for r in result.rows])
-    click.echo(render_engine(engine, rows, quirks, result.rows, note))
+    click.echo(render_engine(engine, rows, quirks, result.rows))
 
 
 @main.command("ingest-log")
@@ -175,15 +206,18 @@ def _engine_section(con, result, engine: str) -> None:
 @click.option("--model", default=None, help="Registry model id (the log rarely names it).")
 @click.option("--hardware", default=None, help="Registry hardware id (the log does not name the GPU).")
 @click.option("--engine", default=None, help="Engine release id (default: from the version banner).")
+@click.option("--force", is_flag=True, help="Replace an existing observation (its curated fields are kept).")
 @project_option
-def ingest_log(file, obs_id, source, model, hardware, engine, project):
+def ingest_log(file, obs_id, source, model, hardware, engine, force, project):
     """Parse a vLLM startup log FILE into registry/observations/<id>.yaml (says what it could not tell)."""
-    from kvreg.ingest import ingest_file
+    from kvreg.ingest import IngestUsageError, ingest_file
     from kvreg.logparse import LogError
 
     try:
         path, msgs = ingest_file(project, file, obs_id=obs_id, source=source, model=model, hardware=hardware,
-                                 engine=engine)
+                                 engine=engine, force=force)
+    except IngestUsageError as exc:
+        raise click.UsageError(str(exc))
     except KvregError as exc:
         _fail(exc)
     except LogError as exc:
@@ -197,7 +231,7 @@ def ingest_log(file, obs_id, source, model, hardware, engine, project):
 
 
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
 @project_option
 @db_option
 def calibrate(fmt, project, db):
@@ -225,13 +259,17 @@ def calibrate(fmt, project, db):
 @click.option("--hardware", "hardware", multiple=True, help="Hardware id(s) to compare; default all.")
 @click.option("--engine", default="first-principles", show_default=True)
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Feasible rows shown.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: every option in rank order (columns of ranked_plans), with the settings given.")
+@engine_knob_options
 @project_option
 @db_option
-def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, project, db):
+def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, fmt, project, db,
+         **knobs):
     """Accelerators a workload needs: replicas, GPUs, $/hour and the binding constraint, cheapest first."""
     from kvreg.build import connect
     from kvreg.fit import UsageError
-    from kvreg.plan import plan as run_plan, render_plan
+    from kvreg.plan import plan as run_plan, plan_json, render_plan
 
     (context_tokens,) = _tokens((context,))
     try:
@@ -242,10 +280,15 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
         result = run_plan(con, model, users=users, context_tokens=context_tokens, tpot_s=tpot_ms / 1e3,
                           ttft_s=None if ttft_ms is None else ttft_ms / 1e3, weights_dtypes=list(weights_dtypes),
                           kv_dtypes=list(kv_dtypes), engine=engine,
-                          hardware=list(hardware))
+                          hardware=list(hardware), knobs=_knobs(knobs))
     except UsageError as exc:
         raise click.UsageError(str(exc))
-    click.echo(render_plan(result, top=top))
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(plan_json(result), indent=1, default=str))
+    else:
+        click.echo(render_plan(result, top=top))
 
 
 @main.command("import-hf")
@@ -256,7 +299,8 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
               show_default=True, help="Folder to write ID.yaml into.")
 @click.option("--stdout", "to_stdout", is_flag=True, help="Print the entry instead of writing it.")
 @click.option("--weights-index", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="model.safetensors.index.json: metadata.total_size gives exact checkpoint bytes.")
+              help="model.safetensors.index.json: metadata.total_size gives the checkpoint's measured bytes; "
+                   "tensor names flag towers and MTP layers.")
 @click.option("--params-total", type=float, default=None,
               help="Parameter count to use when the config lacks the dimensions to count it.")
 @click.option("--force", is_flag=True, help="Overwrite an existing entry.")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 # Optional views/macros and the columns the report reads from each (kvreg/sql/220_engine_capacity.sql,
-# 130_roofline.sql, 145_plans.sql; docs/report.md "Views the report reads").
+# 260_roofline.sql, 275_plans.sql; docs/report.md "Views the report reads").
 ENGINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "max_model_len",
                   "default_batched", "logged_kv_tokens", "admitted_seqs", "starts", "sliding_stored_as_full",
                   "chunked_stored_as_full", "grouped_min_block_report", "padding_layers_wasted",
@@ -240,7 +240,9 @@ def rank_options(con, report_id: str, scope: dict):
     if avail.plans:
         materialise(con, "report_plans", "scope_plans",
                     dict(scope, users=workload.users, context_tokens=workload.context_tokens,
-                         tpot_s=workload.tpot_s, ttft_s=workload.ttft_s))
+                         tpot_s=workload.tpot_s, ttft_s=workload.ttft_s, cost_basis=workload.cost_basis,
+                         tco_years=workload.tco_years, tco_usd_per_kwh=workload.tco_usd_per_kwh,
+                         tco_pue=workload.tco_pue))
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
     else:
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
