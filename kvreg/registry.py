@@ -133,6 +133,8 @@ def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[
         if ctx.get("path"):
             loc = loc + tuple(int(p) if p.isdigit() else p for p in str(ctx["path"]).split("."))
         code = _code(err)
+        if code == "unknown-key" and err["loc"] and (not loc or loc[-1] != err["loc"][-1]):
+            loc = loc + (err["loc"][-1],)  # the unknown key itself, even when it looks like a union tag ("a[b]")
         key = ".".join(map(str, loc))
         line, col = doc.where(loc)
         msg = err["msg"].removeprefix("Value error, ")

@@ -71,6 +71,29 @@ def _fail(where: str, code: str, message: str, fields: list[str], hint: str = HA
 def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: str | None = None,
                   weights_index: Path | str | None = None, params_total: float | None = None,
                   display: str | None = None) -> Imported:
+    """Import one config.json as a model entry; see :func:`_import_config` (same arguments).
+
+    Every problem points at the config line of its key; a config whose values no family rule
+    can compute with (a list where a count belongs, a zero divisor) is ``unsupported-config``,
+    never a traceback.
+    """
+    from kvreg.importhf.reader import locate
+
+    where = display or display_path(Path(config_path))
+    try:
+        return _import_config(config_path, entry_id, hf_id, weights_index, params_total, display)
+    except KvregError as exc:
+        raise locate(exc, config_path) from None
+    except (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError) as exc:
+        raise KvregError([Problem(where, 1, 1, "", "unsupported-config",
+                                  f"kvreg cannot compute with this config's values: {type(exc).__name__}: {exc}",
+                                  "check the counts and sizes in config.json against the model card; "
+                                  + HAND_HINT)]) from None
+
+
+def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: str | None = None,
+                   weights_index: Path | str | None = None, params_total: float | None = None,
+                   display: str | None = None) -> Imported:
     """Import one config.json as a model entry (validated, not yet written).
 
     Args:

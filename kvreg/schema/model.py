@@ -43,6 +43,14 @@ REQUIRED: dict[str, set[str]] = {
 OPTIONAL_ANY = {"kind", "count", "shares_layers", "note"}
 
 
+VOCAB_RANGE = (256, 2**24)
+"""Plausible vocabulary sizes: from byte-level (256) to 16.8M (the largest shipped is 262,400, Gemma);
+outside it a typo (8, 623e9) would silently move weight and logit sizes."""
+HEAD_DIM_RANGE = (8, 4096)
+"""Plausible per-head sizes (shipped: 64 to 512); a head_dim beyond them is a typo, not a model."""
+HeadDim = Annotated[int, Field(ge=HEAD_DIM_RANGE[0], le=HEAD_DIM_RANGE[1])]
+
+
 class StateTensor(Strict):
     """One per-sequence state tensor of a recurrent layer (shape in elements).
 
@@ -81,8 +89,8 @@ class LayerGroup(Strict):
     kind: Kind
     count: PositiveInt
     kv_heads: PositiveInt | None = None
-    head_dim: PositiveInt | None = None
-    v_head_dim: PositiveInt | None = None
+    head_dim: HeadDim | None = None
+    v_head_dim: HeadDim | None = None
     k_eq_v: bool | None = None
     window: Tokens | None = None
     chunk: Tokens | None = None
@@ -221,7 +229,7 @@ class ModelEntry(Entry):
     architecture: str | None = None
     layers: PositiveInt
     hidden_size: PositiveInt
-    vocab_size: PositiveInt | None = None
+    vocab_size: Annotated[int, Field(ge=VOCAB_RANGE[0], le=VOCAB_RANGE[1])] | None = None
     attention_heads: PositiveInt | None = None
     native_context: Measure[Tokens]
     params_total: Measure[Count]
@@ -245,6 +253,17 @@ class ModelEntry(Entry):
                 {"total": total, "layers": self.layers, "path": "layer_groups",
                  "hint": "each layer belongs to exactly one group; mark a group shares_layers: true "
                          "only when it runs inside layers already counted (Falcon-H1)"})
+        for i, g in enumerate(self.layer_groups):
+            heads = self.attention_heads
+            if g.kv_heads and heads and (g.kv_heads > heads or heads % g.kv_heads):
+                # Grouped-query attention shares each KV head among heads / kv_heads query heads:
+                # kv_heads divides the query heads (HF LlamaAttention: num_key_value_groups =
+                # num_attention_heads // num_key_value_heads, transformers modeling_llama.py).
+                raise PydanticCustomError(
+                    "bad_geometry", "kv_heads {kv} does not divide the {heads} attention heads",
+                    {"kv": g.kv_heads, "heads": heads, "path": f"layer_groups.{i}.kv_heads",
+                     "hint": "kv_heads is num_key_value_heads: at most attention_heads and a divisor of it "
+                             "(8 of 32 for Llama 3.1 8B); check both against config.json"})
         seen: set[tuple[str, bool]] = set()
         for i, c in enumerate(self.checkpoints):
             if c.default and (c.weights_dtype, True) in seen:
