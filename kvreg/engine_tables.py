@@ -29,6 +29,14 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "null_block_in_fit_check": (B, False), "available_log_decimals": (I, True),
         "non_torch_bytes": (I, False), "activation_bytes_per_token_hidden": (F, False),
         "sampler_bytes_per_seq_vocab": (F, False), "cudagraph_bytes": (I, False),
+        "non_torch_multi_gpu_bytes": (I, True), "non_torch_multi_gpu_pcie_bytes": (I, True), "non_torch_per_extra_rank_bytes": (I, False),
+        "torch_workspace_bytes": (I, False), "forward_hidden_tensors": (F, False),
+        "forward_intermediate_tensors": (F, False), "sampler_buffer_rows": (I, False),
+        "profile_hidden_kept": (B, False), "moe_workspace": (S, False),
+    },
+    # The model geometry the engine's profile run depends on (kvreg/sql/204_engine_reserve.sql).
+    "model_profile_geometry": {
+        "model_id": (S, False), "intermediate_size": (I, True), "moe_intermediate_size": (I, True),
     },
     "engine_quirks": {
         "engine_id": (S, False), "quirk_idx": (I, False), "quirk_id": (S, False), "trigger": (S, False),
@@ -87,13 +95,23 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             concurrency_rule=a.concurrency_rule.value, null_block_in_fit_check=a.null_block_in_fit_check.value,
             available_log_decimals=v(a.available_log_decimals), non_torch_bytes=r.non_torch.value,
             activation_bytes_per_token_hidden=r.activation_bytes_per_token_hidden.value,
-            sampler_bytes_per_seq_vocab=r.sampler_bytes_per_seq_vocab.value, cudagraph_bytes=r.cudagraph.value))
+            sampler_bytes_per_seq_vocab=r.sampler_bytes_per_seq_vocab.value, cudagraph_bytes=r.cudagraph.value,
+            non_torch_multi_gpu_bytes=v(r.non_torch_multi_gpu), non_torch_multi_gpu_pcie_bytes=v(r.non_torch_multi_gpu_pcie),
+            non_torch_per_extra_rank_bytes=r.non_torch_per_extra_rank.value,
+            torch_workspace_bytes=r.torch_workspace.value, forward_hidden_tensors=r.forward_hidden_tensors.value,
+            forward_intermediate_tensors=r.forward_intermediate_tensors.value,
+            sampler_buffer_rows=r.sampler_buffer_rows.value, profile_hidden_kept=r.profile_hidden_kept.value,
+            moe_workspace=r.moe_workspace.value))
         for qi, q in enumerate(a.quirks):
             rows["engine_quirks"].append(dict(engine_id=eid, quirk_idx=qi, quirk_id=q.id, trigger=q.trigger,
                                               text=q.text))
     models = set(registry.entries.get("model", {}))
     for mid in sorted(models):
         rows["served_models"].append(dict(served_id=mid, model_id=mid, role="target"))
+        m = registry.entries["model"][mid].entry
+        rows["model_profile_geometry"].append(dict(
+            model_id=mid, intermediate_size=m.intermediate_size,
+            moe_intermediate_size=m.moe.intermediate_size if m.moe else None))
     served_pairs: set[tuple[str, str]] = set()
     lens = set(MAX_MODEL_LEN_LADDER)
     batched = {2048, 4096, 8192, 16384}

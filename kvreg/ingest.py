@@ -134,7 +134,7 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
     if eng is None:
         unknown.append("engine")
         msgs.append("the log has no version banner: set engine: <release range id> (vllm-v0, vllm-0.8, "
-                    "vllm-0.9-0.19, vllm-0.20-0.21, vllm-0.22-0.26, vllm-0.33)")
+                    "vllm-0.9-0.16, vllm-0.17-0.19, vllm-0.20, vllm-0.21, vllm-0.22-0.26, vllm-0.33)")
     elif not engine and p.version:
         inferred["engine"] = f"release range covering the logged version {p.version}"
     if hardware is None:

@@ -121,6 +121,8 @@ class Moe(Strict):
     experts: PositiveInt
     experts_per_token: PositiveInt
     shared_experts: int = 0
+    intermediate_size: PositiveInt | None = None
+    """Each routed expert's FFN width (config moe_intermediate_size); sizes vLLM's MoE workspace."""
 
 
 class ModelEntry(Entry):
@@ -132,6 +134,8 @@ class ModelEntry(Entry):
     layers: PositiveInt
     hidden_size: PositiveInt
     vocab_size: PositiveInt | None = None
+    intermediate_size: PositiveInt | None = None
+    """Dense FFN width (config intermediate_size); sizes the engine's profile-run activation peak."""
     attention_heads: PositiveInt | None = None
     native_context: Measure[Tokens]
     params_total: Measure[Count]

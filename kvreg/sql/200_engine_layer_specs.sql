@@ -11,7 +11,11 @@
 --     unify_hybrid_kv_cache_specs, only when full layers coexist) — §5;
 --   token_bytes: kv_layer_costs.token_bytes, ×2 for k_eq_v layers unless the engine stores K once (§2);
 --   base_block_tokens: the engine block size, or its MLA block size for mla layers (§2 block_size);
---   in_pool: false for shared layers (no spec, §2) and for recurrent state kept outside the pool.
+--   in_pool: false for layers that hold neither KV nor state (shared layers reuse another's KV;
+--     MLP/MoE-only blocks have no token mixer: vLLM's get_kv_cache_spec only visits attention and
+--     mamba layers, gpu_model_runner.py 0.19.0 get_kv_cache_spec → AttentionLayerBase/MambaBase), and
+--     for recurrent state kept outside the pool.  Decided by the bytes (no per-token and no state
+--     bytes), never by the kind's name, so every such layer kind is covered.
 CREATE OR REPLACE VIEW engine_layer_specs AS
 WITH mix AS (
     SELECT s.served_id, bool_or(g.kind IN ('full', 'mla')) AS has_unbounded
@@ -41,7 +45,8 @@ SELECT engine_id, model_id, layer_model_id, role, group_idx, kind, storage_kind,
        state_bytes,
        CASE WHEN kind = 'mla' THEN coalesce(block_size_mla_tokens, block_size_tokens)
             ELSE block_size_tokens END AS base_block_tokens,
-       kind <> 'shared' AND (kind <> 'recurrent' OR recurrent_in_pool) AS in_pool,
+       (coalesce(token_bytes, 0) > 0 OR coalesce(state_bytes, 0) > 0)
+           AND (kind <> 'recurrent' OR recurrent_in_pool) AS in_pool,
        kind IN ('sliding', 'chunked') AND storage_kind = 'full' AS stored_as_full,
        k_eq_v AND NOT k_eq_v_stored_once AS k_eq_v_stored_twice
 FROM spec
