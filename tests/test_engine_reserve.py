@@ -182,3 +182,29 @@ def test_no_layer_without_bytes_is_in_the_pool(con):
                     " AND coalesce(state_bytes, 0) = 0").fetchone()[0]
     assert n == 0
     assert con.execute("SELECT count(*) FROM engine_layer_specs WHERE kind = 'mlp'").fetchone()[0] > 0
+
+
+# --- speculative decoding shares the pool ----------------------------------------------------------
+
+def test_mtp_speculative_decoding_vllm_log_26(con):
+    # Qwen3.6-27B + its MTP head, num_speculative_tokens 3, TP 2, fp8 KV (vllm-log-26, 2 × RTX 3090):
+    # the MTP layer joins the 16 full layers (group size 17, 3 Gated-DeltaNet groups with 3 padding slots);
+    # each conv state gains 3 rows (3 + 3) × 5120 × 2 B, so the state page is 24·128·128·4 + 61,440 B and
+    # the attention block grows to 1,600 tokens; each recurrent group holds 2 + 3 blocks per request.
+    sid = "qwen3.6-27b+qwen3.6-27b-mtp+spec3"
+    lay = one(con, "SELECT * FROM engine_kv_layout WHERE engine_id = 'vllm-0.21' AND model_id = ? AND tp = 2"
+                   " AND kv_dtype = 'fp8'", [sid])
+    assert (lay["num_groups"], lay["group_size"], lay["block_size_tokens"]) == (4, 17, 1600)
+    r = one(con, "SELECT blocks_per_request FROM engine_request_blocks WHERE engine_id = 'vllm-0.21' AND model_id = ?"
+                 " AND tp = 2 AND kv_dtype = 'fp8' AND max_model_len = 262144 AND max_num_batched_tokens = 8192", [sid])
+    assert r["blocks_per_request"] == 262144 // 1600 + 1 + 3 * (2 + 3)        # 179
+    # the log's 620,944 tokens and 2.37x are 424 blocks exactly under 0.21's print rule
+    c, t = con.execute("SELECT engine_concurrency(424, 179, 1600, 262144, 'blocks_over_request_blocks'),"
+                       " engine_logged_tokens(424, 4, 1600, engine_concurrency(424, 179, 1600, 262144,"
+                       " 'blocks_over_request_blocks'), 262144, 'concurrency_x_len')").fetchone()
+    assert (round(c, 2), t) == (2.37, 620944)
+    # without speculative decoding the same model holds 174 blocks per request at 1,568-token blocks
+    base = one(con, "SELECT blocks_per_request FROM engine_request_blocks WHERE engine_id = 'vllm-0.21'"
+                    " AND model_id = 'qwen3.6-27b' AND tp = 2 AND kv_dtype = 'fp8' AND max_model_len = 262144"
+                    " AND max_num_batched_tokens = 8192")
+    assert base["blocks_per_request"] == 174

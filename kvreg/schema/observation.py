@@ -30,7 +30,9 @@ class Settings(Strict):
     block_size: PositiveInt | None = None
     enforce_eager: bool | None = None
     draft_model: EntryId | None = None
-    """A speculative-decoding draft model (registry id) whose layers share the KV pool (EAGLE)."""
+    """A speculative-decoding draft model (registry id) whose layers share the KV pool (EAGLE, an MTP head)."""
+    num_speculative_tokens: Annotated[int, Field(ge=0)] | None = None
+    """speculative_config.num_speculative_tokens: recurrent state gets that many more blocks and conv rows (vLLM MambaSpec)."""
     quantization: str | None = None
 
 

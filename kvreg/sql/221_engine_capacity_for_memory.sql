@@ -14,11 +14,11 @@ WITH req AS (
                 WHEN 'grouped' THEN sum(b.request_groups * engine_group_blocks(
                      b.storage_kind, b.block_tokens, b.window_tokens, max_model_len,
                      max_num_batched_tokens * a.window_batched_tokens_factor, a.sliding_extra_blocks,
-                     a.recurrent_blocks_per_request, b.pool_ratio))
+                     a.recurrent_blocks_per_request + b.num_speculative_tokens, b.pool_ratio))
                 ELSE max(engine_group_blocks(
                      b.storage_kind, b.block_tokens, b.window_tokens, max_model_len,
                      max_num_batched_tokens * a.window_batched_tokens_factor, a.sliding_extra_blocks,
-                     a.recurrent_blocks_per_request, b.pool_ratio)) END::BIGINT AS blocks_per_request
+                     a.recurrent_blocks_per_request + b.num_speculative_tokens, b.pool_ratio)) END::BIGINT AS blocks_per_request
     FROM engine_kv_buckets b JOIN engine_accounting a USING (engine_id)
     GROUP BY ALL
 ),
