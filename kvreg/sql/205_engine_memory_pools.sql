@@ -1,26 +1,40 @@
--- engine_memory_pools: the KV memory an engine release predicts it has, per device.
--- Grain: one row per engine × served model × hardware × weights_dtype × tp × max_num_batched_tokens.
--- Inputs: engine_accounting, engines, served_models, models, model_weights, hardware, tp_sizes,
---   batched_tokens.
+-- engine_memory_pools_at(max_num_batched_tokens := NULL, gpu_memory_utilization := NULL, max_num_seqs := NULL,
+--   enforce_eager := NULL, num_speculative_tokens := NULL, batched_axis := NULL): table macro, the KV memory an
+-- engine release predicts it has, per device, with the engine knobs a user sets (NULL = the release's
+-- default for the device) — the ONE definition of the engine pool arithmetic.  The view
+-- engine_memory_pools is this macro over the batched_tokens axis (batched_axis := that list).
+-- Grain: one row per engine × served model × hardware × weights_dtype × tp × max_num_batched_tokens
+--   (batched_axis when given, else the one value max_num_batched_tokens or the release default).
+-- Inputs: engine_accounting, engines, served_models, models, model_weights, hardware, tp_sizes.
 -- Units: bytes per device (per TP rank); tokens; sequences.
 --   weights_bytes      served weights ÷ tp (a draft model's weights at its own dtype are added)
 --   default_batched    true for the release's default max_num_batched_tokens on this device
 --                      (vLLM get_batch_defaults: larger defaults from large_gpu_min_bytes, except
 --                      the excluded device names)
---   max_num_seqs       the release's default on this device
---   non_torch_bytes    non-torch growth of the profile run at this tp (engine_non_torch_bytes, 204)
+--   max_num_seqs       the knob, or the release's default on this device; max_num_seqs_is_default says which
+--   gpu_memory_utilization  the knob, or the release's default; util_is_default says which
+--   enforce_eager      the knob (default false): no CUDA graphs are captured, so the cudagraph term is 0
+--                      (vllm/v1/worker/gpu_worker.py determine_available_memory, 0.19.0 l. 379–381:
+--                      cudagraph_memory_estimate = 0 when enforce_eager)
+--   num_speculative_tokens  the knob as given (NULL = the served model's own); the served set's own count
+--                      drives the recurrent blocks and conv rows (200, 215); no effect on this pool yet
+--   non_torch_bytes    non-torch growth of the profile run at this tp and link (engine_non_torch_bytes, 204)
 --   torch_workspace_bytes, moe_workspace_bytes  persistent torch allocations of the profile run (204)
 --   activation_bytes   the forward dummy run's peak over T = max_num_batched_tokens (engine_forward_peak_bytes)
 --   sampler_bytes_per_seq  the dummy sampler run's bytes per scheduled sequence (sampler rule × vocab)
 --   sampler_bytes      the dummy sampler run's peak at max_num_seqs (engine_sampler_peak_bytes)
---   act_bytes, intermediate_size, moe_intermediate_size, moe_top_k  the model geometry these use
+--   hidden_size, vocab_size, act_bytes, intermediate_size, moe_intermediate_size, moe_top_k,
+--   sampler_bytes_per_seq_vocab, sampler_buffer_rows, profile_hidden_kept  the geometry and rules these use
 --   reserve_bytes      engine_reserve_bytes (204): persistent terms + max(forward, sampler) + cudagraph
 --                      (docs/engine.md: each term's source in vLLM's code)
 --   available_kv_bytes predicted "Available KV cache memory" by util_basis:
 --                      total:            usable·util − weights − reserve                (vLLM §1)
 --                      free:             (usable − weights − reserve)·util             (TRT-LLM §9)
 --                      free_before_load: (usable − non_torch)·util − weights − (reserve − non_torch) (SGLang §8)
-CREATE OR REPLACE VIEW engine_memory_pools AS
+-- Every column reference below is qualified: a macro parameter shadows an unqualified column of its name.
+CREATE OR REPLACE MACRO engine_memory_pools_at(max_num_batched_tokens := NULL, gpu_memory_utilization := NULL,
+                                               max_num_seqs := NULL, enforce_eager := NULL,
+                                               num_speculative_tokens := NULL, batched_axis := NULL) AS TABLE
 WITH draft AS (
     SELECT s.served_id, sum(w.weights_bytes) AS draft_weights_bytes
     FROM served_models s JOIN models m ON m.model_id = s.model_id
@@ -42,7 +56,8 @@ served AS (
     WHERE s.role = 'target'
 ),
 dev AS (
-    SELECT a.*, e.gpu_memory_utilization, h.hardware_id, h.usable_bytes, h.interconnect_domain_size,
+    SELECT a.*, e.gpu_memory_utilization AS release_gpu_memory_utilization, h.hardware_id, h.usable_bytes,
+           h.interconnect_domain_size,
            a.large_gpu_min_bytes IS NOT NULL AND h.usable_bytes >= a.large_gpu_min_bytes
                AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(a.large_gpu_excludes, ''), ','),
                                                             lambda x: x <> '' AND starts_with(h.hardware_id, x))), false)
@@ -50,46 +65,66 @@ dev AS (
     FROM engine_accounting a JOIN engines e USING (engine_id) CROSS JOIN hardware h
 ),
 knobs AS (
-    SELECT d.*, s.*, t.tp, b.max_num_batched_tokens AS batched,
-           b.max_num_batched_tokens = CASE WHEN d.large_gpu THEN coalesce(d.max_num_batched_tokens_large_gpu,
-                                                                           d.max_num_batched_tokens)
-                                           ELSE d.max_num_batched_tokens END AS default_batched,
+    SELECT d.*,
+           CASE WHEN d.large_gpu THEN coalesce(d.max_num_batched_tokens_large_gpu, d.max_num_batched_tokens)
+                ELSE d.max_num_batched_tokens END AS release_batched,
            CASE WHEN d.large_gpu THEN coalesce(d.max_num_seqs_large_gpu, d.max_num_seqs) ELSE d.max_num_seqs END
-               AS default_seqs
-    FROM dev d CROSS JOIN served s CROSS JOIN tp_sizes t CROSS JOIN batched_tokens b
+               AS release_max_num_seqs
+    FROM dev d
+),
+set_knobs AS (
+    SELECT k.*,
+           coalesce(gpu_memory_utilization, k.release_gpu_memory_utilization)::DOUBLE AS util_set,
+           coalesce(max_num_seqs, k.release_max_num_seqs)::BIGINT AS seqs_set,
+           coalesce(enforce_eager, false) AS eager_set,
+           unnest(coalesce(batched_axis, [coalesce(max_num_batched_tokens, k.release_batched)]))::BIGINT AS batched_set
+    FROM knobs k
 ),
 pool AS (
-    SELECT engine_id, model_id, hardware_id, weights_dtype, tp, batched AS max_num_batched_tokens, default_batched,
-           default_seqs AS max_num_seqs, usable_bytes, gpu_memory_utilization, util_basis,
-           engine_non_torch_bytes(non_torch_bytes, non_torch_multi_gpu_bytes, non_torch_per_extra_rank_bytes,
-                                  non_torch_multi_gpu_pcie_bytes, tp, coalesce(interconnect_domain_size, 1) >= tp)
+    SELECT d.engine_id, s.model_id, d.hardware_id, s.weights_dtype, t.tp, d.batched_set AS max_num_batched_tokens,
+           d.batched_set = d.release_batched AS default_batched,
+           d.seqs_set AS max_num_seqs, d.seqs_set = d.release_max_num_seqs AS max_num_seqs_is_default,
+           d.usable_bytes, d.util_set AS gpu_memory_utilization,
+           d.util_set = d.release_gpu_memory_utilization AS util_is_default,
+           d.eager_set AS enforce_eager, num_speculative_tokens::BIGINT AS num_speculative_tokens,
+           d.util_basis,
+           engine_non_torch_bytes(d.non_torch_bytes, d.non_torch_multi_gpu_bytes, d.non_torch_per_extra_rank_bytes,
+                                  d.non_torch_multi_gpu_pcie_bytes, t.tp, coalesce(d.interconnect_domain_size, 1) >= t.tp)
                AS non_torch_bytes,
-           torch_workspace_bytes,
-           engine_moe_workspace_bytes(moe_workspace, batched, moe_top_k, moe_intermediate_size,
-                                      hidden_size, tp, act_bytes) AS moe_workspace_bytes,
-           cudagraph_bytes,
-           weights_bytes / tp AS weights_bytes,
-           engine_forward_peak_bytes(batched, hidden_size, intermediate_size, tp, act_bytes,
-                                     forward_hidden_tensors, forward_intermediate_tensors,
-                                     activation_bytes_per_token_hidden) AS activation_bytes,
-           sampler_bytes_per_seq_vocab * vocab_size AS sampler_bytes_per_seq,
-           engine_sampler_peak_bytes(default_seqs, vocab_size, sampler_bytes_per_seq_vocab, sampler_buffer_rows,
-                                     batched, hidden_size, act_bytes, profile_hidden_kept)
-               AS sampler_bytes,
+           d.torch_workspace_bytes,
+           engine_moe_workspace_bytes(d.moe_workspace, d.batched_set, s.moe_top_k, s.moe_intermediate_size,
+                                      s.hidden_size, t.tp, s.act_bytes) AS moe_workspace_bytes,
+           CASE WHEN d.eager_set THEN 0 ELSE d.cudagraph_bytes END AS cudagraph_bytes,
+           s.weights_bytes / t.tp AS weights_bytes,
+           engine_forward_peak_bytes(d.batched_set, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
+                                     d.forward_hidden_tensors, d.forward_intermediate_tensors,
+                                     d.activation_bytes_per_token_hidden) AS activation_bytes,
+           d.sampler_bytes_per_seq_vocab * s.vocab_size AS sampler_bytes_per_seq,
+           engine_sampler_peak_bytes(d.seqs_set, s.vocab_size, d.sampler_bytes_per_seq_vocab, d.sampler_buffer_rows,
+                                     d.batched_set, s.hidden_size, s.act_bytes, d.profile_hidden_kept) AS sampler_bytes,
            -- kept for the calibration, which re-evaluates the sampler at an observation's max_num_seqs
-           hidden_size, vocab_size, act_bytes, intermediate_size, moe_intermediate_size, moe_top_k,
-           sampler_bytes_per_seq_vocab, sampler_buffer_rows, profile_hidden_kept
-    FROM knobs
+           s.hidden_size, s.vocab_size, s.act_bytes, s.intermediate_size, s.moe_intermediate_size, s.moe_top_k,
+           d.sampler_bytes_per_seq_vocab, d.sampler_buffer_rows, d.profile_hidden_kept
+    FROM set_knobs d CROSS JOIN served s CROSS JOIN tp_sizes t
 ),
-reserved AS (
-    SELECT *, engine_reserve_bytes(non_torch_bytes, torch_workspace_bytes, moe_workspace_bytes, activation_bytes,
-                                   sampler_bytes, cudagraph_bytes, false) AS reserve_bytes
-    FROM pool
+reserved AS (   -- the release's reserve (204): cudagraph_bytes is already 0 with enforce_eager
+    SELECT p.*, engine_reserve_bytes(p.non_torch_bytes, p.torch_workspace_bytes, p.moe_workspace_bytes,
+                                     p.activation_bytes, p.sampler_bytes, p.cudagraph_bytes, false)
+                - p.non_torch_bytes AS torch_reserve_bytes
+    FROM pool p
 )
-SELECT *,
-       CASE util_basis
-            WHEN 'total' THEN usable_bytes * gpu_memory_utilization - weights_bytes - reserve_bytes
-            WHEN 'free' THEN (usable_bytes - weights_bytes - reserve_bytes) * gpu_memory_utilization
-            ELSE (usable_bytes - non_torch_bytes) * gpu_memory_utilization - weights_bytes
-                 - (reserve_bytes - non_torch_bytes) END AS available_kv_bytes
-FROM reserved
+SELECT r.* EXCLUDE (torch_reserve_bytes), r.non_torch_bytes + r.torch_reserve_bytes AS reserve_bytes,
+       CASE r.util_basis
+            WHEN 'total' THEN r.usable_bytes * r.gpu_memory_utilization - r.weights_bytes
+                              - (r.non_torch_bytes + r.torch_reserve_bytes)
+            WHEN 'free' THEN (r.usable_bytes - r.weights_bytes - (r.non_torch_bytes + r.torch_reserve_bytes))
+                             * r.gpu_memory_utilization
+            ELSE (r.usable_bytes - r.non_torch_bytes) * r.gpu_memory_utilization - r.weights_bytes
+                 - r.torch_reserve_bytes END AS available_kv_bytes
+FROM reserved r;
+
+-- engine_memory_pools: engine_memory_pools_at over the batched_tokens axis, every knob at the release default
+-- (columns, grain and units as the macro above).
+CREATE OR REPLACE VIEW engine_memory_pools AS
+SELECT * FROM engine_memory_pools_at(batched_axis := (SELECT list(max_num_batched_tokens ORDER BY max_num_batched_tokens)
+                                                      FROM batched_tokens))
