@@ -29,18 +29,29 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "null_block_in_fit_check": (B, False), "available_log_decimals": (I, True),
         "non_torch_bytes": (I, False), "activation_bytes_per_token_hidden": (F, False),
         "sampler_bytes_per_seq_vocab": (F, False), "cudagraph_bytes": (I, False),
+        "non_torch_multi_gpu_bytes": (I, True), "non_torch_multi_gpu_pcie_bytes": (I, True), "non_torch_per_extra_rank_bytes": (I, False),
+        "torch_workspace_bytes": (I, False), "forward_hidden_tensors": (F, False),
+        "forward_intermediate_tensors": (F, False), "sampler_buffer_rows": (I, False),
+        "profile_hidden_kept": (B, False), "moe_workspace": (S, False),
+    },
+    # The model geometry the engine's profile run depends on (kvreg/sql/204_engine_reserve.sql).
+    "model_profile_geometry": {
+        "model_id": (S, False), "intermediate_size": (I, True), "moe_intermediate_size": (I, True),
     },
     "engine_quirks": {
         "engine_id": (S, False), "quirk_idx": (I, False), "quirk_id": (S, False), "trigger": (S, False),
         "text": (S, False),
     },
-    "served_models": {"served_id": (S, False), "model_id": (S, False), "role": (S, False)},
+    "served_models": {"served_id": (S, False), "model_id": (S, False), "role": (S, False),
+                      "num_speculative_tokens": (I, False)},
+    # Rows of each recurrent group's conv state (kernel − 1): speculative decoding adds num_spec rows.
+    "recurrent_conv_rows": {"model_id": (S, False), "group_idx": (I, False), "conv_rows": (I, False)},
     "observations": {
         "observation_id": (S, False), "engine_id": (S, True), "engine_version": (S, True), "model_id": (S, True),
         "served_id": (S, True), "draft_model_id": (S, True), "hardware_id": (S, True), "tp": (I, False),
         "pp": (I, False), "max_model_len": (I, True), "gpu_memory_utilization": (F, True),
         "max_num_batched_tokens": (I, True), "max_num_seqs": (I, True), "kv_dtype": (S, True),
-        "enforce_eager": (B, False),
+        "enforce_eager": (B, False), "num_speculative_tokens": (I, True),
         "weights_dtype": (S, True), "model_loading_bytes": (F, True), "available_kv_bytes": (F, True),
         "available_kv_decimals": (I, True), "num_gpu_blocks": (I, True), "kv_cache_tokens": (I, True),
         "max_concurrency": (F, True), "max_concurrency_tokens": (I, True), "total_gpu_memory_bytes": (F, True),
@@ -64,6 +75,11 @@ def _decimals(x: float | None) -> int | None:
         return None
     s = repr(float(x))
     return 0 if s.endswith(".0") else len(s.split(".")[1])
+
+
+def served_id(target: str, draft: str | None, num_spec: int) -> str:
+    """The served-model id of a target with an optional draft (or MTP head) and speculative tokens."""
+    return target + (f"+{draft}" if draft else "") + (f"+spec{num_spec}" if num_spec else "")
 
 
 def engine_rows(registry) -> dict[str, list[dict]]:
@@ -92,14 +108,28 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             concurrency_rule=a.concurrency_rule.value, null_block_in_fit_check=a.null_block_in_fit_check.value,
             available_log_decimals=v(a.available_log_decimals), non_torch_bytes=r.non_torch.value,
             activation_bytes_per_token_hidden=r.activation_bytes_per_token_hidden.value,
-            sampler_bytes_per_seq_vocab=r.sampler_bytes_per_seq_vocab.value, cudagraph_bytes=r.cudagraph.value))
+            sampler_bytes_per_seq_vocab=r.sampler_bytes_per_seq_vocab.value, cudagraph_bytes=r.cudagraph.value,
+            non_torch_multi_gpu_bytes=v(r.non_torch_multi_gpu), non_torch_multi_gpu_pcie_bytes=v(r.non_torch_multi_gpu_pcie),
+            non_torch_per_extra_rank_bytes=r.non_torch_per_extra_rank.value,
+            torch_workspace_bytes=r.torch_workspace.value, forward_hidden_tensors=r.forward_hidden_tensors.value,
+            forward_intermediate_tensors=r.forward_intermediate_tensors.value,
+            sampler_buffer_rows=r.sampler_buffer_rows.value, profile_hidden_kept=r.profile_hidden_kept.value,
+            moe_workspace=r.moe_workspace.value))
         for qi, q in enumerate(a.quirks):
             rows["engine_quirks"].append(dict(engine_id=eid, quirk_idx=qi, quirk_id=q.id, trigger=q.trigger,
                                               text=q.text))
     models = set(registry.entries.get("model", {}))
     for mid in sorted(models):
-        rows["served_models"].append(dict(served_id=mid, model_id=mid, role="target"))
-    served_pairs: set[tuple[str, str]] = set()
+        rows["served_models"].append(dict(served_id=mid, model_id=mid, role="target", num_speculative_tokens=0))
+        m = registry.entries["model"][mid].entry
+        for gi, g in enumerate(m.layer_groups):
+            for t in (g.state or []):
+                if t.role == "conv":
+                    rows["recurrent_conv_rows"].append(dict(model_id=mid, group_idx=gi, conv_rows=t.shape[0]))
+        rows["model_profile_geometry"].append(dict(
+            model_id=mid, intermediate_size=m.intermediate_size,
+            moe_intermediate_size=m.moe.intermediate_size if m.moe else None))
+    served_sets: set[tuple[str, str | None, int]] = set()
     lens = set(MAX_MODEL_LEN_LADDER)
     batched = {2048, 4096, 8192, 16384}
     for a in (item.entry.accounting for item in registry.entries.get("engine", {}).values()):
@@ -111,9 +141,10 @@ def engine_rows(registry) -> dict[str, list[dict]]:
         o, doc = item.entry, item.doc
         s, lg = o.settings, o.logged
         served = o.model
-        if o.model and s.draft_model:
-            served = f"{o.model}+{s.draft_model}"
-            served_pairs.add((o.model, s.draft_model))
+        n_spec = s.num_speculative_tokens or 0
+        if o.model and (s.draft_model or n_spec):
+            served = served_id(o.model, s.draft_model, n_spec)
+            served_sets.add((o.model, s.draft_model, n_spec))
         gib = lambda x: None if x is None else x * GIB  # noqa: E731
         url = next((src.url for src in o.sources if src.url), None)
         rows["observations"].append(dict(
@@ -121,7 +152,7 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             served_id=served, draft_model_id=s.draft_model, hardware_id=o.hardware, tp=s.tp, pp=s.pp,
             max_model_len=s.max_model_len, gpu_memory_utilization=s.gpu_memory_utilization,
             max_num_batched_tokens=s.max_num_batched_tokens, max_num_seqs=s.max_num_seqs, kv_dtype=s.kv_dtype,
-            enforce_eager=bool(s.enforce_eager),
+            enforce_eager=bool(s.enforce_eager), num_speculative_tokens=s.num_speculative_tokens,
             weights_dtype=s.weights_dtype, model_loading_bytes=gib(lg.model_loading_gib),
             available_kv_bytes=gib(lg.available_kv_cache_memory_gib),
             available_kv_decimals=_decimals(lg.available_kv_cache_memory_gib), num_gpu_blocks=lg.num_gpu_blocks,
@@ -145,11 +176,14 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             batched.add(s.max_num_batched_tokens)
     for item in registry.entries.get("report", {}).values():
         lens |= set(item.entry.contexts) | {item.entry.workload.context}
-    for target, draft in sorted(served_pairs):
-        if target in models and draft in models:
-            sid = f"{target}+{draft}"
-            rows["served_models"] += [dict(served_id=sid, model_id=target, role="target"),
-                                      dict(served_id=sid, model_id=draft, role="draft")]
+    for target, draft, n_spec in sorted(served_sets, key=lambda x: (x[0], x[1] or "", x[2])):
+        if target in models and (draft is None or draft in models):
+            sid = served_id(target, draft, n_spec)
+            rows["served_models"].append(dict(served_id=sid, model_id=target, role="target",
+                                              num_speculative_tokens=n_spec))
+            if draft:
+                rows["served_models"].append(dict(served_id=sid, model_id=draft, role="draft",
+                                                  num_speculative_tokens=n_spec))
     rows["max_model_lens"] = [dict(max_model_len=n) for n in sorted(lens)]
     rows["batched_tokens"] = [dict(max_num_batched_tokens=n) for n in sorted(batched)]
     return rows

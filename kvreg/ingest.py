@@ -238,7 +238,7 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
         else:
             unknown.append("engine")
             msgs.append(f"release not determined ({why}): set engine: <release range id> (vllm-v0, vllm-0.8, "
-                        "vllm-0.9-0.19, vllm-0.20-0.21, vllm-0.22-0.26, vllm-0.33)")
+                        "vllm-0.9-0.16, vllm-0.17-0.19, vllm-0.20, vllm-0.21, vllm-0.22-0.26, vllm-0.33)")
     if hardware is None:
         unknown.append("hardware")
         msgs.append("the log does not name the GPU: set hardware: <hardware id> for the end-to-end check"

@@ -58,9 +58,41 @@ def _nice_defs(schema: dict) -> dict:
     return out
 
 
+def _without_required(node):
+    """A copy of a schema fragment with every ``required`` list dropped."""
+    if isinstance(node, dict):
+        return {k: _without_required(v) for k, v in node.items() if k != "required"}
+    if isinstance(node, list):
+        return [_without_required(v) for v in node]
+    return node
+
+
+def _extends_aware(body: dict) -> dict:
+    """An engine entry with ``extends:`` inherits its parent's keys (kvreg/extends.py), so the editor
+    checks it without required keys: ``if extends then <partial> else <full>``; the partial copy
+    of each definition is ``<name>__partial``."""
+    defs = body.get("$defs", {})
+    text = json.dumps(_without_required({k: v for k, v in body.items() if k not in ("$defs", "title")}))
+    part_defs = json.dumps(_without_required(defs))
+    for name in defs:
+        text = text.replace(f'"#/$defs/{name}"', f'"#/$defs/{name}__partial"')
+        part_defs = part_defs.replace(f'"#/$defs/{name}"', f'"#/$defs/{name}__partial"')
+    partial = json.loads(text)
+    part = json.loads(part_defs)
+    for d in part.values():   # an item with an id may drop the parent's item: {id: X, remove: true}
+        if "id" in d.get("properties", {}):
+            d["properties"]["remove"] = {"type": "boolean", "description": "drop the parent's item of this id"}
+    full = {k: v for k, v in body.items() if k not in ("$defs", "title", "type")}
+    out = {"type": "object", "$defs": dict(sorted({**defs, **{f"{k}__partial": v for k, v in part.items()}}.items())),
+           "if": {"required": ["extends"]}, "then": partial, "else": full}
+    return out
+
+
 def generate(kind) -> dict:
     """The JSON Schema (draft 2020-12) of one :class:`kvreg.registry.Kind`'s entries."""
     body = _nice_defs(kind.schema.model_json_schema(mode="validation"))
+    if "extends" in body.get("properties", {}):
+        body = _extends_aware(body)
     head = {"$schema": DIALECT, "$id": f"{kind.name}.schema.json",
             "title": f"kvreg {kind.name} entry ({kind.folder}/<id>.yaml)"}
     return head | {k: v for k, v in body.items() if k != "title"}

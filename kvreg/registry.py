@@ -217,6 +217,9 @@ def load_registry(root: Path | str = ".") -> Registry:
     entries: dict[str, dict[str, Loaded]] = {k.name: {} for k in KINDS}
     invalid: set[tuple[str, str]] = set()
     seen: dict[tuple[str, str], str] = {}
+    from kvreg.extends import EngineParents
+
+    parents = EngineParents(root, "registry/engines")
     for kind, path in discover(root):
         display = path.relative_to(root).as_posix()
         # Two files with one stem (m.yaml, m.yml) are one id twice, valid or not.
@@ -229,6 +232,9 @@ def load_registry(root: Path | str = ".") -> Registry:
                                     f"{kind.name} id {path.stem!r} is already used by {first}",
                                     "ids must be unique within a kind"))
             continue
+        if kind.name == "engine" and doc is not None:
+            doc, probs = parents.resolve(doc, path.stem)  # extends: parent's data merged in first
+            problems.extend(probs)
         entry = _validate(kind, path, display, doc, problems)
         if entry is None:
             invalid.add((kind.name, path.stem))

@@ -58,7 +58,8 @@ def test_example_queries_run(con, query):
 LITERAL_CODES = {"yaml-syntax", "empty-file", "bad-encoding", "duplicate-key", "wrong-type", "id-file-mismatch",
                  "duplicate-id", "missing-source", "view-failed", "config-mismatch", "config-unreadable",
                  "unknown-tag", "bad-tagged-value", "bad-number", "yaml-too-large", "unreadable-file",
-                 "cannot-write-db", "bad-database"}
+                 "cannot-write-db", "bad-database",
+                 "unknown-parent", "extends-cycle"}
 
 
 def produced_codes() -> set[str]:

@@ -27,7 +27,8 @@ def calib(con, oid):
 
 def test_default_util_is_0_9_through_0_19_and_0_92_from_0_20(con):
     rows = dict(con.execute("SELECT engine_id, gpu_memory_utilization FROM engines WHERE engine = 'vllm'").fetchall())
-    assert rows == {"vllm-v0": 0.9, "vllm-0.8": 0.9, "vllm-0.9-0.19": 0.9, "vllm-0.20-0.21": 0.92,
+    assert rows == {"vllm-v0": 0.9, "vllm-0.8": 0.9, "vllm-0.9-0.16": 0.9, "vllm-0.17-0.19": 0.9, "vllm-0.20": 0.92,
+                    "vllm-0.21": 0.92,
                     "vllm-0.22-0.26": 0.92, "vllm-0.33": 0.92}
 
 
@@ -77,15 +78,15 @@ def test_dense_log_reproduced(con, oid, blocks, tokens, conc):
 
 def test_qwen3_8b_at_the_implied_pool_is_exact(con):
     # 22,900 blocks × 36 layers × 64 KiB pages: the pool the 50.32 GiB line was rounded from
-    r = cap(con, 22900 * 36 * 65536 / GIB, "qwen3-8b", "vllm-0.9-0.19", 40960)
+    r = cap(con, 22900 * 36 * 65536 / GIB, "qwen3-8b", "vllm-0.9-0.16", 40960)
     assert (r["num_blocks"], r["logged_kv_tokens"], round(r["logged_max_concurrency"], 2)) == (22900, 366400, 8.95)
     assert r["page_bytes"] == 65536 and r["group_size"] == 36 and r["num_groups"] == 1
 
 
 def test_qwen3_32b_tp2_and_eagle_at_implied_pools_are_exact(con):
-    r = cap(con, 17235 * 64 * 32768 / GIB, "qwen3-32b", "vllm-0.9-0.19", 40960, tp=2)
+    r = cap(con, 17235 * 64 * 32768 / GIB, "qwen3-32b", "vllm-0.9-0.16", 40960, tp=2)
     assert (r["logged_kv_tokens"], round(r["logged_max_concurrency"], 2)) == (275760, 6.73)
-    r = cap(con, 25633 * 33 * 65536 / GIB, "llama-3.1-8b+eagle-llama3.1-instruct-8b", "vllm-0.9-0.19", 131072)
+    r = cap(con, 25633 * 33 * 65536 / GIB, "llama-3.1-8b+eagle-llama3.1-instruct-8b", "vllm-0.9-0.16", 131072)
     assert (r["group_size"], r["logged_kv_tokens"], round(r["logged_max_concurrency"], 2)) == (33, 410128, 3.13)
 
 
@@ -139,14 +140,15 @@ def b300(con, engine):
 
 
 def test_b300_first_principles_about_11_million_tokens(con):
-    r = b300(con, "vllm-0.9-0.19")
+    r = b300(con, "vllm-0.9-0.16")
     assert 9.5e6 < r["first_principles_tokens"] < 11.5e6
 
 
 @pytest.mark.parametrize("engine, trigger", [("vllm-v0", "sliding_stored_as_full"),
                                              ("vllm-0.8", "sliding_stored_as_full"),
-                                             ("vllm-0.9-0.19", "grouped_min_block_report"),
-                                             ("vllm-0.20-0.21", "grouped_min_block_report")])
+                                             ("vllm-0.9-0.16", "grouped_min_block_report"),
+                                             ("vllm-0.17-0.19", "grouped_min_block_report"),
+                                             ("vllm-0.20", "grouped_min_block_report")])
 def test_b300_engine_figure_an_order_of_magnitude_lower_and_named(con, engine, trigger):
     r = b300(con, engine)
     assert r["first_principles_tokens"] / r["logged_kv_tokens"] > 10       # the seed saw ~720,000 vs ~11 million
@@ -164,7 +166,7 @@ def test_b300_gemma_grouping_and_padding(con):
 
 def test_gpt_oss_120b_on_one_h100_does_not_start(con):
     r = one(con, "SELECT * FROM engine_capacity WHERE model_id = 'gpt-oss-120b' AND hardware_id = 'h100-sxm-80gb'"
-                 " AND engine_id = 'vllm-0.9-0.19' AND weights_dtype = 'mxfp4' AND kv_dtype = 'bf16' AND tp = 1"
+                 " AND engine_id = 'vllm-0.9-0.16' AND weights_dtype = 'mxfp4' AND kv_dtype = 'bf16' AND tp = 1"
                  " AND max_model_len = 131072 AND default_batched")
     assert r["gpu_memory_utilization"] == 0.9
     assert r["available_kv_bytes"] < 0 and r["starts"] is False and r["admitted_seqs"] == 0

@@ -45,7 +45,7 @@ def test_ingest_v1_log(project):
     assert r.exit_code == 0, r.output
     assert "wrote registry/observations/startup.yaml" in r.output
     e = yaml.safe_load((project / "registry/observations/startup.yaml").read_text())
-    assert e["engine"] == "vllm-0.9-0.19" and e["engine_version"] == "0.10.1"
+    assert e["engine"] == "vllm-0.9-0.16" and e["engine_version"] == "0.10.1"
     assert e["model"] == "llama-3.1-8b" and "model" in e["inferred"]          # -Instruct matched to the base
     assert e["settings"] == {"max_model_len": 131072, "tp": 1}
     assert e["logged"]["available_kv_cache_memory_gib"] == 51.63 and e["logged"]["kv_cache_tokens"] == 422944
@@ -69,7 +69,7 @@ def test_ingest_model_not_in_registry_keeps_its_id_and_hints(project):
     log.write_text("vllm serve Qwen/Qwen3-235B-A22B-FP8 --tensor-parallel-size 4\n"
                    "INFO [gpu_worker.py:232] Available KV cache memory: 8.11 GiB\n"
                    "INFO [kv_cache_utils.py:716] GPU KV cache size: 178,880 tokens\n")
-    r = run("ingest-log", log, "--project", project, "--engine", "vllm-0.9-0.19")
+    r = run("ingest-log", log, "--project", project, "--engine", "vllm-0.9-0.16")
     assert r.exit_code == 0, r.output
     assert "model 'qwen3-235b-a22b-fp8' is not in the registry" in r.output
     assert "kvreg import-hf Qwen/Qwen3-235B-A22B-FP8" in r.output
@@ -115,7 +115,7 @@ def test_ingest_unknown_engine_release_lists_the_known_ranges(project):
     log.write_text(V1_LOG)
     r = run("ingest-log", log, "--project", project, "--engine", "vllm-9.9")
     assert r.exit_code == 2
-    assert "unknown engine release 'vllm-9.9'; known ranges: sglang-0.5, trtllm-pytorch, vllm-0.20-0.21" in r.output
+    assert "unknown engine release 'vllm-9.9'; known ranges: sglang-0.5, trtllm-pytorch, vllm-0.17-0.19" in r.output
 
 
 def test_calibration_doc_is_current(tmp_path):
@@ -148,7 +148,7 @@ def test_observation_with_unknown_engine_release_is_a_problem(project):
     r = run("validate", "--project", project)
     assert r.exit_code == 1
     assert "registry/observations/o.yaml:2" in r.output and "engine release 'vllm-9' is not in the registry" in r.output
-    assert "known ranges: sglang-0.5, trtllm-pytorch, vllm-0.20-0.21" in r.output
+    assert "known ranges: sglang-0.5, trtllm-pytorch, vllm-0.17-0.19" in r.output
     assert "hardware 'h900' is not in the registry" in r.output
 
 

@@ -20,7 +20,7 @@ from tests.fuzz_tools import TRICKY_STRINGS, fuzz_settings
 ROOT = Path(__file__).resolve().parents[1]
 NUMBERS = ["0", "1", "-1", "8K", "8Ki", "32Ki", "1e30", "1e400", "inf", "-inf", "nan", "99999999999999999999",
            "1.5", "0.001", "2**10", "80 GB", "40GiB", "1e18", "17179869184", "17179869185", "", " "]
-IDS = ["llama-3.1-8b", "h100-sxm-80gb", "h100", "H100-SXM-80GB", "llama", "first-principles", "vllm-0.9-0.19",
+IDS = ["llama-3.1-8b", "h100-sxm-80gb", "h100", "H100-SXM-80GB", "llama", "first-principles", "vllm-0.17-0.19",
        "bf16", "fp8", "int4", "nvfp4", "", "../x", "a" * 200, "'; DROP TABLE models; --"]
 VALUE = st.one_of(st.sampled_from(NUMBERS + IDS + TRICKY_STRINGS), st.text(max_size=8))
 OPTIONS = {
@@ -51,7 +51,7 @@ def project(tmp_path_factory) -> Path:
 PLAUSIBLE = {
     "--context": ["8K", "8Ki", "32Ki", "128K", "1", "20000", "1M", "10M"],
     "--kv-dtype": ["bf16", "fp8", "fp16", "int4"], "--weights-dtype": ["bf16", "fp8", "int4", "nvfp4"],
-    "--tp": ["1", "2", "4", "8"], "--engine": ["first-principles", "vllm-0.9-0.19"],
+    "--tp": ["1", "2", "4", "8"], "--engine": ["first-principles", "vllm-0.17-0.19"],
     "--kv-pool": ["40GiB", "1 GB", "1", "1e18"], "--model": ["llama-3.1-8b"], "--users": ["1", "64", "100000"],
     "--tpot-ms": ["50", "10", "0.01"], "--ttft-ms": ["500", "1"], "--hardware": ["h100-sxm-80gb", "h100-pcie-80gb"],
     "--top": ["1", "3"], "--format": ["table", "csv", "json", "text", "markdown", "github"],

@@ -53,7 +53,7 @@ def test_real_log_settings_from_its_own_lines(project):
                              "max_num_batched_tokens": 8192, "max_num_seqs": 1024, "enforce_eager": False,
                              "dtype": "bf16"}
     assert "settings.tp" not in e.get("unknown", [])
-    assert e["engine"] == "vllm-0.9-0.19" and e["release_confidence"] == "stated"
+    assert e["engine"] == "vllm-0.17-0.19" and e["release_confidence"] == "stated"
     assert e["logged"]["activation_peak_gib"] == 1.52 and e["logged"]["cuda_graph_memory_gib"] == 1.07
     assert e["excerpt"].startswith("1: (EngineCore pid=283)")
 
@@ -270,14 +270,14 @@ def test_force_keeps_a_curated_model_over_a_name_derived_from_the_log():
 
     new = {"id": "x", "model": "foo-instruct", "inferred": {"model": "id derived from the logged model name O/Foo-Instruct",
                                                               "engine": "version 0.19.0 printed at line 3"},
-           "unknown": ["hardware"], "settings": {"tp": 1}, "sources": [{"title": "log"}], "engine": "vllm-0.9-0.19",
+           "unknown": ["hardware"], "settings": {"tp": 1}, "sources": [{"title": "log"}], "engine": "vllm-0.17-0.19",
            "release_confidence": "stated"}
     old = {"id": "x", "model": "foo", "hardware": "h100-sxm-80gb", "settings": {"tp": 2, "kv_dtype": "fp8"},
            "engine": "vllm-v0", "inferred": {"hardware": "GPU named 'H100'"}, "sources": [{"url": "https://x.org/1"}]}
     out, kept = keep_curated(new, old)
     assert kept == ["model", "hardware", "inferred", "settings.kv_dtype"]
     assert out["model"] == "foo" and out["hardware"] == "h100-sxm-80gb" and "unknown" not in out
-    assert out["engine"] == "vllm-0.9-0.19"                       # a printed version beats the old choice
+    assert out["engine"] == "vllm-0.17-0.19"                       # a printed version beats the old choice
     assert out["settings"] == {"tp": 1, "kv_dtype": "fp8"}         # the log's tp, the curated kv dtype
     assert out["inferred"] == {"hardware": "GPU named 'H100'", "engine": "version 0.19.0 printed at line 3"}
     assert out["sources"] == [{"url": "https://x.org/1"}, {"title": "log"}]

@@ -45,7 +45,7 @@ def test_shipped_observations_hold_every_budget_line(row):
     assert (e["settings"]["tp"], e["settings"]["pp"], e["settings"]["dp"]) == (int(row["tp"]), int(row["pp"]),
                                                                                 int(row["dp"]))
     assert e["settings"]["max_model_len"] == int(row["max_model_len"])
-    assert e["hardware"] == "h100-sxm-80gb" and e["engine"] == "vllm-0.9-0.19" and e["release_confidence"] == "stated"
+    assert e["hardware"] == "h100-sxm-80gb" and e["engine"] == "vllm-0.17-0.19" and e["release_confidence"] == "stated"
     again = parse_log("\n".join(ln.partition(": ")[2] for ln in e["excerpt"].splitlines()))
     for field in FIGURES:
         assert getattr(again, field) == e["logged"][field]

@@ -64,11 +64,12 @@ def test_engine_column_is_engine_capacity_at_the_default_batched_tokens(full):
         " AND max_model_len = 32768 AND default_batched", [ENGINE]).fetchall()
     # vLLM reserves whole prefill chunks for each sliding-window group, so it admits far fewer sequences
     # of 32Ki than the first-principles pool holds (the sliding_prefill_reserve quirk).
-    assert (cell.engine_seqs, cell.engine_starts) == (admitted, starts) == (7, True)
+    # 32,079 blocks (39.16 GiB after the 4.82 GiB reserve of 204_engine_reserve.sql) ÷ 3,909 per request
+    assert (cell.engine_seqs, cell.engine_starts) == (admitted, starts) == (8, True)
     # One memory model per engine id: the first-principles cell of an engine row is the per-kind arithmetic on
-    # the release's own available KV memory (35.6 GiB: the 4.57 GiB reserve), not the simple 1 GiB budget (42).
-    assert cell.max_seqs == fp_seqs == 35 and cell.engine_ratio == pytest.approx(35 / 7)
-    assert "<th class=\"num\">Engine</th>" in html and "5.00×" in html
+    # the release's own available KV memory (39.16 GiB), not the simple 1 GiB budget (42).
+    assert cell.max_seqs == fp_seqs == 38 and cell.engine_ratio == pytest.approx(38 / 8)
+    assert "<th class=\"num\">Engine</th>" in html and "4.75×" in html
     # first principles rows have no engine figure
     assert _cell(ctx, "gemma-4-31b", "h100-sxm-80gb", "fp8", "fp8", 1, "first-principles", 32768).engine_seqs is None
 
@@ -89,10 +90,11 @@ def test_quirk_names_the_cause_of_the_gap(full):
 def test_engine_refusal_is_a_warning(full):
     ctx, html, _ = full
     refusals = [w for w in ctx.warnings if w.kind == "engine-refuses-to-start"]
-    # Gemma 4 31B with bf16 weights on an H100: first principles fit 13 sequences of 32Ki, but vLLM's
-    # pool (after its reserve) cannot hold one request of 32Ki and the engine refuses to start.
+    # Gemma 4 31B with bf16 weights on an H100: vLLM's pool after its 4.82 GiB reserve (10.29 GiB,
+    # 4,213 blocks) holds one request of 32Ki (3,909 blocks) but not one of 128Ki (6,981 blocks),
+    # so the engine refuses to start at 128Ki where first principles still fit sequences.
     gemma = next(w for w in refusals if w.subject == f"gemma-4-31b on h100-sxm-80gb under {ENGINE}")
-    assert "bf16 weights / bf16 KV, TP 1 at 32Ki" in gemma.detail
+    assert "bf16 weights / bf16 KV, TP 1 at 128Ki" in gemma.detail
     assert ">refuses<" in html
     # configurations whose weights do not fit are reported once, as weights-do-not-fit, not as refusals
     assert not any("deepseek-v3" in w.subject and "h100" in w.subject for w in refusals)
@@ -108,7 +110,7 @@ def test_recommendation_comes_from_plans(full):
         " AND engine_id = 'first-principles' AND weights_dtype = 'fp8' AND kv_dtype = 'fp8' AND tp = 1").fetchone()
     assert plan == (43, 40, 5, 5, pytest.approx(5 * 2.99), "tpot")   # 5 H100s at the lowest quote
     # The report plans on the engine's number (seed rule 3): the recommendation is the cheapest option
-    # vLLM admits — 136 sequences per TP-8 A100 replica → 2 replicas, 16 devices — not the plans row above.
+    # vLLM admits — 133 sequences per TP-8 A100 replica → 2 replicas, 16 devices — not the plans row above.
     admitted = con.execute(
         "SELECT admitted_seqs FROM engine_capacity WHERE model_id = 'gemma-4-31b' AND hardware_id = 'a100-sxm-80gb'"
         " AND engine_id = ? AND weights_dtype = 'bf16' AND kv_dtype = 'fp8' AND tp = 8 AND max_model_len = 32768"
@@ -135,8 +137,8 @@ def test_engine_admission_resizes_the_engine_option(full):
     gemma = next(m for m in ctx.models if m.model_id == "gemma-4-31b")
     o = next(o for o in gemma.options if (o.hardware_id, o.engine_id, o.weights_dtype, o.kv_dtype, o.tp)
              == ("h100-sxm-80gb", ENGINE, "fp8", "fp8", 1))
-    # plans puts 40 per replica; the engine admits 7 → ⌈200 / 7⌉ = 29 devices
-    assert (o.planned_seqs, o.devices, o.binding, o.engine_limited) == (7, 29, "engine admission", True)
+    # plans puts 40 per replica; the engine admits 8 → ⌈200 / 8⌉ = 25 devices
+    assert (o.planned_seqs, o.devices, o.binding, o.engine_limited) == (8, 25, "engine admission", True)
     assert o.rank_in_model > 1
 
 

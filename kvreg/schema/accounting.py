@@ -55,21 +55,49 @@ class Quirk(Strict):
 
 
 class ReserveModel(Strict):
-    """What the engine holds back from its claim before the KV pool (engine_accounting.md §1).
+    """What the engine holds back from its claim before the KV pool (engine_accounting.md §1; docs/engine.md).
 
-    reserve = non_torch
-              + max(activation_bytes_per_token_hidden × hidden_size × max_num_batched_tokens,   # forward profile run
-                    sampler_bytes_per_seq_vocab × max_num_seqs × vocab_size)                   # dummy sampler run
-              + cudagraph (when the release subtracts its estimate, ≥0.20).
-    The torch peak is the larger of the two dummy runs because the first is freed
-    before the second (gpu_model_runner.profile_run); constants are fitted to the
-    calibration logs and marked ``estimated``.
+    The arithmetic is the scalar macro ``engine_reserve_bytes`` (kvreg/sql/204_engine_reserve.sql),
+    per TP rank, in bytes, with T = max_num_batched_tokens, N = max_num_seqs, V = vocab, h = hidden:
+
+    reserve = non_torch(tp)                              # non-torch growth during the profile run
+              + torch_workspace                          # cuBLAS/cuBLASLt workspaces (persistent)
+              + moe_workspace(T, top-k, moe I / tp, h)   # vLLM's persistent fused-MoE workspace
+              + max(forward, sampler)                    # the larger of the two dummy runs
+              + cudagraph                                # only where the release subtracts it
+    forward = T·(forward_hidden_tensors·h + forward_intermediate_tensors·I/tp)·act_bytes
+              + activation_bytes_per_token_hidden·h·T
+    sampler = sampler_bytes_per_seq_vocab·N·V + 4·rows(N)·V + [profile_hidden_kept]·T·h·act_bytes
+    The torch peak is the larger dummy run because the forward's activations are freed before
+    the sampler runs (gpu_model_runner.profile_run), but its output hidden states are not.
     """
 
     non_torch: Measure[BytesOrZero]
-    activation_bytes_per_token_hidden: Measure[Annotated[float, Field(ge=0)]]
+    """Non-torch memory growth during the profile run at TP 1 (CUDA context, kernel modules)."""
+    non_torch_multi_gpu: Measure[BytesOrZero] | None = None
+    """The same per rank at TP 2 inside a GPU link domain (NVLink: NCCL, symmetric-memory, custom all-reduce buffers); absent = non_torch."""
+    non_torch_multi_gpu_pcie: Measure[BytesOrZero] | None = None
+    """Per rank at TP > 1 on devices without a GPU link domain (PCIe); absent = non_torch."""
+    non_torch_per_extra_rank: Measure[BytesOrZero] = Measure(value=0)
+    """Added per rank for each rank beyond 2 (NCCL buffers per peer)."""
+    torch_workspace: Measure[BytesOrZero] = Measure(value=0)
+    """Persistent torch allocations of the first matmuls (cuBLAS + cuBLASLt workspaces)."""
+    activation_bytes_per_token_hidden: Measure[Annotated[float, Field(ge=0)]] = Measure(value=0.0)
+    """Fitted forward term (engines whose forward is not modelled by geometry: V0, SGLang, TRT-LLM)."""
+    forward_hidden_tensors: Measure[Annotated[float, Field(ge=0)]] = Measure(value=0.0)
+    """Live T × hidden activation tensors at the forward's peak (residual, normed input, output)."""
+    forward_intermediate_tensors: Measure[Annotated[float, Field(ge=0)]] = Measure(value=0.0)
+    """Live T × (intermediate ÷ tp) tensors at the forward's peak (gate_up = 2, activation = 1)."""
     sampler_bytes_per_seq_vocab: Measure[Annotated[float, Field(ge=0)]] = Measure(value=0.0)
+    """Bytes per max_num_seqs × vocab element alive at the dummy sampler run's peak."""
+    sampler_buffer_rows: Measure[Annotated[int, Field(ge=0)]] = Measure(value=0)
+    """Rows (of vocab fp32) of the Triton top-k/top-p kernel's cached buffer: min(next_pow2(min(SMs, N)), SMs)."""
+    profile_hidden_kept: Cited[bool] = Cited(value=False)
+    """The forward's T × hidden output is still alive while the sampler runs."""
+    moe_workspace: Cited[Literal["none", "triton_persistent"]] = Cited(value="none")
+    """MoE workspace that outlives the forward (vLLM WorkspaceManager, TritonExperts.workspace_shapes)."""
     cudagraph: Measure[BytesOrZero]
+    """CUDA-graph memory subtracted before the KV pool (0 where the release does not subtract it)."""
 
 
 class Accounting(Strict):
@@ -123,5 +151,9 @@ def cited_sources(acc: Accounting) -> list[tuple[str, str]]:
         v = getattr(acc, name)
         if isinstance(v, Cited) and v.source:
             out.append((f"accounting.{name}", v.source))
+    for name in type(acc.reserve).model_fields:
+        v = getattr(acc.reserve, name)
+        if isinstance(v, Cited) and v.source:
+            out.append((f"accounting.reserve.{name}", v.source))
     out += [(f"accounting.quirks.{i}", q.source) for i, q in enumerate(acc.quirks) if q.source]
     return out

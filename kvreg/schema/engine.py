@@ -25,6 +25,8 @@ class EngineEntry(Entry):
     block (1 = no paging).
     """
 
+    extends: str | None = None
+    """Engine id this release is written against (kvreg/extends.py merges the parent's data first)."""
     engine: str
     releases: str | None = None
     gpu_memory_utilization: Measure[Annotated[float, Field(gt=0, le=1)]]

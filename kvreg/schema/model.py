@@ -134,6 +134,8 @@ class Moe(Strict):
     experts: PositiveInt
     experts_per_token: PositiveInt
     shared_experts: int = 0
+    intermediate_size: PositiveInt | None = None
+    """Each routed expert's FFN width (config moe_intermediate_size); sizes vLLM's MoE workspace."""
 
 
 # Tensor groups a checkpoint rule prices separately (kvreg/weights.py derives their elements).
@@ -230,6 +232,8 @@ class ModelEntry(Entry):
     layers: PositiveInt
     hidden_size: PositiveInt
     vocab_size: Annotated[int, Field(ge=VOCAB_RANGE[0], le=VOCAB_RANGE[1])] | None = None
+    intermediate_size: PositiveInt | None = None
+    """Dense FFN width (config intermediate_size); sizes the engine's profile-run activation peak."""
     attention_heads: PositiveInt | None = None
     native_context: Measure[Tokens]
     params_total: Measure[Count]

@@ -86,7 +86,7 @@ class ObservationEntry(Entry):
     """One engine startup: model, hardware, engine release, settings, logged figures, source."""
 
     engine: EntryId | None = None
-    """Engine release range id (registry/engines), e.g. ``vllm-0.9-0.19``."""
+    """Engine release range id (registry/engines), e.g. ``vllm-0.9-0.16``."""
     engine_version: str | None = None
     model: EntryId | None = None
     """Registry model id; may name a model not (yet) in the registry (``kvreg import-hf``)."""

@@ -19,7 +19,7 @@
 CREATE OR REPLACE VIEW engine_kv_buckets AS
 WITH b AS (
     SELECT engine_id, model_id, kv_dtype, tp, storage_kind, token_bytes, window_tokens, state_bytes,
-           base_block_tokens, sum(layer_count) AS layers
+           base_block_tokens, num_speculative_tokens, sum(layer_count) AS layers
     FROM engine_layer_specs WHERE in_pool
     GROUP BY ALL
 ),
@@ -75,5 +75,6 @@ SELECT engine_id, model_id, kv_dtype, tp, storage_kind, window_tokens, layers, t
        CASE WHEN layout_mode = 'grouped' THEN grouped_size END AS group_size,
        CASE WHEN layout_mode = 'grouped' THEN ((layers + grouped_size - 1) // grouped_size)::BIGINT ELSE 1 END
            AS request_groups,
-       CASE WHEN layout_mode = 'swa_pools' AND storage_kind = 'sliding' THEN swa_pool_ratio END AS pool_ratio
+       CASE WHEN layout_mode = 'swa_pools' AND storage_kind = 'sliding' THEN swa_pool_ratio END AS pool_ratio,
+       num_speculative_tokens
 FROM unified

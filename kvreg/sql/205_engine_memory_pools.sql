@@ -16,11 +16,17 @@
 --   enforce_eager      the knob (default false): no CUDA graphs are captured, so the cudagraph term is 0
 --                      (vllm/v1/worker/gpu_worker.py determine_available_memory, 0.19.0 l. 379–381:
 --                      cudagraph_memory_estimate = 0 when enforce_eager)
---   num_speculative_tokens  the knob as given (NULL = the served model's own); plumbed for the reserve
---                      and block rules that depend on it, no effect on this pool yet
---   sampler_bytes_per_seq  the dummy sampler run's bytes per scheduled sequence (sampler constant × vocab)
---   reserve_bytes      non_torch + max(activation·hidden·T, sampler·max_num_seqs·vocab) + cudagraph
---                      (engine_accounting.md §1c; constants fitted to logs, kvreg/schema/accounting.py)
+--   num_speculative_tokens  the knob as given (NULL = the served model's own); the served set's own count
+--                      drives the recurrent blocks and conv rows (200, 215); no effect on this pool yet
+--   non_torch_bytes    non-torch growth of the profile run at this tp and link (engine_non_torch_bytes, 204)
+--   torch_workspace_bytes, moe_workspace_bytes  persistent torch allocations of the profile run (204)
+--   activation_bytes   the forward dummy run's peak over T = max_num_batched_tokens (engine_forward_peak_bytes)
+--   sampler_bytes_per_seq  the dummy sampler run's bytes per scheduled sequence (sampler rule × vocab)
+--   sampler_bytes      the dummy sampler run's peak at max_num_seqs (engine_sampler_peak_bytes)
+--   hidden_size, vocab_size, act_bytes, intermediate_size, moe_intermediate_size, moe_top_k,
+--   sampler_bytes_per_seq_vocab, sampler_buffer_rows, profile_hidden_kept  the geometry and rules these use
+--   reserve_bytes      engine_reserve_bytes (204): persistent terms + max(forward, sampler) + cudagraph
+--                      (docs/engine.md: each term's source in vLLM's code)
 --   available_kv_bytes predicted "Available KV cache memory" by util_basis:
 --                      total:            usable·util − weights − reserve                (vLLM §1)
 --                      free:             (usable − weights − reserve)·util             (TRT-LLM §9)
@@ -38,15 +44,20 @@ WITH draft AS (
 ),
 served AS (
     SELECT s.served_id AS model_id, w.weights_dtype, w.weights_bytes + coalesce(d.draft_weights_bytes, 0) AS weights_bytes,
-           m.hidden_size, coalesce(m.vocab_size, 0) AS vocab_size
+           m.hidden_size, coalesce(m.vocab_size, 0) AS vocab_size, g.intermediate_size, g.moe_intermediate_size,
+           m.moe_experts_per_token AS moe_top_k,
+           -- activations run in the model dtype (fp32 checkpoints at 4 bytes, everything else 16-bit)
+           CASE WHEN m.dtype = 'fp32' THEN 4 ELSE 2 END AS act_bytes
     FROM served_models s
     JOIN models m ON m.model_id = s.model_id
     JOIN model_weights w ON w.model_id = s.model_id
+    LEFT JOIN model_profile_geometry g ON g.model_id = s.model_id
     LEFT JOIN draft d ON d.served_id = s.served_id
     WHERE s.role = 'target'
 ),
 dev AS (
     SELECT a.*, e.gpu_memory_utilization AS release_gpu_memory_utilization, h.hardware_id, h.usable_bytes,
+           h.interconnect_domain_size,
            a.large_gpu_min_bytes IS NOT NULL AND h.usable_bytes >= a.large_gpu_min_bytes
                AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(a.large_gpu_excludes, ''), ','),
                                                             lambda x: x <> '' AND starts_with(h.hardware_id, x))), false)
@@ -76,16 +87,30 @@ pool AS (
            d.usable_bytes, d.util_set AS gpu_memory_utilization,
            d.util_set = d.release_gpu_memory_utilization AS util_is_default,
            d.eager_set AS enforce_eager, num_speculative_tokens::BIGINT AS num_speculative_tokens,
-           d.util_basis, d.non_torch_bytes,
+           d.util_basis,
+           engine_non_torch_bytes(d.non_torch_bytes, d.non_torch_multi_gpu_bytes, d.non_torch_per_extra_rank_bytes,
+                                  d.non_torch_multi_gpu_pcie_bytes, t.tp, coalesce(d.interconnect_domain_size, 1) >= t.tp)
+               AS non_torch_bytes,
+           d.torch_workspace_bytes,
+           engine_moe_workspace_bytes(d.moe_workspace, d.batched_set, s.moe_top_k, s.moe_intermediate_size,
+                                      s.hidden_size, t.tp, s.act_bytes) AS moe_workspace_bytes,
            CASE WHEN d.eager_set THEN 0 ELSE d.cudagraph_bytes END AS cudagraph_bytes,
            s.weights_bytes / t.tp AS weights_bytes,
-           d.activation_bytes_per_token_hidden * s.hidden_size * d.batched_set AS activation_bytes,
+           engine_forward_peak_bytes(d.batched_set, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
+                                     d.forward_hidden_tensors, d.forward_intermediate_tensors,
+                                     d.activation_bytes_per_token_hidden) AS activation_bytes,
            d.sampler_bytes_per_seq_vocab * s.vocab_size AS sampler_bytes_per_seq,
-           d.sampler_bytes_per_seq_vocab * s.vocab_size * d.seqs_set AS sampler_bytes
+           engine_sampler_peak_bytes(d.seqs_set, s.vocab_size, d.sampler_bytes_per_seq_vocab, d.sampler_buffer_rows,
+                                     d.batched_set, s.hidden_size, s.act_bytes, d.profile_hidden_kept) AS sampler_bytes,
+           -- kept for the calibration, which re-evaluates the sampler at an observation's max_num_seqs
+           s.hidden_size, s.vocab_size, s.act_bytes, s.intermediate_size, s.moe_intermediate_size, s.moe_top_k,
+           d.sampler_bytes_per_seq_vocab, d.sampler_buffer_rows, d.profile_hidden_kept
     FROM set_knobs d CROSS JOIN served s CROSS JOIN tp_sizes t
 ),
-reserved AS (   -- the release's reserve above non-torch memory: one expression (a reserve model drops in here)
-    SELECT p.*, greatest(p.activation_bytes, p.sampler_bytes) + p.cudagraph_bytes AS torch_reserve_bytes
+reserved AS (   -- the release's reserve (204): cudagraph_bytes is already 0 with enforce_eager
+    SELECT p.*, engine_reserve_bytes(p.non_torch_bytes, p.torch_workspace_bytes, p.moe_workspace_bytes,
+                                     p.activation_bytes, p.sampler_bytes, p.cudagraph_bytes, false)
+                - p.non_torch_bytes AS torch_reserve_bytes
     FROM pool p
 )
 SELECT r.* EXCLUDE (torch_reserve_bytes), r.non_torch_bytes + r.torch_reserve_bytes AS reserve_bytes,

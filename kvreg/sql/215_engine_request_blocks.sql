@@ -6,7 +6,9 @@
 --   len_list, a LIST of token counts) × max_num_batched_tokens (each distinct value of batched_list).
 -- Inputs: engine_kv_buckets, engine_accounting; scalar macro engine_group_blocks (210).
 -- Units: blocks.
--- Rule (engine_accounting.md §4): grouped pools sum blocks over all groups (Σ_g blocks_g); a single
+-- Rule (engine_accounting.md §4): recurrent groups hold the release's blocks + num_speculative_tokens
+--   (MambaSpec.max_memory_usage_bytes, v1/kv_cache_interface.py 0.20.0:540-547);
+--   grouped pools sum blocks over all groups (Σ_g blocks_g); a single
 --   group (or SGLang's pools) needs the largest per-bucket figure.
 CREATE OR REPLACE MACRO engine_request_blocks_at(len_list, batched_list) AS TABLE
 SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, l.max_model_len, t.max_num_batched_tokens,
@@ -14,11 +16,11 @@ SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, l.max_model_len, t.max_num_bat
             WHEN 'grouped' THEN sum(b.request_groups * engine_group_blocks(
                  b.storage_kind, b.block_tokens, b.window_tokens, l.max_model_len,
                  t.max_num_batched_tokens * a.window_batched_tokens_factor, a.sliding_extra_blocks,
-                 a.recurrent_blocks_per_request, b.pool_ratio))
+                 a.recurrent_blocks_per_request + b.num_speculative_tokens, b.pool_ratio))
             ELSE max(engine_group_blocks(
                  b.storage_kind, b.block_tokens, b.window_tokens, l.max_model_len,
                  t.max_num_batched_tokens * a.window_batched_tokens_factor, a.sliding_extra_blocks,
-                 a.recurrent_blocks_per_request, b.pool_ratio)) END::BIGINT AS blocks_per_request
+                 a.recurrent_blocks_per_request + b.num_speculative_tokens, b.pool_ratio)) END::BIGINT AS blocks_per_request
 FROM engine_kv_buckets b
 JOIN engine_accounting a USING (engine_id)
 CROSS JOIN (SELECT DISTINCT unnest(len_list)::BIGINT AS max_model_len) l

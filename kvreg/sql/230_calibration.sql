@@ -72,12 +72,23 @@ k AS (
 e2e AS (
     SELECT o.observation_id, p.usable_bytes, coalesce(o.gpu_memory_utilization, p.gpu_memory_utilization) AS util,
            p.weights_bytes / o.pp AS weights_bytes,
-           p.non_torch_bytes + greatest(p.activation_bytes, p.sampler_bytes_per_seq * coalesce(o.max_num_seqs, o.default_seqs))
-               + CASE WHEN o.enforce_eager THEN 0 ELSE p.cudagraph_bytes END AS reserve_bytes,
+           -- the release's reserve (204) at the observation's max_num_seqs and enforce_eager
+           engine_reserve_bytes(p.non_torch_bytes, p.torch_workspace_bytes, p.moe_workspace_bytes, p.activation_bytes,
+                                engine_sampler_peak_bytes(coalesce(o.max_num_seqs, o.default_seqs), p.vocab_size,
+                                                          p.sampler_bytes_per_seq_vocab, p.sampler_buffer_rows,
+                                                          p.max_num_batched_tokens, p.hidden_size, p.act_bytes,
+                                                          p.profile_hidden_kept),
+                                p.cudagraph_bytes, o.enforce_eager) AS reserve_bytes,
+           -- the same terms as the log's budget lines: non-torch; the torch peak increase (workspaces + the
+           -- larger dummy run); the CUDA graphs the release subtracts
            p.non_torch_bytes AS e2e_non_torch_bytes,
-           greatest(p.activation_bytes, p.sampler_bytes_per_seq * coalesce(o.max_num_seqs, o.default_seqs))
-               AS e2e_activation_bytes,
-           CASE WHEN o.enforce_eager THEN 0 ELSE p.cudagraph_bytes END AS e2e_cuda_graph_bytes,
+           p.torch_workspace_bytes + p.moe_workspace_bytes
+               + greatest(p.activation_bytes,
+                          engine_sampler_peak_bytes(coalesce(o.max_num_seqs, o.default_seqs), p.vocab_size,
+                                                    p.sampler_bytes_per_seq_vocab, p.sampler_buffer_rows,
+                                                    p.max_num_batched_tokens, p.hidden_size, p.act_bytes,
+                                                    p.profile_hidden_kept)) AS e2e_activation_bytes,
+           CASE WHEN coalesce(o.enforce_eager, false) THEN 0 ELSE p.cudagraph_bytes END AS e2e_cuda_graph_bytes,
            p.util_basis
     FROM o
     JOIN engine_memory_pools p ON p.engine_id = o.engine_id AND p.model_id = o.served_id AND p.hardware_id = o.hardware_id
