@@ -5,9 +5,10 @@
 -- engine_memory_pools is this macro over the batched_tokens axis (batched_axis := that list).
 -- Grain: one row per engine × served model × hardware × weights_dtype × tp × max_num_batched_tokens
 --   (batched_axis when given, else the one value max_num_batched_tokens or the release default).
--- Inputs: engine_accounting, engines, served_models, models, model_weights, hardware, tp_sizes.
+-- Inputs: engine_accounting, engines, served_models, models, model_weights, model_weights_per_rank, hardware, tp_sizes.
 -- Units: bytes per device (per TP rank); tokens; sequences.
---   weights_bytes      served weights ÷ tp (a draft model's weights at its own dtype are added)
+--   weights_bytes      served weights per rank: a listed checkpoint's model_weights_per_rank (035), else the
+--                      model's weights ÷ tp; a draft model's weights at its own dtype ÷ tp are added
 --   default_batched    true for the release's default max_num_batched_tokens on this device
 --                      (vLLM get_batch_defaults: larger defaults from large_gpu_min_bytes, except
 --                      the excluded device names)
@@ -43,7 +44,8 @@ WITH draft AS (
     GROUP BY ALL
 ),
 served AS (
-    SELECT s.served_id AS model_id, w.weights_dtype, w.weights_bytes + coalesce(d.draft_weights_bytes, 0) AS weights_bytes,
+    SELECT s.served_id AS model_id, s.model_id AS target_model_id, w.weights_dtype, w.checkpoint_id, w.weights_basis,
+           w.weights_bytes, coalesce(d.draft_weights_bytes, 0) AS draft_weights_bytes,
            m.hidden_size, coalesce(m.vocab_size, 0) AS vocab_size, g.intermediate_size, g.moe_intermediate_size,
            m.moe_experts_per_token AS moe_top_k,
            -- activations run in the model dtype (fp32 checkpoints at 4 bytes, everything else 16-bit)
@@ -95,7 +97,7 @@ pool AS (
            engine_moe_workspace_bytes(d.moe_workspace, d.batched_set, s.moe_top_k, s.moe_intermediate_size,
                                       s.hidden_size, t.tp, s.act_bytes) AS moe_workspace_bytes,
            CASE WHEN d.eager_set THEN 0 ELSE d.cudagraph_bytes END AS cudagraph_bytes,
-           s.weights_bytes / t.tp AS weights_bytes,
+           coalesce(r.weights_bytes_per_rank, s.weights_bytes / t.tp) + s.draft_weights_bytes / t.tp AS weights_bytes,
            engine_forward_peak_bytes(d.batched_set, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
                                      d.forward_hidden_tensors, d.forward_intermediate_tensors,
                                      d.activation_bytes_per_token_hidden) AS activation_bytes,
@@ -106,6 +108,10 @@ pool AS (
            s.hidden_size, s.vocab_size, s.act_bytes, s.intermediate_size, s.moe_intermediate_size, s.moe_top_k,
            d.sampler_bytes_per_seq_vocab, d.sampler_buffer_rows, d.profile_hidden_kept
     FROM set_knobs d CROSS JOIN served s CROSS JOIN tp_sizes t
+    -- a listed checkpoint's bytes per rank (035: vocab padded and split, k/v replicated past the KV
+    -- heads, norms/routers/rotary caches on every rank); a generic precision splits evenly
+    LEFT JOIN model_weights_per_rank r ON s.weights_basis = 'checkpoint' AND r.model_id = s.target_model_id
+                                      AND r.checkpoint_id = s.checkpoint_id AND r.tp = t.tp
 ),
 reserved AS (   -- the release's reserve (204): cudagraph_bytes is already 0 with enforce_eager
     SELECT p.*, engine_reserve_bytes(p.non_torch_bytes, p.torch_workspace_bytes, p.moe_workspace_bytes,
