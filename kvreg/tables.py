@@ -95,8 +95,15 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "unified_memory": (B, False), "bandwidth_bytes_per_s": (F, True),
         "interconnect_name": (S, True), "interconnect_bytes_per_s": (F, True),
         "interconnect_domain_size": (I, True),
-        "price_usd_per_hour": (F, True), "price_provider": (S, True), "price_date": (S, True),
+        "tdp_watts": (F, True),
         "confidence": (S, False), "file": (S, False), "line": (I, False),
+    },
+    # Prices as read (hardware `price:` blocks): one row per rental quote (USD per device-hour) and one
+    # per purchase price (USD per device); the rate bases are SQL (kvreg/sql/115_hardware_rates.sql).
+    "hardware_prices": {
+        "hardware_id": (S, False), "price_idx": (I, False), "price_kind": (S, False), "usd": (F, False),
+        "provider": (S, False), "date": (S, True), "source_id": (S, True),
+        "file": (S, False), "line": (I, False),
     },
     "hardware_flops": {"hardware_id": (S, False), "dtype": (S, False), "flop_per_s": (F, False)},
     "hardware_precisions": {"hardware_id": (S, False), "dtype": (S, False)},
@@ -141,6 +148,10 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "report_workloads": {
         "report_id": (S, False), "users": (I, False), "context_tokens": (I, False), "tpot_s": (F, True),
         "ttft_s": (F, True), "hours_per_month": (F, False),
+        "cost_basis": (S, False), "tco_years": (F, True), "tco_usd_per_kwh": (F, True), "tco_pue": (F, True),
+        # the report's engine_settings (NULL = each release's default), passed to the macros' knob parameters
+        "gpu_memory_utilization": (F, True), "max_num_seqs": (I, True), "max_num_batched_tokens": (I, True),
+        "enforce_eager": (B, True), "num_speculative_tokens": (I, True),
     },
     **ENGINE_TABLES,
 }
@@ -248,10 +259,19 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
             interconnect_bytes_per_s=h.interconnect.bandwidth.value if h.interconnect else None,
             interconnect_domain_size=(h.interconnect.domain_size.value
                                       if h.interconnect and h.interconnect.domain_size else None),
-            price_usd_per_hour=h.price.usd_per_hour.value if h.price else None,
-            price_provider=h.price.provider if h.price else None,
-            price_date=str(h.price.date) if h.price else None,
+            tdp_watts=h.price.tdp_w.value if h.price and h.price.tdp_w else None,
             confidence=h.confidence, file=doc.file, line=doc.where(("id",))[0]))
+        if h.price is not None:
+            line = doc.where(("price",))[0]
+            for qi, q in enumerate(h.price.quotes()):
+                rows["hardware_prices"].append(dict(
+                    hardware_id=hid, price_idx=qi, price_kind="rental", usd=q.usd_per_hour.value,
+                    provider=q.provider, date=str(q.date), source_id=q.usd_per_hour.source, file=doc.file, line=line))
+            if h.price.purchase is not None:
+                pu = h.price.purchase
+                rows["hardware_prices"].append(dict(
+                    hardware_id=hid, price_idx=len(h.price.quotes()), price_kind="purchase", usd=pu.usd.value,
+                    provider=pu.kind, date=pu.date, source_id=pu.usd.source, file=doc.file, line=line))
         for dtype, f in sorted(h.peak_flops.items()):
             rows["hardware_flops"].append(dict(hardware_id=hid, dtype=dtype, flop_per_s=f.value))
         if h.efficiency is not None:
@@ -304,7 +324,9 @@ def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
         w = r.workload
         rows["report_workloads"].append(dict(
             report_id=rid, users=w.users, context_tokens=w.context,
-            tpot_s=None if w.tpot_ms is None else w.tpot_ms / 1e3, ttft_s=w.ttft_s, hours_per_month=w.hours_per_month))
+            tpot_s=None if w.tpot_ms is None else w.tpot_ms / 1e3, ttft_s=w.ttft_s, hours_per_month=w.hours_per_month,
+            cost_basis=r.cost_basis.kind, tco_years=r.cost_basis.years, tco_usd_per_kwh=r.cost_basis.usd_per_kwh,
+            tco_pue=r.cost_basis.pue, **r.engine_settings.model_dump()))
 
 
 def frames(registry: Registry) -> dict[str, pd.DataFrame]:

@@ -49,7 +49,7 @@ def test_worked_plan_h100_tp8_by_hand(con):
     assert p["binding_constraint"] == "tpot" and p["rate_basis"] == "expected"
     assert p["replicas"] == math.ceil(200 / 43) == 5
     assert p["batch_per_replica"] == 40 and p["gpus"] == 40
-    assert p["usd_per_hour"] == pytest.approx(40 * 3.78)
+    assert p["usd_per_hour"] == pytest.approx(40 * 2.99)   # the lowest listed H100 SXM quote (Lambda, 2026-05-18)
     assert p["tpot_at_batch_s"] == pytest.approx((WEIGHTS + 40 * S * KV_TOKEN) / bw + 40 * ar)
     assert p["tpot_at_batch_s"] <= 0.05
 
@@ -76,12 +76,12 @@ def test_worked_plan_cli_output(db):
     lines = res.output.splitlines()
     assert lines[0] == ("llama-3.1-70b · 200 users × 32,000 tokens · TPOT ≤ 50.0 ms · engine first-principles"
                         " · weights bf16 · KV bf16")
-    assert lines[4].split() == ["h100-sxm-80gb", "bf16", "bf16", "8", "46", "43", "5", "40", "40", "$151.20",
-                                "tpot", "46.9", "ms", "expected"]
-    assert lines[5].split() == ["a100-sxm-40gb", "bf16", "bf16", "8", "13", "13", "16", "13", "128", "$189.44",
-                                "capacity", "49.8", "ms", "expected"]
-    assert lines[6].split()[:10] == ["a100-sxm-80gb", "bf16", "bf16", "8", "46", "21", "10", "20", "80", "$199.87"]
-    assert "Best: 5 × h100-sxm-80gb TP 8 = 40 GPUs at $151.20/hour; binding constraint: tpot." in lines
+    # The H100 and A100 rows are checked by hand above (plans SQL); with every datacenter part priced the ten
+    # shown are cheaper.
+    # cheapest on the rental basis: MI300X at $1.50/h (TensorWave): 3 replicas × TP 8 = 24 × $1.50
+    assert lines[4].split()[:10] == ["mi300x", "bf16", "bf16", "8", "138", "76", "3", "67", "24", "$36.00"]
+    assert lines[5].split()[:10] == ["mi300x", "bf16", "bf16", "4", "62", "31", "7", "29", "28", "$42.00"]
+    assert "Best: 3 × mi300x TP 8 = 24 GPUs at $36.00/hour; binding constraint: tpot." in lines
     assert not any(line.startswith("Not ranked") for line in lines)   # every entry states an efficiency
     # Grouped per hardware and reason, capped.
     cannot = lines[lines.index("Cannot serve it:") + 1:]

@@ -308,13 +308,13 @@ def test_capacity_limit_is_a_column(con):
 def test_costs_llama70b_h100(con):
     c = one(con, "SELECT * FROM costs WHERE model_id='llama-3.1-70b' AND hardware_id='h100-sxm-80gb' AND tp=8 AND engine_id='first-principles'"
                  " AND weights_dtype='bf16' AND kv_dtype='bf16' AND context_tokens=8192 AND batch=32")
-    assert c["gpus"] == 8 and c["usd_per_hour"] == pytest.approx(8 * 3.78)
-    assert c["usd_per_million_output_tokens"] == pytest.approx(8 * 3.78 / (c["decode_tok_per_s"] * 3600) * 1e6)
+    assert c["gpus"] == 8 and c["usd_per_hour"] == pytest.approx(8 * 2.99)
+    assert c["usd_per_million_output_tokens"] == pytest.approx(8 * 2.99 / (c["decode_tok_per_s"] * 3600) * 1e6)
     # Expected: at 45 % of the bandwidth (the all-reduce time is not scaled), so a little under 1/0.45 × the ceiling.
     assert c["expected_usd_per_million_output_tokens"] == pytest.approx(
-        8 * 3.78 / (c["expected_decode_tok_per_s"] * 3600) * 1e6)
+        8 * 2.99 / (c["expected_decode_tok_per_s"] * 3600) * 1e6)
     assert 2 < c["expected_usd_per_million_output_tokens"] / c["usd_per_million_output_tokens"] < 1 / 0.45
-    assert c["usd_per_concurrent_seq_month"] == pytest.approx(8 * 3.78 * 730 / 32)
+    assert c["usd_per_concurrent_seq_month"] == pytest.approx(8 * 2.99 * 730 / 32)
 
 
 def test_costs_without_price_are_null(con):
