@@ -69,8 +69,9 @@ def test_errors_are_usage_errors_or_problems(project, tmp_path):
     p.write_text(p.read_text().replace("    kv_heads: 8", "    kv_heads: yes"))
     with pytest.raises(kvreg.KvregError) as info:
         kvreg.validate(bad)
+    line = next(n for n, l in enumerate(p.read_text().splitlines(), 1) if l == "    kv_heads: yes")
     assert [(x.file, x.line, x.code) for x in info.value.problems] == [
-        ("registry/models/llama-3.1-8b.yaml", 19, "wrong-type")]
+        ("registry/models/llama-3.1-8b.yaml", line, "wrong-type")]
 
 
 def test_every_api_function_is_documented_with_a_docstring():

@@ -174,6 +174,11 @@ def edit(root: Path, rel: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
+def line_of(path: Path, text: str) -> int:
+    """1-based line of the first line of ``path`` that starts with ``text``."""
+    return next(n for n, l in enumerate(path.read_text().splitlines(), 1) if l.startswith(text))
+
+
 def problems(root: Path) -> list[dict]:
     import json
 
@@ -212,7 +217,7 @@ def test_bad_model_values_are_located_problems(tmp_path, old, new, code, line):
         assert found == []
         return
     assert [(p["code"], p["file"]) for p in found] == [(code, MODEL)], found
-    assert found[0]["line"] == line
+    assert found[0]["line"] == line_of(root / MODEL, new.splitlines()[-1])
 
 
 def test_kv_heads_yes_no_longer_shows_465_sequences(tmp_path):
@@ -224,7 +229,7 @@ def test_kv_heads_yes_no_longer_shows_465_sequences(tmp_path):
     edit(root, MODEL, "    kv_heads: 8", "    kv_heads: yes")
     r = run("fit", "llama-3.1-8b", "h100-sxm-80gb", "--context", "8Ki", "--project", root)
     clean_exit(r, (1,))
-    assert f"{MODEL}:19" in r.output and "465" not in r.output
+    assert f"{MODEL}:{line_of(root / MODEL, '    kv_heads: yes')}" in r.output and "465" not in r.output
 
 
 def test_alias_bomb_fails_fast(tmp_path):
