@@ -164,6 +164,10 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
         best = r.feasible[0]
         out.append(f"Best: {best['replicas']} × {best['hardware_id']} TP {best['tp']} = {best['gpus']} GPUs"
                    f" at {f.usd(best['usd_per_hour'])}/hour; binding constraint: {best['binding_constraint']}.")
+        # Every plan states the efficiency its rates used and the evidence (speed_efficiency, kvreg/sql/124).
+        shown = {p["hardware_id"]: p.get("efficiency_evidence") for p in r.feasible[:top]}
+        out.append("Efficiency used: " + "; ".join(f"{hw}: {ev or 'none (bandwidth ceiling)'}"
+                                                   for hw, ev in shown.items()) + ".")
     else:
         out.append("No configuration serves this workload.")
         best = r.infeasible[0] if r.infeasible else None

@@ -277,3 +277,27 @@ def test_feasible_plans_meet_both_constraints_with_fewest_replicas(con, users, c
         " AND gpus = replicas * tp)",
         [users, context, tpot, tpot, users, users]).fetchall()
     assert bad == []
+
+
+def test_moe_batch_costed_with_the_experts_it_reads_by_hand(con):
+    # Issue 13: Qwen3-30B-A3B fp8 on L40S, 64 users at 8Ki, TPOT 50 ms.  Costing every batch with the expert
+    # read of min(capacity, users) answered "rate limit 1, 64 GPUs"; each batch must read only the experts
+    # its own B tokens hit.  Facts: registry/models/qwen3-30b-a3b.yaml (128 experts, 8 per token,
+    # P = 30,532,122,624, P_active = 3,353,032,704, 48 layers × 4 KV heads × 128 × 2 (K, V) × 2 bytes).
+    P, PA, E, K = 30_532_122_624, 3_353_032_704, 128, 8
+    W = P                                          # fp8: one byte per parameter (model_weights)
+    seq = 8192 * 2 * 48 * 4 * 128 * 2              # bf16 KV of one 8Ki sequence
+    p = plan_row(con, "qwen3-30b-a3b", "l40s", 1, users=64, context=8192, tpot=0.05, weights="fp8")
+    eff = p["bandwidth_efficiency"]
+    assert 0 < eff <= 1
+    bw = 864e9 * eff                               # hardware/l40s.yaml bandwidth × the efficiency the plan used
+    e = (P - PA) / (E - K)                         # parameters per expert (summed over MoE layers)
+
+    def step(b):                                   # memory roof: weights this batch reads + its KV
+        read = P - e * E * (1 - K / E) ** b       # E·(1 − (1 − k/E)^B) experts hit, uniform routing
+        return (W * read / P + b * seq) / bw
+
+    rate = max(b for b in range(1, 65) if step(b) <= 0.05)
+    assert rate == p["rate_max_batch"]
+    assert 7 <= rate and p["gpus"] <= 10 and p["gpus"] == math.ceil(64 / min(rate, p["max_seqs_per_replica"]))
+    assert p["tpot_at_batch_s"] == pytest.approx(step(p["batch_per_replica"]), rel=1e-3)

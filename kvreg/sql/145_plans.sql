@@ -3,16 +3,18 @@
 -- Workload: `users` concurrent sequences, each at `context_tokens` of context, each needing a decode
 --   rate ≥ 1 / tpot_s tokens per second, and (optional) a prefill floor ≤ ttft_s.
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp (a replica = tp devices).
--- Inputs: memory_pools, decode_coefficients, hardware_peaks, model_weights; macros kv_read_bytes,
+-- Inputs: memory_pools, decode_coefficients, hardware_peaks, model_weights, engines, speed_efficiency; macros kv_read_bytes,
 --   decode_flop, params_read.
--- Rates use the hardware's stated bandwidth/compute efficiency when it has one (rate_basis =
---   'expected'), else the ceiling (rate_basis = 'ceiling'); the TTFT check uses the prefill floor.
+-- Rates use the bandwidth/compute efficiency of speed_efficiency (124: fitted to throughput measurements
+--   for this hardware × engine family, else the hardware entry's stated figure) when there is one
+--   (rate_basis = 'expected'), else the ceiling (rate_basis = 'ceiling'); the TTFT check uses the prefill floor.
 -- Units: sequences, devices, seconds, tokens, USD per hour, bytes.
 --   max_seqs_per_replica  capacity: floor(KV pool per rank ÷ per-rank bytes of one sequence at the context)
 --   rate_max_batch        the largest batch whose decode step still fits in tpot_s:
 --                         memory: (W + B·kv)/BW + B·allreduce ≤ tpot; compute: B·(f/peak + allreduce) ≤ tpot.
---                         MoE: W is the weight read at min(capacity, users) (experts hit, uniform routing
---                         assumed), an upper bound for any smaller batch, so the answer is safe
+--                         MoE: each candidate batch B is costed with the weights B actually reads (expected
+--                         distinct experts hit by B tokens, uniform routing assumed: params_read) through
+--                         decode_step_s (104); the largest B within tpot_s is taken
 --   replicas              ceil(users ÷ min(max_seqs_per_replica, rate_max_batch))
 --   batch_per_replica     ceil(users ÷ replicas): the batch each replica actually runs
 --   tpot_at_batch_s       the decode step at that batch (expected or ceiling, see rate_basis)
@@ -28,8 +30,10 @@
 --                         name the TP, so `kvreg plan` can group one hardware's TPs that fail alike.
 --   tp_fits_interconnect  as in roofline: TRUE at tp = 1 or tp ≤ the interconnect's domain size; FALSE when
 --                         tp > 1 without an interconnect or beyond its domain; NULL when the domain is unknown
---   rate_basis            'expected' (rates at the stated bandwidth efficiency) or 'ceiling' (none stated:
+--   rate_basis            'expected' (rates at the bandwidth efficiency) or 'ceiling' (none fitted or stated:
 --                         the full bandwidth, optimistic); `kvreg plan` never ranks the two together
+--   bandwidth_efficiency, compute_efficiency, efficiency_evidence  the efficiencies the rates used and their
+--                         evidence ("bandwidth 0.58 measured (n=7, hardware); …" or "… estimated (stated …)")
 --   max_context_tokens    the longest context at which ONE sequence fits and meets tpot on one replica
 --                         (linear beyond every window; NULL when the cache does not grow with context, or
 --                         when the configuration fails for a reason no shorter context mends)
@@ -48,10 +52,11 @@ WITH base AS (
                + 4 * k.hidden_size * coalesce(list_sum(list_transform(k.bounded_groups,
                                                      lambda g: g.layers * g.window_tokens)), 0) AS constant_flop,
            4 * k.hidden_size * k.unbounded_attn_layers AS flop_per_context_token,
-           p.tp * h.bandwidth_bytes_per_s * coalesce(h.bandwidth_efficiency, 1) AS bw,
-           p.tp * h.peak_flop_per_s * coalesce(h.compute_efficiency, 1) AS peak,
+           p.tp * h.bandwidth_bytes_per_s * coalesce(se.bandwidth_efficiency, 1) AS bw,
+           p.tp * h.peak_flop_per_s * coalesce(se.compute_efficiency, 1) AS peak,
+           se.bandwidth_efficiency, se.compute_efficiency, se.evidence AS efficiency_evidence,
            p.tp * h.bandwidth_bytes_per_s AS ceiling_bw, p.tp * h.peak_flop_per_s AS ceiling_peak,
-           CASE WHEN h.bandwidth_efficiency IS NULL THEN 'ceiling' ELSE 'expected' END AS rate_basis,
+           CASE WHEN se.bandwidth_efficiency IS NULL THEN 'ceiling' ELSE 'expected' END AS rate_basis,
            CASE WHEN p.tp = 1 THEN TRUE
                 WHEN h.interconnect_bytes_per_s IS NULL THEN FALSE
                 ELSE p.tp <= h.interconnect_domain_size END AS tp_fits_interconnect,
@@ -65,6 +70,8 @@ WITH base AS (
     JOIN model_weights mw ON mw.model_id = p.model_id AND mw.weights_dtype = p.weights_dtype
     JOIN decode_coefficients k ON k.model_id = p.model_id AND k.tp = p.tp
     JOIN hardware_peaks h ON h.hardware_id = p.hardware_id AND h.weights_dtype = p.weights_dtype
+    JOIN engines en ON en.engine_id = p.engine_id
+    LEFT JOIN speed_efficiency se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
 ),
 cap AS (
     SELECT b.*, b.seq_rank_bytes * b.tp AS seq_bytes,
@@ -78,9 +85,6 @@ cap AS (
 ),
 rate AS (
     SELECT c.*,
-           c.weights_bytes * params_read(c.params_total, c.params_active, c.moe_experts, c.moe_experts_per_token,
-                                         greatest(1, least(c.max_seqs_per_replica, users))) / c.params_total
-               AS weights_read_cap,
            CASE WHEN c.ceiling_peak IS NOT NULL
                 THEN greatest(context_tokens * c.flop_per_token / c.ceiling_peak,
                               (c.prefill_weights_read + c.seq_bytes) / c.ceiling_bw)
@@ -88,10 +92,21 @@ rate AS (
     FROM cap c
 ),
 batch AS (
+    -- ub: the closed form with the weight read of ONE sequence (exact for dense models; for MoE an upper
+    -- bound, since a larger batch reads more experts).  MoE: every batch up to ub is costed with the experts
+    -- that batch reads (decode_step_s, 104) and the largest within tpot_s is taken (the step grows with B).
     SELECT r.*,
-           least(floor((tpot_s - r.weights_read_cap / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0))),
-                 floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0))))::BIGINT AS rate_max_batch
-    FROM rate r
+           CASE WHEN r.moe_experts IS NULL OR r.moe_experts <= r.moe_experts_per_token OR r.ub < 1 THEN r.ub
+                ELSE coalesce(list_max(list_filter(
+                         range(1, least(r.ub, greatest(r.max_seqs_per_replica, users), 65536) + 1),
+                         lambda bb: decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
+                                                  r.moe_experts_per_token, bb, r.seq_bytes, r.flop_per_token,
+                                                  r.bw, r.peak, r.ar_s) <= tpot_s)), 0)
+           END::BIGINT AS rate_max_batch
+    FROM (SELECT r.*,
+                 least(floor((tpot_s - r.weights_read_b1 / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0))),
+                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0))))::BIGINT AS ub
+          FROM rate r) r
 ),
 judged AS (
     SELECT b.*,
@@ -132,7 +147,7 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        CASE WHEN NOT r.feasible THEN NULL
             WHEN users <= least(r.max_seqs_per_replica, r.rate_max_batch) THEN 'none'
             WHEN r.max_seqs_per_replica <= r.rate_max_batch THEN 'capacity' ELSE 'tpot' END AS binding_constraint,
-       r.rate_basis,
+       r.rate_basis, r.bandwidth_efficiency, r.compute_efficiency, r.efficiency_evidence,
        greatest((r.weights_bytes * params_read(r.params_total, r.params_active, r.moe_experts,
                                                r.moe_experts_per_token, r.batch_per_replica) / r.params_total
                  + r.batch_per_replica * r.seq_bytes) / r.bw,
