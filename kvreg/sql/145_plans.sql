@@ -14,7 +14,7 @@
 --                         memory: (W + B·kv)/BW + B·allreduce ≤ tpot; compute: B·(f/peak + allreduce) ≤ tpot.
 --                         MoE: each candidate batch B is costed with the weights B actually reads (expected
 --                         distinct experts hit by B tokens, uniform routing assumed: params_read) through
---                         decode_step_s (104); the largest B within tpot_s is taken
+--                         decode_step_s (104); the largest B within tpot_s is found by bisection
 --   replicas              ceil(users ÷ min(max_seqs_per_replica, rate_max_batch))
 --   batch_per_replica     ceil(users ÷ replicas): the batch each replica actually runs
 --   tpot_at_batch_s       the decode step at that batch (expected or ceiling, see rate_basis)
@@ -93,19 +93,26 @@ rate AS (
 ),
 batch AS (
     -- ub: the closed form with the weight read of ONE sequence (exact for dense models; for MoE an upper
-    -- bound, since a larger batch reads more experts).  MoE: every batch up to ub is costed with the experts
-    -- that batch reads (decode_step_s, 104) and the largest within tpot_s is taken (the step grows with B).
+    -- bound, since a larger batch reads more experts); full: the closed form with every expert read (a lower
+    -- bound).  MoE: the decode step grows with B, so the largest B in [full, ub] whose step — costed with the
+    -- experts THAT batch reads (decode_step_s, 104) — is within tpot_s is found by bisection (lo stays
+    -- feasible, hi infeasible; 40 halvings cover any range).
     SELECT r.*,
            CASE WHEN r.moe_experts IS NULL OR r.moe_experts <= r.moe_experts_per_token OR r.ub < 1 THEN r.ub
-                ELSE coalesce(list_max(list_filter(
-                         range(1, least(r.ub, greatest(r.max_seqs_per_replica, users), 65536) + 1),
-                         lambda bb: decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
-                                                  r.moe_experts_per_token, bb, r.seq_bytes, r.flop_per_token,
-                                                  r.bw, r.peak, r.ar_s) <= tpot_s)), 0)
+                ELSE list_reduce(range(40), lambda acc, i:
+                         CASE WHEN acc.hi - acc.lo <= 1 THEN acc
+                              WHEN decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
+                                                 r.moe_experts_per_token, (acc.lo + acc.hi) // 2, r.seq_bytes,
+                                                 r.flop_per_token, r.bw, r.peak, r.ar_s) <= tpot_s
+                              THEN struct_pack(lo := (acc.lo + acc.hi) // 2, hi := acc.hi)
+                              ELSE struct_pack(lo := acc.lo, hi := (acc.lo + acc.hi) // 2) END,
+                         struct_pack(lo := greatest(r.full, 0), hi := r.ub + 1)).lo
            END::BIGINT AS rate_max_batch
     FROM (SELECT r.*,
                  least(floor((tpot_s - r.weights_read_b1 / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0))),
-                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0))))::BIGINT AS ub
+                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0))))::BIGINT AS ub,
+                 least(floor((tpot_s - r.weights_bytes / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0))),
+                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0))))::BIGINT AS full
           FROM rate r) r
 ),
 judged AS (
