@@ -123,7 +123,8 @@ def _reason_groups(rows: list[dict]) -> list[str]:
     out = []
     for (hw, w, kv, reason), ps in sorted(groups.items(), key=lambda g: first[g[0][0]]):
         ps = sorted(ps, key=lambda p: p["tp"])
-        longest = [p for p in ps if p["max_context_tokens"] is not None]
+        # 0: no context at all would do (the weights alone miss the TPOT), so nothing to offer.
+        longest = [p for p in ps if p["max_context_tokens"]]
         if len(ps) == 1 and longest:
             tail = f" (longest context that would: {longest[0]['max_context_tokens']:,})"
         elif longest:

@@ -67,7 +67,7 @@ def _implied(con, where: str) -> dict[str, list[float]]:
     for bound, mem, comp, ar, meas in con.execute(
             f"SELECT bound, memory_s, compute_s, allreduce_s, output_tok_per_s FROM throughput_ceilings WHERE {where}"
             " AND bound IS NOT NULL").fetchall():
-        out[bound].append((mem if bound == "memory" else comp) / (1 / meas - (ar or 0)))
+        out[bound].append(((mem if bound == "memory" else comp) + (ar or 0)) * meas)
     return out
 
 
@@ -107,9 +107,25 @@ def test_prediction_is_the_ceiling_at_the_efficiencies(con):
                  " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"
                  " WHERE s.mode = 'in-sample' AND c.hardware_id = 'h200' AND c.model_id = 'llama-3.1-8b'"
                  " AND c.input_tokens = 1000 AND c.output_tokens = 1000 AND c.source_id = 'trtllm-perf-overview-0.17'")
-    pred = 1 / max(p["memory_s"] / p["bandwidth_efficiency"], p["compute_s"] / p["compute_efficiency"])
+    ar = p["allreduce_s"] or 0                      # 0 at TP 1
+    pred = 1 / max((p["memory_s"] + ar) / p["bandwidth_efficiency"], (p["compute_s"] + ar) / p["compute_efficiency"])
     assert p["predicted_tok_per_s"] == pytest.approx(pred)
     assert p["error"] == pytest.approx(pred / 17537.96 - 1)
+
+
+def test_tp8_prediction_scales_the_all_reduce_with_its_roof(con):
+    # H200 TP 8, Llama 3.1 405B fp8: the all-reduce (2 per layer, ring, 450 GB/s) is serial with the step and
+    # runs at the binding roof's share: predicted = 1 / ((roof + all-reduce) / eff).
+    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency"
+                 " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"
+                 " WHERE s.mode = 'in-sample' AND c.source_id = 'trtllm-perf-overview-0.17'"
+                 " AND c.hardware_id = 'h200' AND c.model_id = 'llama-3.1-405b' AND c.input_tokens = 1000"
+                 " AND c.output_tokens = 1000")
+    ar_token = 2 * 126 * 2 * 7 / 8 * 16384 * 2 / 450e9      # 126 layers, d_model 16,384, bf16, one direction
+    assert p["allreduce_s"] == pytest.approx((1 + 1000 / 1000) * ar_token)
+    roof = p["compute_s"] if p["bound"] == "compute" else p["memory_s"]
+    eff = p["compute_efficiency"] if p["bound"] == "compute" else p["bandwidth_efficiency"]
+    assert p["predicted_tok_per_s"] == pytest.approx(eff / (roof + p["allreduce_s"]))
 
 
 def test_roofline_and_plans_use_the_fitted_efficiency(con):

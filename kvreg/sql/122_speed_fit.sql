@@ -1,13 +1,16 @@
 -- speed_fit: achieved fractions of the roofline fitted to the throughput measurements, with their evidence,
 -- once on every measurement (holdout '') and once without each source (holdout = that source id, for
--- leave-one-source-out evaluation: 124_speed_calibration).
+-- leave-one-source-out evaluation: 125_speed_calibration).
 -- Grain: one row per holdout × roof × level × key (× engine family where the level has one).
 -- Inputs: throughput_ceilings, throughput_measurements.
--- Each measurement implies the efficiency of the roof that bounds it (bound), with the all-reduce left as
---   modelled:  implied = roof_s ÷ (1/output_tok_per_s − allreduce_s)   (roof_s = memory_s or compute_s)
---   so that 1/(roof_s/implied + allreduce_s) reproduces it exactly; the fitted efficiency is the MEDIAN of the
---   implied efficiencies in the group (robust to a few odd rows), n = how many, sources = how many sources.
--- Levels (most specific first; 123_speed_efficiency takes the first that has data):
+-- Each measurement implies the efficiency of the roof that bounds it (bound):
+--   implied = (roof_s + allreduce_s) × output_tok_per_s   (roof_s = memory_s or compute_s)
+--   so that the prediction 1/((roof_s + allreduce_s)/implied) reproduces it exactly: the all-reduce is serial
+--   with the step and is taken to reach the same share of its link as the binding roof of its own (an
+--   ASSUMPTION, checked by the measurements: TensorRT-LLM's measured/ceiling ratio stays flat from TP 1 to 8,
+--   while all-reduces at full link speed over-predict TP 8 about twofold).  The fitted efficiency is the
+--   MEDIAN of the implied efficiencies in the group (robust to a few odd rows), n = how many, sources = how many.
+-- Levels (most specific first; 123_speed_efficiency_by_holdout takes the first that has data):
 --   hardware       key = hardware_id, per engine family
 --   hardware_any   key = hardware_id, every engine family pooled
 --   architecture   key = hardware.architecture, per engine family
@@ -23,11 +26,11 @@ WITH holdouts AS (
 ),
 implied AS (
     SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family, c.bound AS roof,
-           CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END
-               / (1 / c.output_tok_per_s - coalesce(c.allreduce_s, 0)) AS efficiency
+           (CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0))
+               * c.output_tok_per_s AS efficiency
     FROM holdouts h
     JOIN throughput_ceilings c ON c.source_id <> h.holdout
-    WHERE c.bound IS NOT NULL AND 1 / c.output_tok_per_s > coalesce(c.allreduce_s, 0)
+    WHERE c.bound IS NOT NULL
 ),
 levels AS (
     SELECT holdout, roof, 'hardware' AS level, hardware_id AS key, engine_family, efficiency, source_id FROM implied

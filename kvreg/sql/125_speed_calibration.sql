@@ -5,9 +5,9 @@
 -- Grain: one row per mode × throughput measurement.
 -- Inputs: throughput_ceilings, speed_efficiency_by_holdout.
 -- Units: tokens per second, seconds, fractions.
---   predicted_tok_per_s   1 ÷ (greatest(memory_s ÷ bandwidth_eff, compute_s ÷ compute_eff) + allreduce_s): the
---                         ceiling's time per output token with each roof scaled by its efficiency (a missing
---                         compute efficiency counts 1.0, as in roofline)
+--   predicted_tok_per_s   1 ÷ greatest((memory_s + allreduce_s) ÷ bandwidth_eff, (compute_s + allreduce_s) ÷ compute_eff):
+--                         the ceiling's time per output token with each roof, and the all-reduce serial with it,
+--                         scaled by that roof's efficiency (expected_step_s, 104; 122)
 --   error                 predicted ÷ measured − 1 (signed: + over-predicts); abs_error its magnitude
 --   predicted_step_s      batch ÷ predicted_tok_per_s: one engine step of the whole batch (each sequence's TPOT
 --                         when prompts ride along with decode steps); tpot_error against tpot_p50_s where published
@@ -21,8 +21,8 @@ WITH modes AS (
 p AS (
     SELECT m.*, e.bandwidth_efficiency, e.bandwidth_basis, e.bandwidth_level, e.bandwidth_n,
            e.compute_efficiency, e.compute_basis, e.compute_level, e.compute_n,
-           1 / (greatest(m.memory_s / e.bandwidth_efficiency, m.compute_s / coalesce(e.compute_efficiency, 1))
-                + coalesce(m.allreduce_s, 0)) AS predicted_tok_per_s
+           1 / expected_step_s(m.memory_s, m.compute_s, m.allreduce_s, e.bandwidth_efficiency,
+                               e.compute_efficiency) AS predicted_tok_per_s
     FROM modes m
     JOIN speed_efficiency_by_holdout e ON e.holdout = m.holdout AND e.hardware_id = m.hardware_id
                                       AND e.engine_family = m.engine_family

@@ -10,7 +10,8 @@
 --   the efficiencies of speed_efficiency for this hardware × the engine's family (engines.engine):
 --   fitted to published throughput measurements where there are any, else the hardware entry's
 --   stated figure (NULL when neither; a missing compute efficiency counts as 1.0 there).
---   efficiency_evidence says which, with n (speed_efficiency.evidence).
+--   efficiency_evidence says which, with n (speed_efficiency.evidence).  The expected step is
+--   expected_step_s (104): each roof, with the all-reduce serial to it, at that roof's efficiency.
 -- Tensor parallel: one replica is tp devices; bandwidth and FLOP/s are summed over ranks (ideal);
 --   bytes are the per-rank bytes of the core views × tp (so KV heads replicated when tp > kv_heads
 --   are read on every rank); FLOP are the whole model's.
@@ -136,14 +137,12 @@ SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_to
                  + coalesce(context_tokens * allreduce_s_per_token, 0) END AS prefill_floor_s,
        bandwidth_efficiency, compute_efficiency, efficiency_evidence,
        CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN greatest(decode_memory_s / bandwidth_efficiency, decode_compute_s / coalesce(compute_efficiency, 1))
-                 + coalesce(allreduce_s, 0) END AS expected_decode_step_s,
+            THEN expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
+                                 compute_efficiency) END AS expected_decode_step_s,
        CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN batch / (greatest(decode_memory_s / bandwidth_efficiency,
-                                   decode_compute_s / coalesce(compute_efficiency, 1))
-                          + coalesce(allreduce_s, 0)) END AS expected_decode_tok_per_s,
+            THEN batch / expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
+                                         compute_efficiency) END AS expected_decode_tok_per_s,
        CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN 1 / (greatest(decode_memory_s / bandwidth_efficiency,
-                               decode_compute_s / coalesce(compute_efficiency, 1))
-                      + coalesce(allreduce_s, 0)) END AS expected_tok_per_s_per_seq
+            THEN 1 / expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
+                                     compute_efficiency) END AS expected_tok_per_s_per_seq
 FROM timed

@@ -11,7 +11,8 @@
 -- Units: sequences, devices, seconds, tokens, USD per hour, bytes.
 --   max_seqs_per_replica  capacity: floor(KV pool per rank ÷ per-rank bytes of one sequence at the context)
 --   rate_max_batch        the largest batch whose decode step still fits in tpot_s:
---                         memory: (W + B·kv)/BW + B·allreduce ≤ tpot; compute: B·(f/peak + allreduce) ≤ tpot.
+--                         memory: (W + B·kv)/BW + B·allreduce/eff ≤ tpot; compute: B·(f/peak + allreduce/eff) ≤ tpot
+--                         (BW, peak and eff at the efficiencies: the all-reduce at its roof's share, expected_step_s).
 --                         MoE: each candidate batch B is costed with the weights B actually reads (expected
 --                         distinct experts hit by B tokens, uniform routing assumed: params_read) through
 --                         decode_step_s (104); the largest B within tpot_s is found by bisection
@@ -65,6 +66,7 @@ WITH base AS (
                 WHEN p.tp > h.interconnect_domain_size THEN NULL
                 ELSE 2 * k.layers * 2.0 * (p.tp - 1) / p.tp * k.hidden_size * 2 / h.interconnect_bytes_per_s
                 END AS ar_s,
+           coalesce(se.bandwidth_efficiency, 1) AS eb, coalesce(se.compute_efficiency, 1) AS ec,
            h.price_usd_per_hour
     FROM memory_pools p
     JOIN model_weights mw ON mw.model_id = p.model_id AND mw.weights_dtype = p.weights_dtype
@@ -103,16 +105,17 @@ batch AS (
                          CASE WHEN acc.hi - acc.lo <= 1 THEN acc
                               WHEN decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
                                                  r.moe_experts_per_token, (acc.lo + acc.hi) // 2, r.seq_bytes,
-                                                 r.flop_per_token, r.bw, r.peak, r.ar_s) <= tpot_s
+                                                 r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb,
+                                                 r.ec) <= tpot_s
                               THEN struct_pack(lo := (acc.lo + acc.hi) // 2, hi := acc.hi)
                               ELSE struct_pack(lo := acc.lo, hi := (acc.lo + acc.hi) // 2) END,
                          struct_pack(lo := greatest(r.full, 0), hi := r.ub + 1)).lo
            END::BIGINT AS rate_max_batch
     FROM (SELECT r.*,
-                 least(floor((tpot_s - r.weights_read_b1 / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0))),
-                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0))))::BIGINT AS ub,
-                 least(floor((tpot_s - r.weights_bytes / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0))),
-                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0))))::BIGINT AS full
+                 least(floor((tpot_s - r.weights_read_b1 / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0) / r.eb)),
+                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0) / r.ec)))::BIGINT AS ub,
+                 least(floor((tpot_s - r.weights_bytes / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0) / r.eb)),
+                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0) / r.ec)))::BIGINT AS full
           FROM rate r) r
 ),
 judged AS (
@@ -155,21 +158,20 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
             WHEN users <= least(r.max_seqs_per_replica, r.rate_max_batch) THEN 'none'
             WHEN r.max_seqs_per_replica <= r.rate_max_batch THEN 'capacity' ELSE 'tpot' END AS binding_constraint,
        r.rate_basis, r.bandwidth_efficiency, r.compute_efficiency, r.efficiency_evidence,
-       greatest((r.weights_bytes * params_read(r.params_total, r.params_active, r.moe_experts,
-                                               r.moe_experts_per_token, r.batch_per_replica) / r.params_total
-                 + r.batch_per_replica * r.seq_bytes) / r.bw,
-                r.batch_per_replica * r.flop_per_token / r.peak)
-           + r.batch_per_replica * coalesce(r.ar_s, 0) AS tpot_at_batch_s,
-       greatest((r.weights_read_b1 + r.seq_bytes) / r.bw, r.flop_per_token / r.peak) + coalesce(r.ar_s, 0)
+       decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
+                     r.batch_per_replica, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s,
+                     r.eb, r.ec) AS tpot_at_batch_s,
+       decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
+                     1, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb, r.ec)
            AS single_seq_tpot_s,
        r.prefill_floor_s,
        r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
        CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
                  AND coalesce(r.tp_fits_interconnect, FALSE) THEN greatest(0, floor(least(
                 (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
-                ((tpot_s - coalesce(r.ar_s, 0)) * r.bw - r.weights_read_b1 - r.constant_rank_bytes * r.tp)
+                ((tpot_s - coalesce(r.ar_s, 0) / r.eb) * r.bw - r.weights_read_b1 - r.constant_rank_bytes * r.tp)
                     / r.growing_token_bytes,
                 CASE WHEN r.flop_per_context_token > 0
-                     THEN ((tpot_s - coalesce(r.ar_s, 0)) * r.peak - r.constant_flop) / r.flop_per_context_token END
+                     THEN ((tpot_s - coalesce(r.ar_s, 0) / r.ec) * r.peak - r.constant_flop) / r.flop_per_context_token END
             )))::BIGINT END AS max_context_tokens
 FROM run r
