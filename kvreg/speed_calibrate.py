@@ -83,13 +83,13 @@ def _eff(x) -> str:
 
 
 def _tables(rep: dict, with_rows: bool) -> list[tuple[str, list[str], list[list[str]]]]:
-    overall = ("Overall", ["mode", "measurements", "sources", "hardware", "median |error| %", "p90 |error| %",
-                           "worst |error| %"],
+    overall = ("Overall", ["mode", "measurements", "sources", "hardware", "median abs error %", "p90 abs error %",
+                           "worst abs error %"],
                [[o["mode"], f"{o['n']:,}", str(o["sources"]), str(o["hardware"]), _pct(o["median_abs_error"]),
                  _pct(o["p90_abs_error"]), _pct(o["worst_abs_error"])] for o in rep["overall"]])
     by_hw = ("Per hardware and engine family",
-             ["hardware", "engine", "measurements", "bandwidth eff", "compute eff", "in-sample median |error| %",
-              "in-sample worst %", "leave-one-source-out median |error| %", "leave-one-source-out worst %"],
+             ["hardware", "engine", "measurements", "bandwidth eff", "compute eff", "in-sample median abs error %",
+              "in-sample worst %", "leave-one-source-out median abs error %", "leave-one-source-out worst %"],
              [[h["hardware_id"], h["engine_family"], str(h["n"] // 2), _eff(h["bandwidth_efficiency"]),
                _eff(h["compute_efficiency"]), _pct(h["in_sample_median"]), _pct(h["in_sample_worst"]),
                _pct(h["loso_median"]), _pct(h["loso_worst"])] for h in rep["by_hardware"]])
