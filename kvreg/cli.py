@@ -31,6 +31,32 @@ db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path)
                          help="Database file (default PROJECT/.kvreg/kvreg.duckdb).")
 
 
+def engine_knob_options(f):
+    """The engine settings a user sets, shared by ``fit`` and ``plan`` (None = the release default)."""
+    opts = [
+        click.option("--gpu-memory-utilization", type=click.FloatRange(min=0, max=1, min_open=True), default=None,
+                     help="Fraction of device memory the engine claims (default: the release's)."),
+        click.option("--max-num-seqs", type=click.IntRange(min=1), default=None,
+                     help="Most sequences the engine schedules at once (default: the release's, per device)."),
+        click.option("--max-num-batched-tokens", type=click.IntRange(min=1), default=None,
+                     help="Tokens per scheduler step (default: the release's, per device)."),
+        click.option("--enforce-eager/--no-enforce-eager", default=None,
+                     help="No CUDA graphs (default: off, graphs captured)."),
+        click.option("--num-speculative-tokens", type=click.IntRange(min=0), default=None,
+                     help="Draft tokens per step (default: the served model's own; plumbed, no effect yet)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _knobs(kw: dict) -> dict:
+    """The engine settings from a command's keyword arguments (only those given)."""
+    from kvreg.plan import KNOBS
+
+    return {k: kw.get(k) for k in KNOBS}
+
+
 def _fail(exc: KvregError, fmt: str = "text") -> None:
     click.echo(exc.render(fmt), err=fmt == "text")
     sys.exit(1)
@@ -135,9 +161,10 @@ def sql(query: str, project: Path, db: Path | None, fmt: str):
 @click.option("--tp", default=1, show_default=True, type=int, help="Tensor-parallel size.")
 @click.option("--engine", default="first-principles", show_default=True)
 @click.option("--kv-pool", default=None, help="Given KV pool per device (e.g. 40GiB): how many fit?")
+@engine_knob_options
 @project_option
 @db_option
-def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool, project, db):
+def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool, project, db, **knobs):
     """Max concurrent sequences of MODEL on HARDWARE: naive vs first principles, with units."""
     from kvreg.build import connect
     from kvreg.fit import UsageError, fit as run_fit, render_fit
@@ -148,7 +175,7 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
         _fail(exc)
     try:
         result = run_fit(con, model, hardware, engine=engine, weights_dtype=weights_dtype, kv_dtype=kv_dtype,
-                         tp=tp, contexts=_tokens(contexts), kv_pool_bytes=_size(kv_pool))
+                         tp=tp, contexts=_tokens(contexts), kv_pool_bytes=_size(kv_pool), knobs=_knobs(knobs))
     except UsageError as exc:
         raise click.UsageError(str(exc))
     click.echo(render_fit(result))
@@ -157,15 +184,14 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
 
 def _engine_section(con, result, engine: str) -> None:
     """``kvreg fit --engine <release>``: append what the release logs and admits, and why (issue #4)."""
-    from kvreg.engine_fit import engine_fit, has_accounting, off_axis_note, render_engine
+    from kvreg.engine_fit import engine_fit, has_accounting, render_engine
 
     if result.kv_pool_bytes is not None or not has_accounting(con, engine):
         return
     rows, quirks = engine_fit(con, result.model_id, result.hardware_id, engine, result.weights_dtype,
-                              result.kv_dtype, result.tp, [r["context_tokens"] for r in result.rows])
+                              result.kv_dtype, result.tp, [r["context_tokens"] for r in result.rows], result.knobs)
     click.echo("")
-    note = off_axis_note(con, engine, [r["context_tokens"] for r in result.rows])
-    click.echo(render_engine(engine, rows, quirks, result.rows, note))
+    click.echo(render_engine(engine, rows, quirks, result.rows))
 
 
 @main.command("ingest-log")
@@ -239,13 +265,17 @@ def calibrate(fmt, speed, project, db):
 @click.option("--hardware", "hardware", multiple=True, help="Hardware id(s) to compare; default all.")
 @click.option("--engine", default="first-principles", show_default=True)
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Feasible rows shown.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: every option in rank order (columns of ranked_plans), with the settings given.")
+@engine_knob_options
 @project_option
 @db_option
-def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, project, db):
+def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, fmt, project, db,
+         **knobs):
     """Accelerators a workload needs: replicas, GPUs, $/hour and the binding constraint, cheapest first."""
     from kvreg.build import connect
     from kvreg.fit import UsageError
-    from kvreg.plan import plan as run_plan, render_plan
+    from kvreg.plan import plan as run_plan, plan_json, render_plan
 
     (context_tokens,) = _tokens((context,))
     try:
@@ -256,10 +286,15 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
         result = run_plan(con, model, users=users, context_tokens=context_tokens, tpot_s=tpot_ms / 1e3,
                           ttft_s=None if ttft_ms is None else ttft_ms / 1e3, weights_dtypes=list(weights_dtypes),
                           kv_dtypes=list(kv_dtypes), engine=engine,
-                          hardware=list(hardware))
+                          hardware=list(hardware), knobs=_knobs(knobs))
     except UsageError as exc:
         raise click.UsageError(str(exc))
-    click.echo(render_plan(result, top=top))
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(plan_json(result), indent=1, default=str))
+    else:
+        click.echo(render_plan(result, top=top))
 
 
 @main.command("import-hf")

@@ -1,8 +1,10 @@
 """The engine section of ``kvreg fit --engine <release>``: what the release logs and admits, and why.
 
-All numbers come from the ``engine_capacity`` view (default max_num_batched_tokens
-for the device) and the quirk sentences from ``engine_quirks`` (engine data); this
-module only picks rows and lays them out.
+All numbers come from the ``engine_capacity_at`` table macro (kvreg/sql/220_engine_capacity.sql: the
+``engine_capacity`` view is that macro over the axis tables, so ``kvreg sql`` on the view and this
+section agree) at any context, with the engine settings the user gave (None = the release default for
+the device), and the quirk sentences from ``engine_quirks`` (engine data); this module only picks rows
+and lays them out.
 """
 
 from __future__ import annotations
@@ -27,16 +29,26 @@ def known_engines(con) -> list[str]:
 
 
 def engine_fit(con, model: str, hardware: str, engine: str, weights_dtype: str, kv_dtype: str, tp: int,
-               contexts: list[int]) -> tuple[list[dict], list[str]]:
-    """Engine rows (one per context that is on the max_model_len axis) and the quirks that apply.
+               contexts: list[int], knobs: dict | None = None) -> tuple[list[dict], list[str]]:
+    """Engine rows (one per context, any positive context) and the quirks that apply.
+
+    Args:
+        con: a connection to a built database.
+        model, hardware, engine, weights_dtype, kv_dtype, tp: one scenario (registry ids).
+        contexts: max_model_len values, tokens.
+        knobs: engine settings by name (kvreg.plan.KNOBS); None or missing = the release default.
 
     Returns:
-        (rows of ``engine_capacity`` as dicts, quirk sentences whose trigger is true in any row).
+        (rows of ``engine_capacity_at(contexts, knobs)`` as dicts sorted by max_model_len, quirk sentences
+        whose trigger is true in any row).
     """
+    from kvreg.plan import KNOBS, knob_params
+
     cur = con.execute(
-        "SELECT * FROM engine_capacity WHERE model_id = ? AND hardware_id = ? AND engine_id = ? AND weights_dtype = ?"
-        " AND kv_dtype = ? AND tp = ? AND default_batched AND list_contains(?, max_model_len) ORDER BY max_model_len",
-        [model, hardware, engine, weights_dtype, kv_dtype, tp, contexts])
+        f"SELECT * FROM engine_capacity_at(?::BIGINT[], {', '.join(f'{k} := ?' for k in KNOBS)})"
+        " WHERE model_id = ? AND hardware_id = ? AND engine_id = ? AND weights_dtype = ? AND kv_dtype = ? AND tp = ?"
+        " ORDER BY max_model_len",
+        [contexts, *knob_params(knobs), model, hardware, engine, weights_dtype, kv_dtype, tp])
     rows = dict_rows(cur)
     quirks = []
     for trigger, text in con.execute("SELECT trigger, text FROM engine_quirks WHERE engine_id = ? ORDER BY quirk_idx",
@@ -47,33 +59,13 @@ def engine_fit(con, model: str, hardware: str, engine: str, weights_dtype: str, 
     return rows, quirks
 
 
-def off_axis_note(con, engine: str, contexts: list[int]) -> str | None:
-    """A sentence naming the contexts the engine figures skip and the max_model_len axis they use.
+def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: list[dict]) -> str:
+    """Engine figures beside naive and first principles, one line per context, then the settings used
+    (each named, release default or set) and the quirks named."""
+    from kvreg.plan import settings_line
 
-    The engine views (engine_capacity, 220) are computed on the ``max_model_lens`` axis table
-    only — the block arithmetic per request depends on max_model_len — so a context off that
-    axis (``kvreg fit --context 32K``) has first-principles figures but no engine figures.
-
-    Returns:
-        None when every context is on the axis, else the sentence.
-    """
-    axis = [r[0] for r in con.execute("SELECT max_model_len FROM max_model_lens ORDER BY 1").fetchall()]
-    missing = sorted(set(contexts) - set(axis))
-    if not missing:
-        return None
-    return (f"Engine {engine}: no engine figures at {', '.join(f'{c:,}' for c in missing)} tokens — the engine"
-            f" views are computed on the max_model_len axis only ({', '.join(f'{c:,}' for c in axis)} tokens);"
-            " pass one of those with --context for the engine's figures.")
-
-
-def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: list[dict],
-                  note: str | None = None) -> str:
-    """Engine figures beside naive and first principles, one line per context, then the quirks named.
-
-    ``note`` (from :func:`off_axis_note`) is printed first: contexts without engine figures.
-    """
     if not rows:
-        return note or f"Engine {engine}: no rows for this configuration"
+        return f"Engine {engine}: no rows for this configuration"
     r0 = rows[0]
     out = [f"Engine {engine}: usable {f.gib(r0['usable_bytes'])} × util {r0['gpu_memory_utilization']:g}"
            f" − weights {f.gib(r0['weights_bytes'])} − reserve {f.gib(r0['reserve_bytes'])}"
@@ -98,8 +90,7 @@ def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: lis
         if i == 0:
             out.append("  ".join("-" * w for w in widths))
     out.append("First principles here use the engine's available KV memory, so the ratio is the accounting alone.")
-    if note:
-        out.append(note)
+    out.append(settings_line(dict(r0, pool_basis="engine"), engine))
     if quirks:
         out.append("Why the engine figure differs:")
         out.extend(f"  - {q}" for q in quirks)

@@ -31,6 +31,7 @@ class FitResult:
     rows: list[dict]
     native_context_tokens: int = 0
     min_tp_that_fits: int | None = None
+    knobs: dict = dataclasses.field(default_factory=dict)
 
 
 def check_known(con, table: str, column: str, value: str, what: str) -> None:
@@ -54,7 +55,7 @@ def dict_rows(cur) -> list[dict]:
 
 def fit(con, model: str, hardware: str | None, *, engine: str = "first-principles", weights_dtype: str | None = None,
         kv_dtype: str = "bf16", tp: int = 1, contexts: list[int] | None = None,
-        kv_pool_bytes: float | None = None) -> FitResult:
+        kv_pool_bytes: float | None = None, knobs: dict | None = None) -> FitResult:
     """Capacity of ``model`` on ``hardware`` at each context.
 
     Args:
@@ -68,14 +69,22 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
             model's contexts ≤ native from the ladder (8Ki, 32Ki, 128Ki) plus its native context.
         kv_pool_bytes: when given, the KV pool per device in bytes ("I have this much
             free"), replacing the hardware/engine budget.
+        knobs: engine settings by name (kvreg.plan.KNOBS: gpu_memory_utilization, max_num_seqs,
+            max_num_batched_tokens, enforce_eager, num_speculative_tokens); None or missing = the
+            release default.  For an engine release with accounting rules the rows are sized on its
+            pool and admission (capacity_at: max_seqs = what the engine admits).
 
     Returns:
         A :class:`FitResult` (rows sorted by context).
 
     Raises:
-        UsageError: an id, dtype or tp value that the database does not know, or a context
-            that is not a positive whole number of tokens.
+        UsageError: an id, dtype or tp value that the database does not know, a context
+            that is not a positive whole number of tokens, or an out-of-range setting.
     """
+    from kvreg.plan import KNOBS, check_knobs, knob_params
+
+    check_knobs(knobs)
+    knob_sql = ", ".join(f"{k} := ?" for k in KNOBS)
     check_known(con, "models", "model_id", model, "model")
     check_known(con, "precisions WHERE for_kv", "dtype", kv_dtype, "KV dtype")
     check_known(con, "tp_sizes", "tp::VARCHAR", str(tp), "tp size")
@@ -103,17 +112,19 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         check_known(con, "engines", "engine_id", engine, "engine")
         check_known(con, "precisions WHERE for_weights", "dtype", weights_dtype, "weights dtype")
         cur = con.execute(
-            "SELECT * FROM capacity_at(?::BIGINT[]) WHERE model_id = ? AND hardware_id = ? AND engine_id = ?"
-            " AND weights_dtype = ? AND kv_dtype = ? AND tp = ? ORDER BY context_tokens",
-            [contexts, model, hardware, engine, weights_dtype, kv_dtype, tp])
+            f"SELECT * FROM capacity_at(?::BIGINT[], {knob_sql}) WHERE model_id = ? AND hardware_id = ?"
+            " AND engine_id = ? AND weights_dtype = ? AND kv_dtype = ? AND tp = ? ORDER BY context_tokens",
+            [contexts, *knob_params(knobs), model, hardware, engine, weights_dtype, kv_dtype, tp])
     rows = dict_rows(cur)
     native = con.execute("SELECT native_context_tokens FROM models WHERE model_id = ?", [model]).fetchone()[0]
     min_tp = None
     if kv_pool_bytes is None and rows and rows[0]["pool_bytes"] < 0:
         min_tp = con.execute(
-            "SELECT min(tp) FROM memory_pools WHERE model_id = ? AND hardware_id = ? AND engine_id = ?"
-            " AND weights_dtype = ? AND pool_bytes > 0", [model, hardware, engine, weights_dtype]).fetchone()[0]
-    return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows, native, min_tp)
+            f"SELECT min(tp) FROM memory_pools_at({knob_sql}) WHERE model_id = ? AND hardware_id = ?"
+            " AND engine_id = ? AND weights_dtype = ? AND pool_bytes > 0",
+            [*knob_params(knobs), model, hardware, engine, weights_dtype]).fetchone()[0]
+    return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows, native, min_tp,
+                     {k: v for k, v in (knobs or {}).items() if v is not None})
 
 
 def render_fit(r: FitResult) -> str:
@@ -130,7 +141,20 @@ def render_fit(r: FitResult) -> str:
                f" at {first['context_tokens']:,} tokens · recurrent state {f.bytes_binary(first['state_bytes'])}"
                f" (of which conv {f.bytes_binary(first['conv_state_bytes'])})"
                f" · naive {f.bytes_binary(first['naive_seq_bytes'] / first['context_tokens'])}/token")
-    if r.kv_pool_bytes is None:
+    engine_sized = r.kv_pool_bytes is None and first.get("pool_basis") == "engine"
+    if engine_sized:
+        # one memory model per engine id: the release's own pool arithmetic (engine_memory_pools_at)
+        out.append(f"Memory per device ({r.engine_id}'s memory model): usable {f.gib(first['usable_bytes'])}"
+                   f" × util {first['gpu_memory_utilization']:g} − weights {f.gib(first['weights_bytes'])}"
+                   f" ({first['weights_basis']}) − reserve {f.gib(first['reserve_bytes'])}"
+                   f" = available KV {f.gib(first['pool_bytes'])} ({f.gb(first['pool_bytes'])});"
+                   " max seqs = what the engine admits")
+        from kvreg.plan import settings_line
+
+        out.append(settings_line(first, r.engine_id))
+        out.append(f"Naive pool: marketed {f.gb(first['naive_pool_bytes'] + first['weights_bytes'])}"
+                   f" − weights {f.gb(first['weights_bytes'])} = {f.gb(first['naive_pool_bytes'])}")
+    elif r.kv_pool_bytes is None:
         out.append(f"Memory per device: usable {f.gib(first['usable_bytes'])} × util"
                    f" = {f.gib(first['claimed_bytes'])} − reserve {f.gib(first['reserve_bytes'])}"
                    f" − residents {f.gib(first['resident_bytes'])} − weights {f.gib(first['weights_bytes'])}"
@@ -139,7 +163,8 @@ def render_fit(r: FitResult) -> str:
                    f" − weights {f.gb(first['weights_bytes'])} = {f.gb(first['naive_pool_bytes'])}")
     else:
         out.append(f"KV pool (given): {f.gib(r.kv_pool_bytes)} ({f.gb(r.kv_pool_bytes)})")
-    header = ("context", "per seq (first principles)", "per seq (naive)", "max seqs", "naive max seqs", "naive ÷ fp")
+    header = ("context", "per seq (first principles)", "per seq (naive)",
+              "max seqs (engine admits)" if engine_sized else "max seqs", "naive max seqs", "naive ÷ fp")
     table = [header]
     for row in r.rows:
         ratio = row["naive_max_seqs"] / row["max_seqs"] if row["max_seqs"] else None

@@ -1,6 +1,6 @@
 """``kvreg plan``: how many accelerators a workload needs, cheapest configuration first.
 
-All arithmetic is in the ``plans`` table macro (kvreg/sql/145_plans.sql); this
+All arithmetic is in the ``plans`` table macro (kvreg/sql/275_plans.sql); this
 module checks the arguments, picks the rows for one model and lays them out.
 """
 
@@ -12,19 +12,19 @@ from kvreg import formats as f
 from kvreg.fit import UsageError, check_known, dict_rows
 
 
+KNOBS = ("gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "enforce_eager", "num_speculative_tokens")
+"""Engine knobs a user may set (``kvreg fit``/``plan`` options, report ``engine_settings``); None = the default."""
+
+
 @dataclasses.dataclass
 class PlanResult:
-    """One workload's plans for one model.
+    """One workload's plans for one model, ranked by the ``ranked_plans`` macro (kvreg/sql/280_ranked_plans.sql).
 
-    ``feasible``, ``unranked`` and ``infeasible`` hold one dict per configuration
-    (columns of ``plans``).  ``feasible`` is ranked cheapest first (configurations
-    without a price after the priced ones, fewest GPUs first) and on ONE rate basis:
-    when some rows are at the stated efficiency (``rate_basis = 'expected'``) and
-    others only at the bandwidth ceiling (no efficiency stated), only the expected
-    rows are ranked and the ceiling rows go to ``unranked`` (same order), because a
-    ceiling rate is optimistic by 1/efficiency and would win unfairly.  When every
-    row is at the ceiling they are ranked together and ``basis`` says so.
-    ``infeasible`` has the longest servable context first.
+    ``feasible`` holds the rows of its ``'priced'`` list (cheapest first, on one rate basis), ``unpriced``
+    the feasible rows without a price (ranked apart on device count), ``unranked`` the feasible rows at the
+    bandwidth ceiling while others are at a stated efficiency (``rate_basis``; optimistic by 1/efficiency),
+    ``infeasible`` the rest (longest servable context first).  One dict per configuration (columns of
+    ``ranked_plans``).  ``basis`` is the rate basis ranked; ``knobs`` the engine settings the user gave.
     """
 
     model_id: str
@@ -39,12 +39,46 @@ class PlanResult:
     infeasible: list[dict]
     unranked: list[dict] = dataclasses.field(default_factory=list)
     basis: str = "expected"
+    unpriced: list[dict] = dataclasses.field(default_factory=list)
+    knobs: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def ranked(self) -> list[dict]:
+        """Every row in ``ranked_plans``' order (rank_in_model): priced, no price, other basis, infeasible."""
+        return sorted(self.feasible + self.unpriced + self.unranked + self.infeasible,
+                      key=lambda r: r["rank_in_model"])
+
+
+def knob_params(knobs: dict | None) -> list:
+    """The engine knob values in :data:`KNOBS` order (None = the release default), as SQL parameters."""
+    knobs = knobs or {}
+    unknown = set(knobs) - set(KNOBS)
+    if unknown:
+        raise UsageError(f"unknown engine setting(s) {', '.join(sorted(unknown))} (known: {', '.join(KNOBS)})")
+    return [knobs.get(k) for k in KNOBS]
+
+
+def check_knobs(knobs: dict | None) -> None:
+    """Raise :class:`UsageError` for a knob value out of range (utilization in (0, 1], counts ≥ 1 or ≥ 0)."""
+    k = knobs or {}
+    u = k.get("gpu_memory_utilization")
+    if u is not None and not 0 < u <= 1:
+        raise UsageError(f"--gpu-memory-utilization {u} is not in (0, 1]")
+    for name in ("max_num_seqs", "max_num_batched_tokens"):
+        if k.get(name) is not None and k[name] < 1:
+            raise UsageError(f"--{name.replace('_', '-')} {k[name]} must be at least 1")
+    if k.get("num_speculative_tokens") is not None and k["num_speculative_tokens"] < 0:
+        raise UsageError("--num-speculative-tokens must be 0 or more")
+
+
+_KNOB_SQL = ", ".join(f"{k} := ?" for k in KNOBS)
 
 
 def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttft_s: float | None = None,
          weights_dtypes: list[str] | None = None, kv_dtypes: list[str] | None = None,
-         engine: str = "first-principles", hardware: list[str] | None = None) -> PlanResult:
-    """Every hardware × precision × TP configuration for the workload, cheapest first.
+         engine: str = "first-principles", hardware: list[str] | None = None,
+         knobs: dict | None = None) -> PlanResult:
+    """Every hardware × precision × TP configuration for the workload, ranked by ``ranked_plans``.
 
     Args:
         con: a connection to a built database.
@@ -55,19 +89,22 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
         ttft_s: optional prefill (time to first token) target, seconds; checked against the prefill floor.
         weights_dtypes: weight precisions to consider; default the model's own dtype.
         kv_dtypes: KV-cache precisions to consider; default bf16.
-        engine: engine id whose memory pool is used.
+        engine: engine id whose memory model sizes the plan (a release with accounting rules: its pool and
+            admission; first-principles: the simple budget).
         hardware: hardware ids to compare; default every hardware entry.
+        knobs: engine settings by name (:data:`KNOBS`); a missing or None value is the release default.
 
     Returns:
         A :class:`PlanResult`.
 
     Raises:
-        UsageError: an unknown id or dtype, or a non-positive workload figure.
+        UsageError: an unknown id or dtype, a non-positive workload figure or an out-of-range setting.
     """
     if users < 1 or context_tokens < 1 or not tpot_s > 0 or (ttft_s is not None and not ttft_s > 0):
         raise UsageError("users, context, TPOT (and TTFT when given) must be positive")
     check_known(con, "models", "model_id", model, "model")
     check_known(con, "engines", "engine_id", engine, "engine")
+    check_knobs(knobs)
     if not weights_dtypes:
         weights_dtypes = [con.execute("SELECT dtype FROM models WHERE model_id = ?", [model]).fetchone()[0]]
     kv_dtypes = kv_dtypes or ["bf16"]
@@ -77,25 +114,47 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
         check_known(con, "precisions WHERE for_kv", "dtype", d, "KV dtype")
     for h in hardware or []:
         check_known(con, "hardware", "hardware_id", h, "hardware")
-    if not hardware:
-        hardware = [r[0] for r in con.execute("SELECT hardware_id FROM hardware").fetchall()]
     rows = dict_rows(con.execute(
-        "SELECT * FROM plans(?, ?, ?, ?) WHERE model_id = ? AND engine_id = ?"
-        " AND list_contains(?, weights_dtype) AND list_contains(?, kv_dtype) AND list_contains(?, hardware_id)"
-        " ORDER BY feasible DESC, usd_per_hour NULLS LAST, gpus, hardware_id, tp, weights_dtype, kv_dtype",
-        [users, context_tokens, tpot_s, ttft_s, model, engine, weights_dtypes, kv_dtypes, hardware]))
-    feasible = [r for r in rows if r["feasible"]]
-    # One basis per ranking: ceiling rates are optimistic by 1/efficiency, so they never
-    # compete with expected rates; they are listed apart instead.
-    basis = "expected" if any(r["rate_basis"] == "expected" for r in feasible) or not feasible else "ceiling"
-    unranked = [r for r in feasible if r["rate_basis"] != basis]
-    feasible = [r for r in feasible if r["rate_basis"] == basis]
-    infeasible = sorted((r for r in rows if not r["feasible"]),
-                        key=lambda r: (r["max_context_tokens"] is None, -(r["max_context_tokens"] or 0),
-                                       r["single_seq_tpot_s"] is None, r["single_seq_tpot_s"] or 0,
-                                       r["hardware_id"], r["tp"]))
+        "SELECT * FROM ranked_plans(?, ?, ?, ttft_s := ?, models := ?, engines := ?, weights_dtypes := ?,"
+        f" kv_dtypes := ?, hardware := ?, {_KNOB_SQL}) ORDER BY rank_in_model",
+        [users, context_tokens, tpot_s, ttft_s, [model], [engine], list(weights_dtypes), list(kv_dtypes),
+         list(hardware) if hardware else None, *knob_params(knobs)]))
+    by_list: dict[str, list[dict]] = {"priced": [], "no price": [], "other basis": [], "infeasible": []}
+    for r in rows:
+        by_list[r["rank_list"]].append(r)
+    basis = rows[0]["rate_basis_ranked"] if rows else "expected"
     return PlanResult(model, engine, users, context_tokens, tpot_s, ttft_s, list(weights_dtypes), list(kv_dtypes),
-                      feasible, infeasible, unranked, basis)
+                      by_list["priced"], by_list["infeasible"], by_list["other basis"], basis, by_list["no price"],
+                      {k: v for k, v in (knobs or {}).items() if v is not None})
+
+
+def settings_line(row: dict, engine: str) -> str | None:
+    """One line naming the engine settings a row was sized with and whether each is the release default.
+
+    None for a first-principles row (no engine settings besides the utilization, shown only when set).
+    """
+    if row.get("pool_basis") != "engine":
+        if row.get("util_is_default") is False:
+            return f"Settings: gpu_memory_utilization {row['gpu_memory_utilization']:g} (set)"
+        return None
+    parts = [f"gpu_memory_utilization {row['gpu_memory_utilization']:g}"
+             f" ({'release default' if row['util_is_default'] else 'set'})",
+             f"max_num_seqs {row['max_num_seqs']:,} ({'release default' if row['max_num_seqs_is_default'] else 'set'})",
+             f"max_num_batched_tokens {row['max_num_batched_tokens']:,}"
+             f" ({'release default' if row['default_batched'] else 'set'})",
+             f"enforce_eager {str(bool(row['enforce_eager'])).lower()}"
+             f" ({'set' if row['enforce_eager'] else 'default'})"]
+    spec = row.get("num_speculative_tokens")
+    parts.append(f"num_speculative_tokens {spec} (set; no effect on this release's pool yet)" if spec is not None
+                 else "num_speculative_tokens: the served model's own")
+    return f"Engine {engine} settings: " + " · ".join(parts)
+
+
+def plan_json(r: PlanResult) -> dict:
+    """The plan as JSON-ready data: the workload, the settings given, and every row in rank order."""
+    return {"model": r.model_id, "engine": r.engine_id, "users": r.users, "context_tokens": r.context_tokens,
+            "tpot_s": r.tpot_s, "ttft_s": r.ttft_s, "weights_dtypes": r.weights_dtypes, "kv_dtypes": r.kv_dtypes,
+            "settings": r.knobs, "rate_basis": r.basis, "options": r.ranked}
 
 
 def _table(rows: list[tuple]) -> list[str]:
@@ -136,48 +195,59 @@ def _reason_groups(rows: list[dict]) -> list[str]:
     return out
 
 
+def _plan_table(rows: list[dict]) -> list[str]:
+    table = [("hardware", "weights", "KV", "TP", "capacity/replica", "rate limit", "replicas", "batch",
+              "GPUs", "$/hour", "binding", "TPOT at batch", "rate basis")]
+    for p in rows:
+        table.append((p["hardware_id"], p["weights_dtype"], p["kv_dtype"], p["tp"],
+                      f.count(p["max_seqs_per_replica"]), f.count(p["rate_max_batch"]), f.count(p["replicas"]),
+                      f.count(p["batch_per_replica"]), f.count(p["gpus"]), f.usd(p["usd_per_hour"]),
+                      p["binding_constraint"], f.ms(p["tpot_at_batch_s"]), p["rate_basis"]))
+    return _table(table)
+
+
 def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
-    """A terminal report: the workload, the cheapest ``top`` configurations, the configurations
-    left unranked because their rate is on another basis, then why the others fail (one line per
-    hardware and reason, at most ``max_reasons`` lines, then ``(N more)``)."""
+    """A terminal report: the workload and engine settings, the cheapest ``top`` priced configurations, the
+    feasible ones without a price (ranked on device count), those left unranked because their rate is on
+    another basis, then why the others fail (one line per hardware and reason, at most ``max_reasons``
+    lines, then ``(N more)``)."""
     ttft = f" · TTFT ≤ {f.ms(r.ttft_s)}" if r.ttft_s is not None else ""
     out = [f"{r.model_id} · {r.users:,} users × {f.tokens(r.context_tokens)} · TPOT ≤ {f.ms(r.tpot_s)}{ttft}"
            f" · engine {r.engine_id} · weights {'/'.join(r.weights_dtypes)} · KV {'/'.join(r.kv_dtypes)}"]
+    first = next(iter(r.ranked), None)
+    best = r.feasible[0] if r.feasible else (r.unpriced[0] if r.unpriced else None)
+    rule = "replicas = ceil(users ÷ min(capacity, rate limit)); rate limit = largest batch whose decode step ≤ TPOT."
+    unpriced_hw = ", ".join(sorted({p["hardware_id"] for p in r.unpriced}))
     if r.feasible:
-        out.append("Cheapest first. replicas = ceil(users ÷ min(capacity, rate limit)); "
-                   "rate limit = largest batch whose decode step ≤ TPOT.")
-        table = [("hardware", "weights", "KV", "TP", "capacity/replica", "rate limit", "replicas", "batch",
-                  "GPUs", "$/hour", "binding", "TPOT at batch", "rate basis")]
-        for p in r.feasible[:top]:
-            table.append((p["hardware_id"], p["weights_dtype"], p["kv_dtype"], p["tp"],
-                          f.count(p["max_seqs_per_replica"]), f.count(p["rate_max_batch"]), f.count(p["replicas"]),
-                          f.count(p["batch_per_replica"]), f.count(p["gpus"]), f.usd(p["usd_per_hour"]),
-                          p["binding_constraint"], f.ms(p["tpot_at_batch_s"]), p["rate_basis"]))
-        out += _table(table)
+        out.append(f"Cheapest first. {rule}")
+        out += _plan_table(r.feasible[:top])
         if len(r.feasible) > top:
-            out.append(f"({len(r.feasible) - top} more feasible configurations not shown)")
-        unpriced = sorted({p["hardware_id"] for p in r.feasible[:top] if p["usd_per_hour"] is None})
-        if unpriced:
-            out.append(f"Note: $/hour n/a = no price in the registry for {', '.join(unpriced)}; sorted after priced rows.")
+            out.append(f"({len(r.feasible) - top} more priced configurations not shown)")
+    if r.unpriced:
+        out.append(f"No price in the registry for {unpriced_hw}: ranked on their own, fewest GPUs first"
+                   f" (not comparable in $/hour).{'' if r.feasible else ' ' + rule}")
+        out += _plan_table(r.unpriced[:top])
+        if len(r.unpriced) > top:
+            out.append(f"({len(r.unpriced) - top} more configurations without a price not shown)")
+    if best is not None:
         if r.basis == "ceiling":
             out.append("Note: no hardware here states a bandwidth efficiency: every rate is the bandwidth ceiling"
                        " (optimistic).")
-        best = r.feasible[0]
         out.append(f"Best: {best['replicas']} × {best['hardware_id']} TP {best['tp']} = {best['gpus']} GPUs"
                    f" at {f.usd(best['usd_per_hour'])}/hour; binding constraint: {best['binding_constraint']}.")
-        # Every plan states the efficiency its rates used and the evidence (speed_efficiency, kvreg/sql/124).
+        # Every plan states the efficiency its rates used and the evidence (speed_efficiency, kvreg/sql/254).
         shown = {p["hardware_id"]: p.get("efficiency_evidence") for p in r.feasible[:top]}
         out.append("Efficiency used: " + "; ".join(f"{hw}: {ev or 'none (bandwidth ceiling)'}"
                                                    for hw, ev in shown.items()) + ".")
     else:
         out.append("No configuration serves this workload.")
-        best = r.infeasible[0] if r.infeasible else None
-        if best is not None and best["max_context_tokens"] is not None:
-            out.append(f"Best option: {best['hardware_id']} TP {best['tp']} ({best['weights_dtype']} weights,"
-                       f" {best['kv_dtype']} KV): {best['reason']}.")
+        worst = r.infeasible[0] if r.infeasible else None
+        if worst is not None and worst["max_context_tokens"] is not None:
+            out.append(f"Best option: {worst['hardware_id']} TP {worst['tp']} ({worst['weights_dtype']} weights,"
+                       f" {worst['kv_dtype']} KV): {worst['reason']}.")
             out.append(f"Longest context one sequence could have there within the TPOT:"
-                       f" {f.tokens(best['max_context_tokens'])}; one sequence alone decodes at"
-                       f" {f.ms(best['single_seq_tpot_s'])} per token at this context.")
+                       f" {f.tokens(worst['max_context_tokens'])}; one sequence alone decodes at"
+                       f" {f.ms(worst['single_seq_tpot_s'])} per token at this context.")
     if r.unranked:
         out.append(f"Not ranked: no stated bandwidth efficiency for {', '.join(sorted({p['hardware_id'] for p in r.unranked}))};"
                    " their rates are the bandwidth ceiling, not comparable with the expected rates above:")
@@ -186,6 +256,12 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
                 for p in r.unranked[:top]]
         if len(r.unranked) > top:
             out.append(f"  ({len(r.unranked) - top} more)")
+    settings = settings_line(first, r.engine_id) if first else None
+    if settings:
+        out.append(settings)
+    if first is not None and first.get("pool_basis") == "engine":
+        out.append(f"Capacity = the sequences {r.engine_id} admits at this context (its KV pool, blocks and"
+                   " max_num_seqs): the engine_capacity figure.")
     if r.infeasible:
         out.append("Cannot serve it:")
         groups = _reason_groups(r.infeasible)

@@ -177,15 +177,17 @@ def test_ceiling_rows_are_never_ranked_against_expected_rows():
     c = _mixed_basis_con(with_efficiency=True)
     r = plan(c, "m", users=4000, context_tokens=8192, tpot_s=0.02)
     assert r.basis == "expected"
-    assert {p["hardware_id"] for p in r.feasible} == {"slow"}
+    # "slow" has no price: ranked in its own list on device count (issue 12 item 2), not after priced rows
+    assert r.feasible == [] and {p["hardware_id"] for p in r.unpriced} == {"slow"}
+    assert all(p["rank_list"] == "no price" for p in r.unpriced)
     assert {p["hardware_id"] for p in r.unranked} == {"fast"} and all(p["rate_basis"] == "ceiling" for p in r.unranked)
     # At the ceiling the 3.35 TB/s card would need fewer GPUs and win; it is listed apart instead.
-    assert r.unranked[0]["gpus"] < r.feasible[0]["gpus"]
+    assert r.unranked[0]["gpus"] < r.unpriced[0]["gpus"]
     out = render_plan(r).splitlines()
     assert ("Not ranked: no stated bandwidth efficiency for fast; their rates are the bandwidth ceiling, not"
             " comparable with the expected rates above:") in out
     assert out[4].split()[0] == "slow" and out[4].split()[-1] == "expected"
-    assert f"Best: {r.feasible[0]['replicas']} × slow TP 1 = {r.feasible[0]['gpus']} GPUs at n/a/hour;" \
+    assert f"Best: {r.unpriced[0]['replicas']} × slow TP 1 = {r.unpriced[0]['gpus']} GPUs at n/a/hour;" \
            " binding constraint: tpot." in out
 
 
@@ -193,7 +195,8 @@ def test_all_ceiling_rows_are_ranked_together_and_said_so():
     from kvreg.plan import plan, render_plan
 
     r = plan(_mixed_basis_con(with_efficiency=False), "m", users=4000, context_tokens=8192, tpot_s=0.02)
-    assert r.basis == "ceiling" and r.unranked == [] and r.feasible[0]["hardware_id"] == "fast"
+    # neither test device has a price: both ranked in the "no price" list, fewest GPUs first
+    assert r.basis == "ceiling" and r.unranked == [] and r.feasible == [] and r.unpriced[0]["hardware_id"] == "fast"
     assert ("Note: no hardware here states a bandwidth efficiency: every rate is the bandwidth ceiling"
             " (optimistic).") in render_plan(r).splitlines()
 
@@ -239,7 +242,7 @@ def test_missing_figures_are_reasons_not_zeros(con):
     m = plan_row(con, "llama-3.1-70b", "m3-ultra-96gb", 4)
     assert m["reason"] == "tp > 1 needs an interconnect figure for this hardware"
     b = plan_row(con, "llama-3.1-70b", "b300", 8)
-    assert b["feasible"] and b["usd_per_hour"] is None      # no price: NULL, sorted after priced options
+    assert b["feasible"] and b["usd_per_hour"] is None      # no price: NULL, ranked apart (ranked_plans)
 
 
 def test_max_context_is_where_one_sequence_just_meets_tpot(con):

@@ -1,7 +1,7 @@
 """The report's sections driven by the engine_capacity, roofline and plans views, on the real views.
 
 The shipped example compares first principles with vLLM 0.22–0.26 (reports/example.yaml), so every
-number here comes from kvreg/sql/130_roofline.sql, 145_plans.sql and 220_engine_capacity.sql over the
+number here comes from kvreg/sql/260_roofline.sql, 145_plans.sql and 220_engine_capacity.sql over the
 shipped registry; the expected values are cross-checked against the views queried directly, and the
 seed-derived ones are worked in the comments.  The last tests drop a view from the database and
 check the section is left out with a note.
@@ -57,15 +57,18 @@ def _cell(ctx, model, hw, wd, kd, tp, engine, context):
 def test_engine_column_is_engine_capacity_at_the_default_batched_tokens(full):
     ctx, html, con = full
     cell = _cell(ctx, "gemma-4-31b", "h100-sxm-80gb", "fp8", "fp8", 1, ENGINE, 32768)
-    (admitted, starts), = con.execute(
-        "SELECT admitted_seqs, starts FROM engine_capacity WHERE model_id = 'gemma-4-31b' AND engine_id = ?"
+    (admitted, starts, fp_seqs), = con.execute(
+        "SELECT admitted_seqs, starts, first_principles_seqs FROM engine_capacity WHERE model_id = 'gemma-4-31b'"
+        " AND engine_id = ?"
         " AND hardware_id = 'h100-sxm-80gb' AND weights_dtype = 'fp8' AND kv_dtype = 'fp8' AND tp = 1"
         " AND max_model_len = 32768 AND default_batched", [ENGINE]).fetchall()
     # vLLM reserves whole prefill chunks for each sliding-window group, so it admits far fewer sequences
     # of 32Ki than the first-principles pool holds (the sliding_prefill_reserve quirk).
     assert (cell.engine_seqs, cell.engine_starts) == (admitted, starts) == (7, True)
-    assert cell.max_seqs == 42 and cell.engine_ratio == pytest.approx(42 / 7)
-    assert "<th class=\"num\">Engine</th>" in html and "6.00×" in html
+    # One memory model per engine id: the first-principles cell of an engine row is the per-kind arithmetic on
+    # the release's own available KV memory (35.6 GiB: the 4.57 GiB reserve), not the simple 1 GiB budget (42).
+    assert cell.max_seqs == fp_seqs == 35 and cell.engine_ratio == pytest.approx(35 / 7)
+    assert "<th class=\"num\">Engine</th>" in html and "5.00×" in html
     # first principles rows have no engine figure
     assert _cell(ctx, "gemma-4-31b", "h100-sxm-80gb", "fp8", "fp8", 1, "first-principles", 32768).engine_seqs is None
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 # Optional views/macros and the columns the report reads from each (kvreg/sql/220_engine_capacity.sql,
-# 130_roofline.sql, 145_plans.sql; docs/report.md "Views the report reads").
+# 260_roofline.sql, 275_plans.sql; docs/report.md "Views the report reads").
 ENGINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "max_model_len",
                   "default_batched", "logged_kv_tokens", "admitted_seqs", "starts", "sliding_stored_as_full",
                   "chunked_stored_as_full", "grouped_min_block_report", "padding_layers_wasted",

@@ -3,7 +3,7 @@
 -- predictions (speed_calibration), roofline's expected_* columns and plans share:
 --   greatest((memory_s + allreduce_s) ÷ bandwidth_eff, (compute_s + allreduce_s) ÷ compute_eff)
 -- The all-reduce is serial with the step and reaches the same share of its link as the binding roof of its
--- own (ASSUMPTION, checked against the throughput measurements: 122_speed_fit).  A NULL compute_s (no FLOP
+-- own (ASSUMPTION, checked against the throughput measurements: 252_speed_fit).  A NULL compute_s (no FLOP
 -- figure) leaves the compute roof out; a NULL compute_eff counts 1.0; NULL allreduce_s counts 0.
 -- With both efficiencies 1 it is the ceiling: greatest(memory, compute) + all-reduce.  Units: seconds.
 CREATE OR REPLACE MACRO expected_step_s(memory_s, compute_s, allreduce_s, bandwidth_eff, compute_eff) AS

@@ -1,11 +1,14 @@
--- engine_request_blocks: blocks one request of max_model_len tokens holds, summed over KV groups.
--- Grain: one row per engine × served model × kv_dtype × tp × max_model_len × max_num_batched_tokens
---   (axis tables max_model_lens and batched_tokens; both include every observation's setting).
--- Inputs: engine_kv_buckets, engine_accounting, max_model_lens, batched_tokens.
+-- engine_request_blocks_at(len_list, batched_list): table macro, blocks one request of max_model_len
+-- tokens holds, summed over KV groups — the ONE definition of blocks per request; the view
+-- engine_request_blocks is this macro over the max_model_lens and batched_tokens axes, and
+-- engine_capacity_at (220) applies it at any context and batched-token setting.
+-- Grain: one row per engine × served model × kv_dtype × tp × max_model_len (each distinct value of
+--   len_list, a LIST of token counts) × max_num_batched_tokens (each distinct value of batched_list).
+-- Inputs: engine_kv_buckets, engine_accounting; scalar macro engine_group_blocks (210).
 -- Units: blocks.
 -- Rule (engine_accounting.md §4): grouped pools sum blocks over all groups (Σ_g blocks_g); a single
 --   group (or SGLang's pools) needs the largest per-bucket figure.
-CREATE OR REPLACE VIEW engine_request_blocks AS
+CREATE OR REPLACE MACRO engine_request_blocks_at(len_list, batched_list) AS TABLE
 SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, l.max_model_len, t.max_num_batched_tokens,
        CASE any_value(b.layout_mode)
             WHEN 'grouped' THEN sum(b.request_groups * engine_group_blocks(
@@ -18,6 +21,14 @@ SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, l.max_model_len, t.max_num_bat
                  a.recurrent_blocks_per_request, b.pool_ratio)) END::BIGINT AS blocks_per_request
 FROM engine_kv_buckets b
 JOIN engine_accounting a USING (engine_id)
-CROSS JOIN max_model_lens l
-CROSS JOIN batched_tokens t
-GROUP BY ALL
+CROSS JOIN (SELECT DISTINCT unnest(len_list)::BIGINT AS max_model_len) l
+CROSS JOIN (SELECT DISTINCT unnest(batched_list)::BIGINT AS max_num_batched_tokens) t
+WHERE l.max_model_len > 0
+GROUP BY ALL;
+
+-- engine_request_blocks: engine_request_blocks_at over the max_model_lens × batched_tokens axes (both include
+-- every observation's setting); columns, grain and units as the macro above.
+CREATE OR REPLACE VIEW engine_request_blocks AS
+SELECT * FROM engine_request_blocks_at((SELECT list(max_model_len ORDER BY max_model_len) FROM max_model_lens),
+                                       (SELECT list(max_num_batched_tokens ORDER BY max_num_batched_tokens)
+                                        FROM batched_tokens))

@@ -1,12 +1,23 @@
--- engine_capacity: what an engine release will log and admit, beside first principles.
--- Grain: one row per served model × hardware × engine × weights_dtype × kv_dtype × tp ×
---   max_model_len × max_num_batched_tokens (default_batched marks the release's default).
--- Inputs: engine_memory_pools, engine_kv_layout, engine_request_blocks, engine_accounting,
+-- engine_capacity_at(context_list, max_num_batched_tokens := NULL, gpu_memory_utilization := NULL,
+--   max_num_seqs := NULL, enforce_eager := NULL, num_speculative_tokens := NULL, available_kv_bytes := NULL,
+--   batched_axis := NULL): table macro, what an engine release will log and admit at any max_model_len,
+-- beside first principles — the ONE definition of the engine's block and admission arithmetic.
+--   The engine knobs (NULL = the release's default for the device) go to engine_memory_pools_at (205);
+--   available_kv_bytes, when given, replaces the predicted pool ("Available KV cache memory" read from a
+--   log): then there is no device (hardware_id, weights_dtype NULL), one row per engine × served model ×
+--   kv_dtype × tp, and max_num_seqs defaults to the release's small-GPU value (engine_capacity_for_memory).
+--   batched_axis (a LIST) takes every max_num_batched_tokens of it instead of one value (the view).
+-- Views built on it: engine_capacity (this file: over the axis tables), engine_capacity_for_memory (221),
+--   capacity_at (045: the engine figures every per-scenario view plans on).
+-- Grain: one row per served model × hardware × engine × weights_dtype × kv_dtype × tp × max_model_len
+--   (each distinct positive value of context_list) × max_num_batched_tokens (default_batched marks the
+--   release's default).
+-- Inputs: engine_memory_pools_at, engine_kv_layout, engine_request_blocks_at, engine_accounting,
 --   kv_sequence_costs_at, served_models; scalar macros engine_concurrency, engine_logged_tokens,
 --   engine_starts, engine_admitted_seqs.
 -- Units: bytes per device, blocks, tokens, sequences.
 --   page_bytes, block_size_tokens, num_groups, group_size, padding_layers   (engine_kv_layout)
---   available_kv_bytes      predicted by the release's reserve model (engine_memory_pools)
+--   available_kv_bytes      predicted by the release's reserve model (engine_memory_pools_at), or given
 --   num_blocks              floor(available / block_bytes) (§3 get_num_blocks), 0 when negative
 --   logged_kv_tokens        "GPU KV cache size" as this release computes it (§4)
 --   logged_max_concurrency  "Maximum concurrency for L tokens per request" (unrounded)
@@ -17,17 +28,51 @@
 --                           available ÷ seq_bytes(L) × L (windows at min(L, W), state per sequence)
 --   first_principles_seqs   floor(available ÷ seq_bytes(L))
 --   first_principles_ratio  first_principles_tokens ÷ logged_kv_tokens (NULL when the engine logs 0)
-CREATE OR REPLACE VIEW engine_capacity AS
-WITH fp AS (   -- first principles at each max_model_len: the one per-sequence formula (015), summed over
-               -- the served models (a target and its draft share the pool)
+--   max_num_seqs, gpu_memory_utilization, max_num_batched_tokens, enforce_eager, num_speculative_tokens:
+--                           the settings used; max_num_seqs_is_default, util_is_default, default_batched
+--                           say whether each is the release default
+-- Every column reference is qualified: a macro parameter shadows an unqualified column of its name.
+CREATE OR REPLACE MACRO engine_capacity_at(context_list, max_num_batched_tokens := NULL,
+                                           gpu_memory_utilization := NULL, max_num_seqs := NULL,
+                                           enforce_eager := NULL, num_speculative_tokens := NULL,
+                                           available_kv_bytes := NULL, batched_axis := NULL) AS TABLE
+WITH pools AS (
+    SELECT p.engine_id, p.model_id, p.hardware_id, p.weights_dtype, p.tp, p.max_num_batched_tokens,
+           p.default_batched, p.max_num_seqs, p.max_num_seqs_is_default, p.usable_bytes, p.gpu_memory_utilization,
+           p.util_is_default, p.enforce_eager, p.num_speculative_tokens, p.weights_bytes, p.reserve_bytes,
+           p.available_kv_bytes
+    FROM engine_memory_pools_at(max_num_batched_tokens := max_num_batched_tokens,
+                                gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
+                                enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
+                                batched_axis := batched_axis) p
+    WHERE available_kv_bytes IS NULL
+    UNION ALL
+    -- a given "Available KV cache memory": the block arithmetic alone, on no device
+    SELECT a.engine_id, s.served_id, NULL::VARCHAR, NULL::VARCHAR, t.tp, b.batched,
+           b.batched = a.max_num_batched_tokens, coalesce(max_num_seqs, a.max_num_seqs)::BIGINT,
+           coalesce(max_num_seqs, a.max_num_seqs) = a.max_num_seqs, NULL::DOUBLE,
+           coalesce(gpu_memory_utilization, e.gpu_memory_utilization)::DOUBLE,
+           coalesce(gpu_memory_utilization, e.gpu_memory_utilization) = e.gpu_memory_utilization,
+           coalesce(enforce_eager, false), num_speculative_tokens::BIGINT, NULL::DOUBLE, NULL::DOUBLE,
+           available_kv_bytes::DOUBLE
+    FROM engine_accounting a JOIN engines e ON e.engine_id = a.engine_id
+    CROSS JOIN (SELECT DISTINCT served_id FROM served_models) s
+    CROSS JOIN tp_sizes t
+    CROSS JOIN LATERAL (SELECT unnest(coalesce(batched_axis, [coalesce(max_num_batched_tokens, a.max_num_batched_tokens)]))::BIGINT
+                        AS batched) b
+    WHERE available_kv_bytes IS NOT NULL
+),
+fp AS (   -- first principles at each max_model_len: the one per-sequence formula (015), summed over
+          -- the served models (a target and its draft share the pool)
     SELECT s.served_id AS model_id, k.kv_dtype, k.tp, k.context_tokens AS max_model_len, sum(k.seq_bytes) AS fp_seq_bytes
     FROM served_models s
-    JOIN kv_sequence_costs_at((SELECT list(max_model_len) FROM max_model_lens)) k ON k.model_id = s.model_id
+    JOIN kv_sequence_costs_at(context_list) k ON k.model_id = s.model_id
     GROUP BY ALL
 ),
 base AS (
     SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, k.kv_dtype, p.tp, r.max_model_len,
-           p.max_num_batched_tokens, p.default_batched, p.max_num_seqs,
+           p.max_num_batched_tokens, p.default_batched, p.max_num_seqs, p.max_num_seqs_is_default,
+           p.util_is_default, p.enforce_eager, p.num_speculative_tokens,
            k.layout_mode, k.page_bytes, k.block_size_tokens, k.num_groups, k.group_size, k.padding_layers,
            k.block_bytes, r.blocks_per_request,
            p.usable_bytes, p.gpu_memory_utilization, p.weights_bytes, p.reserve_bytes, p.available_kv_bytes,
@@ -36,30 +81,50 @@ base AS (
            k.sliding_stored_as_full, k.chunked_stored_as_full, k.recurrent_outside_pool, k.k_eq_v_stored_twice,
            k.mla_block_size, k.sliding_prefill_reserve, k.recurrent_page_alignment, k.has_padding_layers, k.swa_pool_ratio,
            f.fp_seq_bytes
-    FROM engine_memory_pools p
+    FROM pools p
     JOIN engine_kv_layout k ON k.engine_id = p.engine_id AND k.model_id = p.model_id AND k.tp = p.tp
-    JOIN engine_request_blocks r ON r.engine_id = k.engine_id AND r.model_id = k.model_id AND r.kv_dtype = k.kv_dtype
-                                AND r.tp = k.tp AND r.max_num_batched_tokens = p.max_num_batched_tokens
+    -- the batched-token settings the pools can have, without reading the pools again (a CTE read twice is
+    -- materialised whole, which would stop the filters of a one-scenario query reaching its scans)
+    JOIN engine_request_blocks_at(context_list,
+                                  coalesce(batched_axis,
+                                           CASE WHEN max_num_batched_tokens IS NOT NULL
+                                                THEN [max_num_batched_tokens]::BIGINT[] END,
+                                           (SELECT list(DISTINCT v.t) FILTER (WHERE v.t IS NOT NULL)
+                                            FROM (SELECT unnest([x.max_num_batched_tokens,
+                                                                 x.max_num_batched_tokens_large_gpu]) AS t
+                                                  FROM engine_accounting x) v))) r
+      ON r.engine_id = k.engine_id AND r.model_id = k.model_id AND r.kv_dtype = k.kv_dtype
+     AND r.tp = k.tp AND r.max_num_batched_tokens = p.max_num_batched_tokens
     JOIN engine_accounting a ON a.engine_id = p.engine_id
     JOIN fp f ON f.model_id = k.model_id AND f.kv_dtype = k.kv_dtype AND f.tp = k.tp AND f.max_model_len = r.max_model_len
 ),
 adm AS (
-    SELECT *,
-           engine_concurrency(num_blocks, blocks_per_request, block_size_tokens, max_model_len, concurrency_rule)
-               AS logged_max_concurrency,
-           engine_starts(num_blocks, blocks_per_request, null_block_in_fit_check) AS starts
-    FROM base
+    SELECT b.*,
+           engine_concurrency(b.num_blocks, b.blocks_per_request, b.block_size_tokens, b.max_model_len,
+                              b.concurrency_rule) AS logged_max_concurrency,
+           engine_starts(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check) AS starts
+    FROM base b
+),
+logged AS (
+    SELECT d.*,
+           engine_logged_tokens(d.num_blocks, d.num_groups, d.block_size_tokens, d.logged_max_concurrency,
+                                d.max_model_len, d.logged_tokens_rule) AS logged_kv_tokens,
+           greatest(0, floor(d.available_kv_bytes / d.fp_seq_bytes * d.max_model_len))::BIGINT
+               AS first_principles_tokens
+    FROM adm d
 )
-SELECT * EXCLUDE (fp_seq_bytes),
-       engine_logged_tokens(num_blocks, num_groups, block_size_tokens, logged_max_concurrency, max_model_len,
-                            logged_tokens_rule) AS logged_kv_tokens,
-       engine_admitted_seqs(starts, logged_max_concurrency, max_num_seqs) AS admitted_seqs,
-       logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND num_groups > 1 AS grouped_min_block_report,
-       NOT starts AS does_not_start,
-       has_padding_layers AS padding_layers_wasted,
-       greatest(0, floor(available_kv_bytes / fp_seq_bytes * max_model_len))::BIGINT AS first_principles_tokens,
-       greatest(0, floor(available_kv_bytes / fp_seq_bytes))::BIGINT AS first_principles_seqs,
-       greatest(0, floor(available_kv_bytes / fp_seq_bytes * max_model_len))
-           / nullif(engine_logged_tokens(num_blocks, num_groups, block_size_tokens, logged_max_concurrency,
-                                         max_model_len, logged_tokens_rule), 0) AS first_principles_ratio
-FROM adm
+SELECT g.* EXCLUDE (fp_seq_bytes),
+       engine_admitted_seqs(g.starts, g.logged_max_concurrency, g.max_num_seqs) AS admitted_seqs,
+       g.logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND g.num_groups > 1 AS grouped_min_block_report,
+       NOT g.starts AS does_not_start,
+       g.has_padding_layers AS padding_layers_wasted,
+       greatest(0, floor(g.available_kv_bytes / g.fp_seq_bytes))::BIGINT AS first_principles_seqs,
+       g.first_principles_tokens / nullif(g.logged_kv_tokens, 0) AS first_principles_ratio
+FROM logged g;
+
+-- engine_capacity: engine_capacity_at over the max_model_lens and batched_tokens axes, every knob at the
+-- release default (columns, grain and units as the macro above).
+CREATE OR REPLACE VIEW engine_capacity AS
+SELECT * FROM engine_capacity_at((SELECT list(max_model_len ORDER BY max_model_len) FROM max_model_lens),
+                                 batched_axis := (SELECT list(max_num_batched_tokens ORDER BY max_num_batched_tokens)
+                                                  FROM batched_tokens))

@@ -30,7 +30,7 @@ cfg AS (
     GROUP BY ALL
 )
 SELECT c.model_id, c.hardware_id, c.engine_id, c.weights_dtype, c.kv_dtype, c.tp, c.context_tokens,
-       c.context_label, c.max_seqs, c.naive_max_seqs, e.admitted_seqs AS engine_seqs,
+       c.context_label, c.first_principles_seqs AS max_seqs, c.naive_max_seqs, e.admitted_seqs AS engine_seqs,
        cfg.admission_engine_id
 FROM cfg
 JOIN report_capacity c ON c.model_id = cfg.model_id AND c.hardware_id = cfg.hardware_id AND c.engine_id = cfg.engine_id

@@ -2,7 +2,7 @@
 -- (as chart_capacity: first weights dtype, first KV dtype, first engine, smallest TP whose weights fit)
 -- on each listed hardware, at the workload's context, for the batches that fit the KV pool.
 -- Grain: one row per model × hardware × batch.
--- Inputs: report_roofline (scope_roofline.sql: the roofline view, kvreg/sql/130_roofline.sql: batch, batch_fits, decode_tok_per_s, tok_per_s_per_seq,
+-- Inputs: report_roofline (scope_roofline.sql: the roofline view, kvreg/sql/260_roofline.sql: batch, batch_fits, decode_tok_per_s, tok_per_s_per_seq,
 --   expected_decode_tok_per_s), report_chart_capacity, report_workloads, report_items.
 -- Units: tokens per second (aggregate over the batch, and per sequence); expected_* NULL when the
 --   hardware states no efficiency.

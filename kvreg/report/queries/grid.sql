@@ -1,6 +1,8 @@
 -- grid: the capacity rows a report asks for, naive vs first principles vs engine, in the report's order.
 -- Grain: one row per model × context × hardware × weights_dtype × kv_dtype × tp × engine listed by report $report.
 -- Inputs: report_capacity (scope_capacity.sql), report_items, models, hardware, report_engine_admission (engine_capacity or empty).
+-- max_seqs here is capacity.first_principles_seqs (per-kind arithmetic on the same pool), beside the engine's
+--   admitted_seqs; capacity.max_seqs is the engine figure for an engine release with accounting data.
 -- Units: bytes per device, sequences; ratios are plain numbers (naive ÷ first principles,
 --   first principles ÷ engine-admitted).
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report)
@@ -9,9 +11,10 @@ SELECT c.model_id, coalesce(m.name, c.model_id) AS model_name, c.hardware_id,
        c.context_tokens, c.context_label, c.within_native,
        c.seq_bytes, c.naive_seq_bytes, c.pool_bytes, c.naive_pool_bytes, c.weights_bytes, c.weights_basis,
        c.claimed_bytes, c.reserve_bytes, c.resident_bytes, c.usable_bytes,
-       c.max_seqs, c.naive_max_seqs, c.naive_ratio, c.fits, c.pool_bytes > 0 AS weights_fit, c.kv_pool_share,
+       c.first_principles_seqs AS max_seqs, c.naive_max_seqs, c.naive_max_seqs / nullif(c.first_principles_seqs, 0) AS naive_ratio,
+       c.fits, c.pool_bytes > 0 AS weights_fit, c.kv_pool_share,
        e.admitted_seqs AS engine_seqs, e.starts AS engine_starts, e.logged_kv_tokens,
-       c.max_seqs / nullif(e.admitted_seqs, 0) AS engine_ratio,
+       c.first_principles_seqs / nullif(e.admitted_seqs, 0) AS engine_ratio,
        pm.item_idx AS model_idx, pc.item_idx AS context_idx, ph.item_idx AS hardware_idx,
        pw.item_idx AS weights_idx, pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx
 FROM report_capacity c

@@ -2,7 +2,7 @@
 -- the temp table report_capacity, which grid, options, plan_options, chart_capacity and sensitivity read).
 -- Every context of the contexts axis is kept: the capacity chart and the sensitivity use them all.
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp × context_tokens.
--- Inputs: capacity (kvreg/sql/050_capacity.sql); parameters $models, $hardware, $engines,
+-- Inputs: capacity (kvreg/sql/250_capacity.sql); parameters $models, $hardware, $engines,
 --   $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]): the report's lists.
 -- Units: as capacity (bytes, sequences, tokens).
 -- Why: filtering with constant lists lets DuckDB push the filter into the view's scans; joining the

@@ -1,7 +1,7 @@
 -- scope_memory_pools: the memory_pools view restricted to what one report lists (temp table
 -- report_memory_pools, read by chart_capacity to pick each hardware's smallest TP whose weights fit).
 -- Grain: one row per listed model × hardware × engine × weights_dtype × tp.
--- Inputs: memory_pools (kvreg/sql/040_memory_pools.sql); parameters $models, $hardware, $engines,
+-- Inputs: memory_pools (kvreg/sql/240_memory_pools.sql); parameters $models, $hardware, $engines,
 --   $weights_dtypes (VARCHAR[]), $tp (BIGINT[]).
 -- Units: as memory_pools (bytes).
 SELECT * FROM memory_pools

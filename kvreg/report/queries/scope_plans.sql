@@ -1,10 +1,11 @@
--- scope_plans: the plans(users, context_tokens, tpot_s, ttft_s) table macro restricted to what the report
--- lists (temp table report_plans, read by plan_options).
+-- scope_plans: the ranked_plans(users, context_tokens, tpot_s, ttft_s, lists…) table macro for what the report
+-- lists (temp table report_plans, read by plan_options): the same sizing and the same ranking as `kvreg plan`
+-- (kvreg/sql/280_ranked_plans.sql over 275_plans.sql), so the report and the CLI give the same rows.
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp.
--- Inputs: plans macro (kvreg/sql/145_plans.sql); parameters $users, $context_tokens, $tpot_s, $ttft_s
---   (the report's workload), $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]),
---   $tp (BIGINT[]).
--- Units: as plans (sequences, devices, seconds, USD per hour).
-SELECT * FROM plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s)
-WHERE list_contains($models, model_id) AND list_contains($hardware, hardware_id) AND list_contains($engines, engine_id)
-  AND list_contains($weights_dtypes, weights_dtype) AND list_contains($kv_dtypes, kv_dtype) AND list_contains($tp, tp)
+-- Inputs: ranked_plans macro; parameters $users, $context_tokens, $tpot_s, $ttft_s (the report's workload),
+--   $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]).
+-- Units: as plans (sequences, devices, seconds, USD per hour); rank_list, rank_in_list, rank_in_model as
+--   ranked_plans.
+SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, models := $models,
+                           hardware := $hardware, engines := $engines, weights_dtypes := $weights_dtypes,
+                           kv_dtypes := $kv_dtypes, tps := $tp)

@@ -1,7 +1,7 @@
 -- scope_roofline: the roofline view at the report's workload context, restricted to what the report lists
 -- (temp table report_roofline, read by chart_roofline).
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp × batch.
--- Inputs: roofline (kvreg/sql/130_roofline.sql); parameters $context_tokens (BIGINT), $models, $hardware,
+-- Inputs: roofline (kvreg/sql/260_roofline.sql); parameters $context_tokens (BIGINT), $models, $hardware,
 --   $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]).
 -- Units: as roofline (tokens per second).
 SELECT * FROM roofline

@@ -1,5 +1,5 @@
 -- throughput_ceilings: every published throughput measurement beside the roofline ceiling of the workload it
--- ran — the evidence the speed efficiencies are fitted to (122_speed_fit) and checked against (124).
+-- ran — the evidence the speed efficiencies are fitted to (252_speed_fit) and checked against (255).
 -- Grain: one row per throughput measurement (source × measurement_idx).
 -- Inputs: throughput_measurements, engines, engine_accounting (max_num_seqs), memory_pools (usable, weights), model_weights, decode_coefficients,
 --   hardware_peaks, hardware, precisions; macros kv_read_bytes, decode_flop, params_read.

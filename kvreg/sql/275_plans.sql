@@ -3,13 +3,20 @@
 -- Workload: `users` concurrent sequences, each at `context_tokens` of context, each needing a decode
 --   rate ≥ 1 / tpot_s tokens per second, and (optional) a prefill floor ≤ ttft_s.
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp (a replica = tp devices).
--- Inputs: memory_pools, decode_coefficients, hardware_peaks, model_weights, engines, speed_efficiency; macros kv_read_bytes,
+-- Engine knobs (NULL = the engine's default): gpu_memory_utilization, max_num_seqs, max_num_batched_tokens,
+--   enforce_eager, num_speculative_tokens, passed to capacity_at, so the plan is sized on the same memory
+--   model as every other figure: for an engine release with accounting rules the release's pool and its
+--   admission (engine_capacity_at), for first-principles the simple budget.
+-- Inputs: capacity_at (245), decode_coefficients, hardware_peaks, model_weights, engines, speed_efficiency;
+--   macros kv_read_bytes,
 --   decode_flop, params_read.
--- Rates use the bandwidth/compute efficiency of speed_efficiency (124: fitted to throughput measurements
+-- Rates use the bandwidth/compute efficiency of speed_efficiency (254: fitted to throughput measurements
 --   for this hardware × engine family, else the hardware entry's stated figure) when there is one
 --   (rate_basis = 'expected'), else the ceiling (rate_basis = 'ceiling'); the TTFT check uses the prefill floor.
 -- Units: sequences, devices, seconds, tokens, USD per hour, bytes.
---   max_seqs_per_replica  capacity: floor(KV pool per rank ÷ per-rank bytes of one sequence at the context)
+--   max_seqs_per_replica  capacity_at's max_seqs at the context: the sequences the engine release admits
+--                         (pool_basis 'engine'), or floor(KV pool per rank ÷ per-rank bytes of one sequence)
+--   first_principles_seqs floor(the same pool ÷ one sequence), for comparison
 --   rate_max_batch        the largest batch whose decode step still fits in tpot_s:
 --                         memory: (W + B·kv)/BW + B·allreduce/eff ≤ tpot; compute: B·(f/peak + allreduce/eff) ≤ tpot
 --                         (BW, peak and eff at the efficiencies: the all-reduce at its roof's share, expected_step_s).
@@ -21,12 +28,17 @@
 --   tpot_at_batch_s       the decode step at that batch (expected or ceiling, see rate_basis)
 --   single_seq_tpot_s     the decode step of one sequence alone (the fastest any sequence can go here)
 --   gpus                  replicas × tp; usd_per_hour = gpus × price (NULL when no price)
---   binding_constraint    'capacity' (the KV pool holds fewer than the rate allows), 'tpot' (the rate
---                         allows fewer), or 'none' (one replica holds every user within both)
+--   binding_constraint    'capacity' (the KV pool holds fewer than the rate allows; first principles),
+--                         'admission' (the engine release admits fewer than the rate allows), 'tpot' (the
+--                         rate allows fewer), or 'none' (one replica holds every user within both)
+--   pool_basis, engine_starts and the knob columns (gpu_memory_utilization, util_is_default, max_num_seqs,
+--                         max_num_seqs_is_default, max_num_batched_tokens, default_batched, enforce_eager,
+--                         num_speculative_tokens): as capacity_at
 --   feasible, reason      why a configuration cannot serve the workload at all (no bandwidth figure; TP > 1
 --                         without an interconnect figure, or without its domain size, or wider than its
 --                         domain: the stated link bandwidth does not reach such a group, so it is not
---                         planned at it; weights do not fit; one sequence does not fit; one sequence alone
+--                         planned at it; weights do not fit; the engine refuses to start or admits no
+--                         sequence; one sequence does not fit; one sequence alone
 --                         misses the TPOT; the prefill floor misses the TTFT).  The reason text does not
 --                         name the TP, so `kvreg plan` can group one hardware's TPs that fail alike.
 --   tp_fits_interconnect  as in roofline: TRUE at tp = 1 or tp ≤ the interconnect's domain size; FALSE when
@@ -39,10 +51,16 @@
 --                         (linear beyond every window; NULL when the cache does not grow with context, or
 --                         when the configuration fails for a reason no shorter context mends)
 -- Source: kv-cache-chapter.txt §2.4–2.5 (step = (P·p + B·s·k) ÷ BW), Megatron-LM all-reduces (see roofline).
-CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL) AS TABLE
+CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL, gpu_memory_utilization := NULL,
+                              max_num_seqs := NULL, max_num_batched_tokens := NULL, enforce_eager := NULL,
+                              num_speculative_tokens := NULL) AS TABLE
 WITH base AS (
-    SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, k.kv_dtype, p.tp,
-           p.pool_bytes, mw.weights_bytes, k.params_total, k.params_active, k.moe_experts, k.moe_experts_per_token,
+    SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.kv_dtype, p.tp,
+           p.pool_bytes, p.max_seqs AS capacity_seqs, p.first_principles_seqs, p.engine_starts, p.pool_basis,
+           p.gpu_memory_utilization AS knob_util, p.util_is_default, p.max_num_seqs AS knob_max_num_seqs,
+           p.max_num_seqs_is_default, p.max_num_batched_tokens AS knob_batched, p.default_batched,
+           p.enforce_eager AS knob_eager, p.num_speculative_tokens AS knob_spec,
+           mw.weights_bytes, k.params_total, k.params_active, k.moe_experts, k.moe_experts_per_token,
            kv_read_bytes(k.growing_token_bytes, k.bounded_groups, k.state_bytes, context_tokens) AS seq_rank_bytes,
            decode_flop(k.params_active, k.hidden_size, k.unbounded_attn_layers, k.bounded_groups,
                        k.state_flop_per_token, context_tokens) AS flop_per_token,
@@ -68,17 +86,18 @@ WITH base AS (
                 END AS ar_s,
            coalesce(se.bandwidth_efficiency, 1) AS eb, coalesce(se.compute_efficiency, 1) AS ec,
            h.price_usd_per_hour
-    FROM memory_pools p
+    FROM capacity_at([context_tokens], gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
+                     max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
+                     num_speculative_tokens := num_speculative_tokens) p
     JOIN model_weights mw ON mw.model_id = p.model_id AND mw.weights_dtype = p.weights_dtype
-    JOIN decode_coefficients k ON k.model_id = p.model_id AND k.tp = p.tp
+    JOIN decode_coefficients k ON k.model_id = p.model_id AND k.kv_dtype = p.kv_dtype AND k.tp = p.tp
     JOIN hardware_peaks h ON h.hardware_id = p.hardware_id AND h.weights_dtype = p.weights_dtype
     JOIN engines en ON en.engine_id = p.engine_id
     LEFT JOIN speed_efficiency se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
 ),
 cap AS (
     SELECT b.*, b.seq_rank_bytes * b.tp AS seq_bytes,
-           CASE WHEN b.pool_bytes >= b.seq_rank_bytes THEN floor(b.pool_bytes / b.seq_rank_bytes) ELSE 0 END::BIGINT
-               AS max_seqs_per_replica,
+           b.capacity_seqs AS max_seqs_per_replica,
            b.weights_bytes * params_read(b.params_total, b.params_active, b.moe_experts, b.moe_experts_per_token,
                                          1) / b.params_total AS weights_read_b1,
            b.weights_bytes * params_read(b.params_total, b.params_active, b.moe_experts, b.moe_experts_per_token,
@@ -129,6 +148,10 @@ judged AS (
                     THEN format('the interconnect links {} devices at its stated bandwidth: a wider TP group is'
                                 ' not planned', b.interconnect_domain_size)
                 WHEN b.pool_bytes <= 0 THEN 'the weights alone do not fit the device memory at this TP'
+                WHEN b.pool_basis = 'engine' AND NOT b.engine_starts
+                    THEN 'engine: refuses to start (one request of this context does not fit its KV cache)'
+                WHEN b.pool_basis = 'engine' AND b.max_seqs_per_replica < 1
+                    THEN 'engine: admits no sequence of this context'
                 WHEN b.max_seqs_per_replica < 1 THEN 'memory: one sequence of this context does not fit the KV pool'
                 WHEN b.rate_max_batch < 1 THEN 'tpot: a single sequence decodes slower than the TPOT target'
                 WHEN ttft_s IS NOT NULL AND b.prefill_floor_s IS NULL
@@ -156,7 +179,9 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.price_usd_per_hour * r.replicas * r.tp AS usd_per_hour,
        CASE WHEN NOT r.feasible THEN NULL
             WHEN users <= least(r.max_seqs_per_replica, r.rate_max_batch) THEN 'none'
-            WHEN r.max_seqs_per_replica <= r.rate_max_batch THEN 'capacity' ELSE 'tpot' END AS binding_constraint,
+            WHEN r.max_seqs_per_replica <= r.rate_max_batch
+                THEN CASE WHEN r.pool_basis = 'engine' THEN 'admission' ELSE 'capacity' END
+            ELSE 'tpot' END AS binding_constraint,
        r.rate_basis, r.bandwidth_efficiency, r.compute_efficiency, r.efficiency_evidence,
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
                      r.batch_per_replica, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s,
@@ -166,6 +191,10 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
            AS single_seq_tpot_s,
        r.prefill_floor_s,
        r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
+       r.first_principles_seqs, r.pool_basis, r.engine_starts,
+       r.knob_util AS gpu_memory_utilization, r.util_is_default, r.knob_max_num_seqs AS max_num_seqs,
+       r.max_num_seqs_is_default, r.knob_batched AS max_num_batched_tokens, r.default_batched,
+       r.knob_eager AS enforce_eager, r.knob_spec AS num_speculative_tokens,
        CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
                  AND coalesce(r.tp_fits_interconnect, FALSE) THEN greatest(0, floor(least(
                 (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),

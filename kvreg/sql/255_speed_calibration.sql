@@ -7,7 +7,7 @@
 -- Units: tokens per second, seconds, fractions.
 --   predicted_tok_per_s   1 ÷ greatest((memory_s + allreduce_s) ÷ bandwidth_eff, (compute_s + allreduce_s) ÷ compute_eff):
 --                         the ceiling's time per output token with each roof, and the all-reduce serial with it,
---                         scaled by that roof's efficiency (expected_step_s, 104; 122)
+--                         scaled by that roof's efficiency (expected_step_s, 104; 252)
 --   error                 predicted ÷ measured − 1 (signed: + over-predicts); abs_error its magnitude
 --   predicted_step_s      batch ÷ predicted_tok_per_s: one engine step of the whole batch (each sequence's TPOT
 --                         when prompts ride along with decode steps); tpot_error against tpot_p50_s where published

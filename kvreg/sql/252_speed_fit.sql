@@ -1,6 +1,6 @@
 -- speed_fit: achieved fractions of the roofline fitted to the throughput measurements, with their evidence,
 -- once on every measurement (holdout '') and once without each source (holdout = that source id, for
--- leave-one-source-out evaluation: 125_speed_calibration).
+-- leave-one-source-out evaluation: 255_speed_calibration).
 -- Grain: one row per holdout × roof × level × key (× engine family where the level has one).
 -- Inputs: throughput_ceilings, throughput_measurements.
 -- Each measurement implies the efficiency of the roof that bounds it (bound):
@@ -10,7 +10,7 @@
 --   ASSUMPTION, checked by the measurements: TensorRT-LLM's measured/ceiling ratio stays flat from TP 1 to 8,
 --   while all-reduces at full link speed over-predict TP 8 about twofold).  The fitted efficiency is the
 --   MEDIAN of the implied efficiencies in the group (robust to a few odd rows), n = how many, sources = how many.
--- Levels (most specific first; 123_speed_efficiency_by_holdout takes the first that has data):
+-- Levels (most specific first; 253_speed_efficiency_by_holdout takes the first that has data):
 --   hardware       key = hardware_id, per engine family
 --   hardware_any   key = hardware_id, every engine family pooled
 --   architecture   key = hardware.architecture, per engine family

@@ -1,0 +1,83 @@
+-- capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
+--   max_num_batched_tokens := NULL, enforce_eager := NULL, num_speculative_tokens := NULL): table macro,
+-- how many sequences fit at any context lengths, naive vs first principles vs what the engine admits —
+-- the ONE definition of the capacity every per-scenario view plans on; the view capacity is this macro
+-- applied to the contexts axis table.  The knobs (NULL = the engine's default) go to memory_pools_at and
+-- engine_capacity_at.
+-- One memory model per engine id: for an engine release with accounting rules (pool_basis = 'engine') the
+-- pool is the release's available KV memory and max_seqs is the engine's admission (engine_capacity_at:
+-- blocks, the start check, max_num_seqs); for first-principles it is floor(pool ÷ seq_bytes).
+-- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp × context (each
+--   distinct positive value of context_list, a LIST of token counts).
+-- Inputs: memory_pools_at; table macros kv_sequence_costs_at, engine_capacity_at.
+-- Units: sequences (whole), tokens, bytes per device.
+--   first_principles_seqs  floor(pool_bytes / seq_bytes), 0 when nothing fits (the same pool, any engine)
+--   max_seqs        the sequences the scenario is sized on: engine_admitted_seqs for pool_basis 'engine',
+--                   first_principles_seqs otherwise
+--   naive_max_seqs  floor(naive_pool_bytes / naive_seq_bytes)
+--   pool_tokens     tokens of context the pool holds: engine rows the release's logged "GPU KV cache size";
+--                   first principles pool ÷ seq × s (the definition vLLM ≥0.22 logs)
+--   naive_ratio     naive_max_seqs ÷ max_seqs: how far the naive planner over-promises
+--   fits            one sequence fits: the engine starts and admits one (engine), pool_bytes ≥ seq_bytes
+--                   (first principles)
+--   engine_starts   the release starts at this max_model_len (NULL for first principles)
+--   kv_pool_share   fraction of the claimed memory that is KV pool (the rest weights, reserve, residents)
+--   pool_basis and the knob columns: as memory_pools_at
+-- Source: kv-budget-lesson.txt (36 vs 48 sequences), kv-arithmetic-hybrid-attention.txt; engine rows:
+--   engine_accounting.md (220).
+CREATE OR REPLACE MACRO capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
+                                    max_num_batched_tokens := NULL, enforce_eager := NULL,
+                                    num_speculative_tokens := NULL) AS TABLE
+WITH joined AS (
+    -- first-principles rows: the simple budget and the per-kind arithmetic
+    SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
+           s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
+           NULL::BOOLEAN AS engine_starts, NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens
+    FROM memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
+                         max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
+                         num_speculative_tokens := num_speculative_tokens) p
+    JOIN kv_sequence_costs_at(context_list) s ON s.model_id = p.model_id AND s.tp = p.tp
+    WHERE p.pool_basis = 'first-principles'
+    UNION ALL
+    -- engine rows: driven by engine_capacity_at (one row per scenario and context), so the large side is
+    -- probed against the small pool and per-sequence tables instead of joined to a second large table
+    SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
+           s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
+           e.starts, e.admitted_seqs, e.logged_kv_tokens
+    FROM engine_capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
+                            max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
+                            enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens) e
+    JOIN memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
+                         max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
+                         num_speculative_tokens := num_speculative_tokens) p
+      ON p.pool_basis = 'engine' AND p.engine_id = e.engine_id AND p.model_id = e.model_id
+     AND p.hardware_id = e.hardware_id AND p.weights_dtype = e.weights_dtype AND p.tp = e.tp
+    JOIN kv_sequence_costs_at(context_list) s
+      ON s.model_id = e.model_id AND s.kv_dtype = e.kv_dtype AND s.tp = e.tp AND s.context_tokens = e.max_model_len
+),
+sized AS (
+    SELECT j.*,
+           greatest(0, floor(j.pool_bytes / j.seq_bytes))::BIGINT AS first_principles_seqs,
+           greatest(0, floor(j.naive_pool_bytes / j.naive_seq_bytes))::BIGINT AS naive_max_seqs,
+           greatest(0, floor(j.pool_bytes / j.seq_bytes * j.context_tokens))::BIGINT AS first_principles_tokens,
+           CASE WHEN j.pool_basis = 'engine' THEN j.engine_admitted_seqs
+                ELSE greatest(0, floor(j.pool_bytes / j.seq_bytes)) END::BIGINT AS max_seqs,
+           CASE WHEN j.pool_basis = 'engine' THEN j.engine_logged_kv_tokens
+                ELSE greatest(0, floor(j.pool_bytes / j.seq_bytes * j.context_tokens)) END::BIGINT AS pool_tokens,
+           CASE WHEN j.pool_basis = 'engine' THEN j.engine_starts AND j.engine_admitted_seqs >= 1
+                ELSE j.pool_bytes >= j.seq_bytes END AS fits
+    FROM joined j
+)
+SELECT z.model_id, z.hardware_id, z.engine_id, z.weights_dtype, z.kv_dtype, z.tp,
+       z.context_tokens, z.context_label, z.within_native,
+       z.usable_bytes, z.claimed_bytes, z.reserve_bytes, z.resident_bytes, z.weights_bytes, z.weights_basis,
+       z.pool_bytes, z.naive_pool_bytes,
+       z.seq_bytes, z.growing_bytes, z.bounded_bytes, z.state_bytes, z.conv_state_bytes, z.naive_seq_bytes,
+       z.max_seqs, z.naive_max_seqs, z.pool_tokens,
+       z.naive_max_seqs / nullif(z.max_seqs, 0) AS naive_ratio,
+       z.fits,
+       greatest(0, z.pool_bytes) / z.claimed_bytes AS kv_pool_share,
+       z.first_principles_seqs, z.first_principles_tokens, z.engine_starts, z.engine_admitted_seqs,
+       z.pool_basis, z.gpu_memory_utilization, z.util_is_default, z.max_num_seqs, z.max_num_seqs_is_default,
+       z.max_num_batched_tokens, z.default_batched, z.enforce_eager, z.num_speculative_tokens
+FROM sized z

@@ -1,0 +1,72 @@
+-- ranked_plans(users, context_tokens, tpot_s, ttft_s := NULL, models := NULL, hardware := NULL, engines := NULL,
+--   weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL, <engine knobs as plans>): table macro, the plans
+-- (275) of the listed configurations, ranked per model — the ONE ranking rule, used by `kvreg plan` and by
+-- the report's sizing (kvreg/report/queries/scope_plans.sql), so both give the same rows in the same order.
+-- The lists (VARCHAR[] ids, BIGINT[] tps; NULL = every one) filter before ranking.
+-- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp (as plans).
+-- Columns: every column of plans, then
+--   rank_list     which list the row is ranked in:
+--                 'priced'      feasible, with a price, on the model's rate basis
+--                 'no price'    feasible, no price in the registry: ranked apart on device count, never after
+--                               priced rows as if it were dearer (issue 12 item 2)
+--                 'other basis' feasible, but at the bandwidth ceiling while other rows of the model are at a
+--                               stated efficiency (rate_basis 'ceiling' vs 'expected'): optimistic by
+--                               1/efficiency, so not ranked against them
+--                 'infeasible'  the workload cannot be served (reason)
+--   rank_in_list  1 = first of its list.  Rule, in order: options sized on an engine release's admission
+--                 (pool_basis 'engine') before first-principles ones (seed rule 3, kv-arithmetic-hybrid-
+--                 attention.txt: plan on the engine's number); then $/hour ('priced'), or devices
+--                 ('no price', 'other basis'); then fewer devices, hardware, tp, weights, KV, engine ids.
+--                 Infeasible rows: the longest servable context first, then the fastest single sequence.
+--   rank_in_model 1 = the recommendation when rank_list is 'priced' or 'no price': the lists in the order
+--                 above, each by rank_in_list
+--   rate_basis_ranked  the model's rate basis ('expected' when any feasible row has a stated efficiency)
+CREATE OR REPLACE MACRO ranked_plans(users, context_tokens, tpot_s, ttft_s := NULL, models := NULL, hardware := NULL,
+                                     engines := NULL, weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL,
+                                     gpu_memory_utilization := NULL, max_num_seqs := NULL,
+                                     max_num_batched_tokens := NULL, enforce_eager := NULL,
+                                     num_speculative_tokens := NULL) AS TABLE
+WITH listed AS (
+    SELECT p.*
+    FROM plans(users, context_tokens, tpot_s, ttft_s := ttft_s, gpu_memory_utilization := gpu_memory_utilization,
+               max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
+               enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens) p
+    WHERE (models IS NULL OR list_contains(models, p.model_id))
+      AND (hardware IS NULL OR list_contains(hardware, p.hardware_id))
+      AND (engines IS NULL OR list_contains(engines, p.engine_id))
+      AND (weights_dtypes IS NULL OR list_contains(weights_dtypes, p.weights_dtype))
+      AND (kv_dtypes IS NULL OR list_contains(kv_dtypes, p.kv_dtype))
+      AND (tps IS NULL OR list_contains(tps, p.tp))
+),
+basis AS (
+    SELECT l.*,
+           CASE WHEN bool_or(l.feasible AND l.rate_basis = 'expected') OVER (PARTITION BY l.model_id)
+                     OR NOT bool_or(l.feasible) OVER (PARTITION BY l.model_id)
+                THEN 'expected' ELSE 'ceiling' END AS rate_basis_ranked
+    FROM listed l
+),
+listed_in AS (
+    SELECT b.*,
+           CASE WHEN NOT b.feasible THEN 'infeasible'
+                WHEN b.rate_basis <> b.rate_basis_ranked THEN 'other basis'
+                WHEN b.usd_per_hour IS NULL THEN 'no price'
+                ELSE 'priced' END AS rank_list
+    FROM basis b
+),
+ranked AS (
+    SELECT r.*,
+           row_number() OVER (
+               PARTITION BY r.model_id, r.rank_list
+               ORDER BY r.pool_basis <> 'engine',
+                        CASE WHEN r.rank_list = 'priced' THEN r.usd_per_hour END,
+                        r.gpus,
+                        CASE WHEN r.rank_list = 'infeasible' THEN -coalesce(r.max_context_tokens, -1) END,
+                        CASE WHEN r.rank_list = 'infeasible' THEN r.single_seq_tpot_s END NULLS LAST,
+                        r.hardware_id, r.tp, r.weights_dtype, r.kv_dtype, r.engine_id) AS rank_in_list
+    FROM listed_in r
+)
+SELECT q.*,
+       row_number() OVER (PARTITION BY q.model_id
+                          ORDER BY list_position(['priced', 'no price', 'other basis', 'infeasible'], q.rank_list),
+                                   q.rank_in_list) AS rank_in_model
+FROM ranked q
