@@ -1,7 +1,7 @@
 -- speed_efficiency_by_holdout: the bandwidth and compute efficiency kvreg uses for each
 -- hardware × engine family, and the evidence behind it.
 -- Grain: one row per holdout × hardware × engine family (engines.engine); holdout '' = every source
--- Inputs: speed_fit, hardware, engines, hardware_efficiency.
+-- Inputs: speed_fit, throughput_measurements (the holdouts), hardware, engines, hardware_efficiency, provenance.
 -- Resolution, per roof (memory → bandwidth_*, compute → compute_*), first level with data:
 --   hardware (this hardware, this engine family)               basis 'measured'
 --   hardware_any (this hardware, other engine families)        basis 'derived'
@@ -18,26 +18,36 @@ CREATE OR REPLACE VIEW speed_efficiency_by_holdout AS
 WITH grid AS (
     SELECT x.holdout, h.hardware_id, h.architecture, f.engine_family, he.bandwidth_efficiency AS stated_bw,
            he.compute_efficiency AS stated_compute
-    FROM (SELECT DISTINCT holdout FROM speed_fit UNION SELECT '') x
+    FROM (SELECT DISTINCT source_id AS holdout FROM throughput_measurements UNION SELECT '') x
     CROSS JOIN hardware h
     CROSS JOIN (SELECT DISTINCT engine AS engine_family FROM engines) f
     LEFT JOIN hardware_efficiency he ON he.hardware_id = h.hardware_id
 ),
+candidates AS (
+    -- every fit level that applies to the grid row, most specific first (ORDER of the resolution above)
+    SELECT g.holdout, g.hardware_id, g.engine_family, r.roof, f.efficiency, f.level, f.n,
+           row_number() OVER (PARTITION BY g.holdout, g.hardware_id, g.engine_family, r.roof
+                              ORDER BY CASE f.level WHEN 'hardware' THEN 1 WHEN 'hardware_any' THEN 2
+                                                    WHEN 'architecture' THEN 3 WHEN 'architecture_any' THEN 4
+                                                    WHEN 'engine' THEN 5 ELSE 6 END) AS pick
+    FROM grid g
+    CROSS JOIN (VALUES ('memory'), ('compute')) r(roof)
+    JOIN speed_fit f ON f.holdout = g.holdout AND f.roof = r.roof
+     AND ((f.level = 'hardware' AND f.key = g.hardware_id AND f.engine_family = g.engine_family)
+       OR (f.level = 'hardware_any' AND f.key = g.hardware_id)
+       OR (f.level = 'architecture' AND f.key = g.architecture AND f.engine_family = g.engine_family)
+       OR (f.level = 'architecture_any' AND f.key = g.architecture)
+       OR ((CASE r.roof WHEN 'memory' THEN g.stated_bw ELSE g.stated_compute END) IS NULL
+           AND ((f.level = 'engine' AND f.key = g.engine_family) OR f.level = 'all')))
+),
 picked AS (
     SELECT g.*, r.roof,
-           (SELECT struct_pack(efficiency := s.efficiency, level := s.level, n := s.n)
-            FROM speed_fit s
-            WHERE s.holdout = g.holdout AND s.roof = r.roof
-              AND ((s.level = 'hardware' AND s.key = g.hardware_id AND s.engine_family = g.engine_family)
-                OR (s.level = 'hardware_any' AND s.key = g.hardware_id)
-                OR (s.level = 'architecture' AND s.key = g.architecture AND s.engine_family = g.engine_family)
-                OR (s.level = 'architecture_any' AND s.key = g.architecture)
-                OR ((CASE r.roof WHEN 'memory' THEN g.stated_bw ELSE g.stated_compute END) IS NULL AND s.level = 'engine' AND s.key = g.engine_family)
-                OR ((CASE r.roof WHEN 'memory' THEN g.stated_bw ELSE g.stated_compute END) IS NULL AND s.level = 'all'))
-            ORDER BY CASE s.level WHEN 'hardware' THEN 1 WHEN 'hardware_any' THEN 2 WHEN 'architecture' THEN 3
-                                  WHEN 'architecture_any' THEN 4 WHEN 'engine' THEN 5 ELSE 6 END
-            LIMIT 1) AS fit
-    FROM grid g CROSS JOIN (VALUES ('memory'), ('compute')) r(roof)
+           CASE WHEN c.level IS NOT NULL THEN struct_pack(efficiency := c.efficiency, level := c.level, n := c.n) END
+               AS fit
+    FROM grid g
+    CROSS JOIN (VALUES ('memory'), ('compute')) r(roof)
+    LEFT JOIN candidates c ON c.holdout = g.holdout AND c.hardware_id = g.hardware_id
+                          AND c.engine_family = g.engine_family AND c.roof = r.roof AND c.pick = 1
 ),
 wide AS (
     SELECT holdout, hardware_id, engine_family,
