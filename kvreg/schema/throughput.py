@@ -69,6 +69,6 @@ class ThroughputEntry(Entry):
         for i, m in enumerate(self.measurements):
             if m.pp != 1:
                 raise PydanticCustomError(
-                    "unsupported", "pipeline parallelism is not modelled by the roofline",
+                    "unsupported_parallelism", "pipeline parallelism is not modelled by the roofline",
                     {"path": f"measurements.{i}.pp", "hint": "leave out measurements with pp > 1"})
         return self
