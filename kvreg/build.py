@@ -8,6 +8,7 @@ never leaves a partial database and never touches an existing one.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 from importlib import resources
@@ -34,8 +35,10 @@ def registry_commit(root: Path) -> str | None:
         return None
 
 
-def populate(con, registry) -> None:
+def populate(con, registry, progress=None) -> None:
     """Create every base table from ``registry`` and every view, on an open connection.
+
+    ``progress`` (optional) is called with a short message before each step (tables, views).
 
     Raises:
         KvregError: a view's SQL failed (code ``view-failed``, file = the view's SQL file).
@@ -45,12 +48,16 @@ def populate(con, registry) -> None:
     from kvreg.problems import KvregError, Problem
     from kvreg.tables import frames
 
+    if progress:
+        progress("loading the base tables")
     for name, df in frames(registry).items():
         con.register("_frame", df)
         con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM _frame')
         con.unregister("_frame")
     commit = registry_commit(registry.root)
     con.execute("CREATE TABLE build_info AS SELECT ? AS registry_commit", [commit])
+    if progress:
+        progress(f"creating {len(view_files())} views")
     for f in view_files():
         try:
             con.execute(f.read_text())
@@ -63,12 +70,14 @@ def populate(con, registry) -> None:
                                       "fix the SQL file; the existing database was left untouched")]) from exc
 
 
-def build(root: Path | str = ".", db: Path | str | None = None) -> Path:
+def build(root: Path | str = ".", db: Path | str | None = None, progress=None) -> Path:
     """Validate the project at ``root`` and write its database atomically.
 
     Args:
         root: the project directory.
         db: target file; default ``ROOT/.kvreg/kvreg.duckdb``.
+        progress: optional callable given a short message before each step (validate, tables,
+            views); the CLI prints them on stderr (:func:`kvreg.cli.progress`).
 
     Returns:
         The path of the database written.
@@ -83,23 +92,79 @@ def build(root: Path | str = ".", db: Path | str | None = None) -> Path:
 
     root = Path(root)
     target = Path(db) if db else root / DEFAULT_DB
+    if progress:
+        progress(f"validating {root.as_posix()}")
     registry = load_registry(root)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".kvreg-build-", suffix=".duckdb", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_leftovers(target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f"{LEFTOVER_PREFIX}{os.getpid()}-", suffix=".duckdb", dir=target.parent)
+    except OSError as exc:
+        raise _db_problem(target, "cannot-write-db", f"cannot write the database {target}: "
+                          f"{exc.strerror or exc}", "pass --db PATH in a writable folder (and make sure "
+                          f"{target.parent} is a folder, not a file)") from None
     os.close(fd)
     os.unlink(tmp)  # DuckDB wants to create the file itself
     try:
         con = duckdb.connect(tmp)
         try:
-            populate(con, registry)
+            populate(con, registry, progress)
         finally:
             con.close()
         os.replace(tmp, target)
+    except OSError as exc:
+        raise _db_problem(target, "cannot-write-db", f"cannot write the database {target}: {exc.strerror or exc}",
+                          "pass --db PATH in a writable folder") from None
     finally:
         for leftover in (tmp, tmp + ".wal"):
             if os.path.exists(leftover):
                 os.unlink(leftover)
     return target
+
+
+LEFTOVER_PREFIX = ".kvreg-build-"
+_LEFTOVER = re.compile(rf"^{re.escape(LEFTOVER_PREFIX)}(?:(\d+)-)?.*\.duckdb(?:\.wal)?$")
+LEFTOVER_AGE_S = 3600
+"""A temp database without a process id (written by older kvreg) is a leftover after this long."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def remove_leftovers(folder: Path) -> list[Path]:
+    """Delete temporary databases of builds that were killed (their process is gone); return them.
+
+    A build names its temp file ``.kvreg-build-<pid>-XXXX.duckdb``; a concurrent build's
+    file (process alive) is left alone, so concurrent builds still both succeed.
+    """
+    import time
+
+    removed = []
+    for p in folder.glob(f"{LEFTOVER_PREFIX}*"):
+        m = _LEFTOVER.match(p.name)
+        if not m:
+            continue
+        pid = int(m[1]) if m[1] else None
+        try:
+            if (pid is not None and not _alive(pid)) or (pid is None and time.time() - p.stat().st_mtime > LEFTOVER_AGE_S):
+                p.unlink()
+                removed.append(p)
+        except OSError:
+            continue  # another build removed it first
+    return removed
+
+
+def _db_problem(target: Path, code: str, message: str, hint: str):
+    from kvreg.problems import KvregError, Problem
+
+    return KvregError([Problem(str(target), 0, 0, "", code, message, hint)])
 
 
 def is_stale(root: Path, db: Path) -> bool:
@@ -115,25 +180,52 @@ def is_stale(root: Path, db: Path) -> bool:
     from kvreg.registry import KINDS, discover
 
     inputs = [p for _, p in discover(root)] + [root / k.folder for k in KINDS] + [Path(str(f)) for f in view_files()]
+    # A model's shipped config.json is validated against its entry (kvreg/configcheck.py).
+    inputs += sorted((root / "registry" / "models").glob("*.config.json"))
     # kvreg's own code decides what the tables hold: a newer or upgraded kvreg rebuilds too.
     package = Path(str(resources.files("kvreg")))
     inputs += [p for p in package.rglob("*") if p.suffix in (".py", ".sql")]
     return any(p.stat().st_mtime > built for p in inputs if p.exists())
 
 
-def connect(root: Path | str = ".", db: Path | str | None = None, read_only: bool = True):
+def connect_path(root: Path | str = ".", db: Path | str | None = None, progress=None) -> Path:
+    """The project's database file, built first when missing or stale (see :func:`is_stale`).
+
+    Raises:
+        KvregError: the registry has problems, or the database cannot be written
+            (``cannot-write-db``: ``.kvreg`` is a file, the folder is read-only).
+    """
+    root = Path(root)
+    target = Path(db) if db else root / DEFAULT_DB
+    try:
+        stale = is_stale(root, target)
+    except OSError as exc:
+        raise _db_problem(target, "cannot-write-db", f"cannot read {target}: {exc.strerror or exc}",
+                          "pass --db PATH to a database file") from None
+    if stale:
+        if progress:
+            progress(f"the database {target.as_posix()} is missing or older than the registry: rebuilding")
+        build(root, target, progress)
+    return target
+
+
+def connect(root: Path | str = ".", db: Path | str | None = None, read_only: bool = True, progress=None):
     """Open the project's database, building it first when missing or stale.
 
     Returns:
         A DuckDB connection (read-only by default, for analysts' queries).
+
+    Raises:
+        KvregError: as :func:`connect_path`, or ``bad-database`` when the file is not a DuckDB database.
     """
     import duckdb
 
-    root = Path(root)
-    target = Path(db) if db else root / DEFAULT_DB
-    if is_stale(root, target):
-        build(root, target)
-    return duckdb.connect(str(target), read_only=read_only)
+    target = connect_path(root, db, progress)
+    try:
+        return duckdb.connect(str(target), read_only=read_only)
+    except duckdb.Error as exc:
+        raise _db_problem(target, "bad-database", f"{target} is not a kvreg DuckDB database: "
+                          f"{str(exc).splitlines()[0]}", "delete it and run kvreg build, or pass the right --db") from None
 
 
 def memory_connection(root: Path | str = "."):

@@ -31,6 +31,19 @@ db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path)
                          help="Database file (default PROJECT/.kvreg/kvreg.duckdb).")
 
 
+def progress(message: str) -> None:
+    """One progress line on stderr (``… message``) for steps that can take seconds.
+
+    Shown when stderr is a terminal, or with ``KVREG_PROGRESS=1`` (CI logs); never on stdout, so
+    ``--format json`` output stays one JSON document.
+    """
+    import os
+
+    if os.environ.get("KVREG_PROGRESS", "") not in ("", "0") or (os.environ.get("KVREG_PROGRESS") is None
+                                                                 and sys.stderr.isatty()):
+        click.echo(f"… {message}", err=True)
+
+
 def engine_knob_options(f):
     """The engine settings a user sets, shared by ``fit`` and ``plan`` (None = the release default)."""
     opts = [
@@ -58,8 +71,14 @@ def _knobs(kw: dict) -> dict:
 
 
 def _fail(exc: KvregError, fmt: str = "text") -> None:
-    click.echo(exc.render(fmt), err=fmt == "text")
+    click.echo(exc.render(fmt if fmt in ("json", "github") else "text"), err=fmt not in ("json", "github"))
     sys.exit(1)
+
+
+def _dumps(obj) -> str:
+    from kvreg.sqlout import dumps
+
+    return dumps(obj)
 
 
 def _size(value: str | None) -> float | None:
@@ -83,7 +102,32 @@ def _tokens(values: tuple[str, ...]) -> list[int] | None:
         raise click.BadParameter(f"{exc} ({exc.hint})", param_hint="'--context'")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Guarded(click.Group):
+    """The command group with a last guard: a bug shows one line (exit 3), not a Python traceback.
+
+    Every input mistake is caught earlier and reported as a problem (exit 1) or a usage error
+    (exit 2); what reaches this guard is kvreg's fault, so it says so and how to see the
+    traceback (``KVREG_DEBUG=1``).  The fuzz tests (tests/test_fuzz_*.py) fail on exit 3.
+    """
+
+    def invoke(self, ctx):
+        import os
+
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit,
+                KeyboardInterrupt, BrokenPipeError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into a message
+            if os.environ.get("KVREG_DEBUG"):
+                raise
+            click.echo(f"kvreg: internal error ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+                       "\n  this is a bug in kvreg, not in your input; rerun with KVREG_DEBUG=1 for the traceback "
+                       "and report it", err=True)
+            sys.exit(3)
+
+
+@click.group(cls=_Guarded, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="kvreg")
 def main():
     """kvreg: how many concurrent sequences fit, at which context, on which accelerator.
@@ -96,7 +140,8 @@ def main():
 @main.command()
 @project_option
 @click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text", show_default=True)
-def validate(project: Path, fmt: str):
+@click.option("--stats", is_flag=True, help="also print the provenance count: numbers with a source and a confidence")
+def validate(project: Path, fmt: str, stats: bool):
     """Check every registry entry; print all problems with file:line (exit 1 on problems)."""
     from kvreg.registry import load_registry
 
@@ -109,20 +154,25 @@ def validate(project: Path, fmt: str):
         click.echo("[]")
     elif fmt == "text":
         click.echo(f"{n} entries valid.")
+    if stats and fmt != "json":
+        from kvreg.provenance import provenance_stats, render_stats
+
+        click.echo(render_stats(provenance_stats(reg)))
 
 
 @main.command()
 @project_option
 @db_option
-def build(project: Path, db: Path | None):
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def build(project: Path, db: Path | None, fmt: str):
     """Validate, then write the DuckDB database (atomically: temp file, then rename)."""
     from kvreg.build import build as build_db
 
     try:
-        path = build_db(project, db)
+        path = build_db(project, db, progress)
     except KvregError as exc:
-        _fail(exc)
-    click.echo(f"wrote {path}")
+        _fail(exc, fmt)
+    click.echo(_dumps({"path": str(path)}) if fmt == "json" else f"wrote {path}")
 
 
 @main.command()
@@ -130,24 +180,77 @@ def build(project: Path, db: Path | None):
 @project_option
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-def sql(query: str, project: Path, db: Path | None, fmt: str):
-    """Run a read-only SQL QUERY against the views (builds the database if needed)."""
+@click.option("--table", "tables", multiple=True, metavar="NAME=FILE",
+              help="Load a local .csv/.parquet/.json FILE as temporary table NAME before the query runs "
+                   "(the query itself can read no file); repeatable.")
+def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str, ...]):
+    """Run one read-only SQL QUERY against the views (builds the database if needed).
+
+    The connection cannot change anything: it is read-only, with file, network and extension
+    access disabled and its configuration locked (kvreg/sandbox.py); write files with kvreg export.
+    """
     import duckdb
 
-    from kvreg.build import connect
+    from kvreg.build import connect_path
+    from kvreg.sandbox import SandboxError, parse_table_option, query_connection
     from kvreg.sqlout import render
 
-    try:
-        con = connect(project, db)
-    except KvregError as exc:
-        _fail(exc)
     if not query.strip():
         raise click.UsageError("QUERY is empty: give a SQL statement, e.g. \"SELECT * FROM capacity LIMIT 5\"")
     try:
+        loaded = [parse_table_option(t) for t in tables]
+        path = connect_path(project, db, progress)
+        con = query_connection(path, loaded)
+    except KvregError as exc:
+        _fail(exc)
+    except SandboxError as exc:
+        raise click.UsageError(str(exc))
+    try:
         cur = con.execute(query)
+        text = render(cur, fmt) if cur.description else "(statement ran; it returned no rows)"
     except duckdb.Error as exc:
-        raise click.UsageError(str(exc).splitlines()[0])
-    click.echo(render(cur, fmt))
+        raise click.UsageError(_sql_refusal(str(exc).splitlines()[0]))
+    finally:
+        con.close()  # frees the locked DuckDB instance (the next query in this process opens its own)
+    click.echo(text)
+
+
+def _sql_refusal(message: str) -> str:
+    """DuckDB's first error line, with what to do instead when it is the sandbox refusing."""
+    if "disabled by configuration" in message or "has been locked" in message:
+        return (f"{message}\n  kvreg sql cannot write files, attach databases, install or load extensions, fetch "
+                "URLs or change settings; to save rows use: kvreg export VIEW --to FILE.parquet [--where ...]; "
+                "to join a local file use --table NAME=FILE")
+    if "read-only mode" in message:
+        return f"{message}\n  kvreg sql is read-only: change the registry's YAML entries instead"
+    return message
+
+
+@main.command("export")
+@click.argument("what", metavar="VIEW|QUERY")
+@click.option("--to", "target", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Output FILE.parquet or FILE.csv (written to a temp file, then renamed).")
+@click.option("--where", default=None, help="SQL condition on the rows, e.g. \"tp = 1 AND context_tokens = 8192\".")
+@project_option
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def export_cmd(what: str, target: Path, where: str | None, project: Path, db: Path | None, fmt: str):
+    """Write a view (or one SELECT) to a Parquet or CSV file, by DuckDB, atomically."""
+    import json
+
+    from kvreg.build import connect_path
+    from kvreg.sandbox import SandboxError, export
+
+    try:
+        rows = export(connect_path(project, db, progress), what, target, where)
+    except KvregError as exc:
+        _fail(exc, fmt)
+    except SandboxError as exc:
+        raise click.UsageError(_sql_refusal(str(exc)))
+    if fmt == "json":
+        click.echo(json.dumps({"path": str(target), "rows": rows, "format": target.suffix.lower().lstrip(".")}))
+    else:
+        click.echo(f"wrote {target} ({rows:,} rows)")
 
 
 @main.command()
@@ -161,16 +264,18 @@ def sql(query: str, project: Path, db: Path | None, fmt: str):
 @click.option("--tp", default=1, show_default=True, type=int, help="Tensor-parallel size.")
 @click.option("--engine", default="first-principles", show_default=True)
 @click.option("--kv-pool", default=None, help="Given KV pool per device (e.g. 40GiB): how many fit?")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: the fit's settings, one object per context (capacity columns), warnings (docs/json.md).")
 @engine_knob_options
 @project_option
 @db_option
-def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool, project, db, **knobs):
+def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool, fmt, project, db, **knobs):
     """Max concurrent sequences of MODEL on HARDWARE: naive vs first principles, with units."""
     from kvreg.build import connect
     from kvreg.fit import UsageError, fit as run_fit, render_fit
 
     try:
-        con = connect(project, db)
+        con = connect(project, db, progress=progress)
     except KvregError as exc:
         _fail(exc)
     try:
@@ -178,6 +283,13 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
                          tp=tp, contexts=_tokens(contexts), kv_pool_bytes=_size(kv_pool), knobs=_knobs(knobs))
     except UsageError as exc:
         raise click.UsageError(str(exc))
+    if fmt == "json":
+        import dataclasses
+
+        from kvreg.fit import fit_warnings
+
+        click.echo(_dumps({**dataclasses.asdict(result), "warnings": fit_warnings(result)}))
+        return
     click.echo(render_fit(result))
     _engine_section(con, result, engine)
 
@@ -201,15 +313,18 @@ def _engine_section(con, result, engine: str) -> None:
 @click.option("--model", default=None, help="Registry model id (the log rarely names it).")
 @click.option("--hardware", default=None, help="Registry hardware id (the log does not name the GPU).")
 @click.option("--engine", default=None, help="Engine release id (default: from the version banner).")
+@click.option("--force", is_flag=True, help="Replace an existing observation (its curated fields are kept).")
 @project_option
-def ingest_log(file, obs_id, source, model, hardware, engine, project):
+def ingest_log(file, obs_id, source, model, hardware, engine, force, project):
     """Parse a vLLM startup log FILE into registry/observations/<id>.yaml (says what it could not tell)."""
-    from kvreg.ingest import ingest_file
+    from kvreg.ingest import IngestUsageError, ingest_file
     from kvreg.logparse import LogError
 
     try:
         path, msgs = ingest_file(project, file, obs_id=obs_id, source=source, model=model, hardware=hardware,
-                                 engine=engine)
+                                 engine=engine, force=force)
+    except IngestUsageError as exc:
+        raise click.UsageError(str(exc))
     except KvregError as exc:
         _fail(exc)
     except LogError as exc:
@@ -223,8 +338,7 @@ def ingest_log(file, obs_id, source, model, hardware, engine, project):
 
 
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True,
-              help="json: --speed only.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
 @click.option("--speed", is_flag=True, help="Published throughput measurements beside kvreg's speed predictions.")
 @project_option
 @db_option
@@ -238,10 +352,8 @@ def calibrate(fmt, speed, project, db):
     from kvreg.calibrate import render
     from kvreg.speed_calibrate import render_speed
 
-    if fmt == "json" and not speed:
-        raise click.UsageError("--format json is available with --speed")
     try:
-        con = connect(project, db)
+        con = connect(project, db, progress=progress)
     except KvregError as exc:
         _fail(exc)
     if speed:
@@ -254,11 +366,11 @@ def calibrate(fmt, speed, project, db):
 
 @main.command()
 @click.option("--model", required=True, help="Registry model id.")
-@click.option("--users", required=True, type=click.IntRange(min=1), help="Concurrent sequences to serve.")
+@click.option("--users", required=True, type=click.IntRange(min=1, max=10**9), help="Concurrent sequences to serve.")
 @click.option("--context", "context", required=True, help=f"{CONTEXT_HELP}; of each sequence.")
-@click.option("--tpot-ms", required=True, type=click.FloatRange(min=0, min_open=True),
+@click.option("--tpot-ms", required=True, type=click.FloatRange(min=1e-3, max=1e6),
               help="Time per output token each sequence needs, ms.")
-@click.option("--ttft-ms", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--ttft-ms", type=click.FloatRange(min=1e-3, max=1e7), default=None,
               help="Optional time-to-first-token target, ms (checked against the prefill floor).")
 @click.option("--weights-dtype", "weights_dtypes", multiple=True, help="Weight precision(s); default the model's own.")
 @click.option("--kv-dtype", "kv_dtypes", multiple=True, help="KV precision(s); default bf16.")
@@ -279,7 +391,7 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
 
     (context_tokens,) = _tokens((context,))
     try:
-        con = connect(project, db)
+        con = connect(project, db, progress=progress)
     except KvregError as exc:
         _fail(exc)
     try:
@@ -301,32 +413,51 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
 @click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--id", "entry_id", default=None, help="Registry id (default: from --hf-id or the config's folder).")
 @click.option("--hf-id", default=None, help="ORG/NAME on the Hugging Face hub, recorded as the source.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("registry/models"),
-              show_default=True, help="Folder to write ID.yaml into.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder to write ID.yaml into (default registry/models, inside a kvreg project).")
 @click.option("--stdout", "to_stdout", is_flag=True, help="Print the entry instead of writing it.")
 @click.option("--weights-index", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="model.safetensors.index.json: metadata.total_size gives exact checkpoint bytes.")
+              help="model.safetensors.index.json: metadata.total_size gives the checkpoint's measured bytes; "
+                   "tensor names flag towers and MTP layers.")
 @click.option("--params-total", type=float, default=None,
               help="Parameter count to use when the config lacks the dimensions to count it.")
 @click.option("--force", is_flag=True, help="Overwrite an existing entry.")
 @click.option("--explain", is_flag=True, help="List derived fields and config keys read but not used (stderr).")
-def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params_total, force, explain):
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: {written, entry, derived, unused, notes} (docs/json.md); problems as a JSON list.")
+def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params_total, force, explain, fmt):
     """Turn a Hugging Face CONFIG.json into a validated model entry (exit 1 if unsupported)."""
     from kvreg.importhf import import_config
     from kvreg.importhf.writer import write_entry
+
+    if out_dir is None and not to_stdout:
+        from kvreg.registry import KINDS
+
+        if not any(Path(k.folder).is_dir() for k in KINDS):
+            raise click.UsageError("the current folder is not a kvreg project (none of "
+                                   f"{', '.join(k.folder for k in KINDS)} exists): cd into the project, "
+                                   "or pass --out DIR or --stdout")
+        out_dir = Path("registry/models")
 
     try:
         result = import_config(config, entry_id=entry_id, hf_id=hf_id, weights_index=weights_index,
                                params_total=params_total)
         if explain:
             click.echo(result.explain(), err=True)
-        if to_stdout:
+        path = None
+        if to_stdout and fmt == "text":
             click.echo(result.text, nl=False)
-        else:
+        elif not to_stdout:
             path = write_entry(result.text, out_dir, result.entry["id"], force=force, hf_id=hf_id)
-            click.echo(f"wrote {path.as_posix()}")
+            if fmt == "text":
+                click.echo(f"wrote {path.as_posix()}")
+        if fmt == "json":
+            click.echo(_dumps({"written": None if path is None else path.as_posix(), "entry": result.entry,
+                               "derived": result.derived, "unused": result.unused, "notes": result.notes}))
     except KvregError as exc:
-        _fail(exc)
+        _fail(exc, fmt)
+    except OSError as exc:
+        raise click.UsageError(f"cannot write into {out_dir}: {exc.strerror or exc} (pass --out DIR, a writable folder)")
 
 
 @main.command()
@@ -352,7 +483,8 @@ def diff(base, head, project, fmt, top, threshold_pct, all_scenarios):
     from kvreg.diff.render import render as render_diff
 
     try:
-        result = diff_projects(base, head, project, threshold_pct=threshold_pct, all_scenarios=all_scenarios)
+        result = diff_projects(base, head, project, threshold_pct=threshold_pct, all_scenarios=all_scenarios,
+                               progress=progress)
     except RevisionError as exc:
         raise click.UsageError(str(exc))
     except KvregError as exc:
@@ -366,7 +498,9 @@ def diff(base, head, project, fmt, top, threshold_pct, all_scenarios):
 @project_option
 @click.option("--write", "write", is_flag=True, help="Write stale schema files and missing entry headers.")
 @click.option("--check", "check", is_flag=True, help="Exit 1 when a schema file is stale or an entry lacks its header.")
-def schema(kind, project, write, check):
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: {kinds, stale, missing_headers, written} (docs/json.md).")
+def schema(kind, project, write, check, fmt):
     """JSON Schemas of the entry kinds, for editors (kvreg/schemas/<kind>.schema.json).
 
     With KIND, print that kind's schema.  --write regenerates the schema files from the
@@ -385,10 +519,19 @@ def schema(kind, project, write, check):
         click.echo(js.schema_text(next(k for k in KINDS if k.name == kind)), nl=False)
         return
     if write:
-        for path in js.write_schemas() + js.write_headers(project):
-            click.echo(f"wrote {os.path.relpath(path)}")
+        written = [os.path.relpath(p) for p in js.write_schemas() + js.write_headers(project)]
+        if fmt == "json":
+            click.echo(_dumps({"kinds": names, "stale": [], "missing_headers": [], "written": written}))
+        for path in written if fmt == "text" else []:
+            click.echo(f"wrote {path}")
         return
     stale, headers = js.stale_schemas(), js.missing_headers(project)
+    if fmt == "json":
+        click.echo(_dumps({"kinds": names, "stale": [os.path.relpath(p) for p in stale],
+                           "missing_headers": [os.path.relpath(p) for p in headers], "written": []}))
+        if check and (stale or headers):
+            sys.exit(1)
+        return
     for path in stale:
         click.echo(f"stale schema: {os.path.relpath(path)} (run kvreg schema --write)")
     for path in headers:
@@ -423,6 +566,9 @@ def report(report_file: Path, out_dir: Path | None, formats: str, project: Path 
         _fail(exc)
     except ReportUsageError as exc:
         raise click.UsageError(str(exc))
+    except OSError as exc:  # --out under /proc, a read-only folder, a file in the way
+        raise click.UsageError(f"cannot write the report: {exc.strerror or exc}: {exc.filename or out_dir} "
+                               "(pass --out DIR, a writable folder)")
     for path in written:
         click.echo(f"wrote {path}")
 

@@ -8,7 +8,6 @@ any context works; this module picks the rows and lays them out.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 
 from kvreg import formats as f
 
@@ -41,7 +40,9 @@ def check_known(con, table: str, column: str, value: str, what: str) -> None:
     """
     known = [r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM {table} ORDER BY 1").fetchall()]
     if value not in known:
-        near = difflib.get_close_matches(value, known, n=3)
+        from kvreg.suggest import near_ids
+
+        near = near_ids(str(value), [str(k) for k in known])
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         listing = f" (known: {', '.join(known)})" if len(known) <= 12 else f" ({len(known)} known; list them with kvreg sql)"
         raise UsageError(f"unknown {what} {value!r}{hint}{listing}")

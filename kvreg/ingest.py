@@ -9,19 +9,29 @@ guessed silently: every value not printed in the log is either listed in
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
 
-from kvreg.logparse import LogError, ParsedLog, parse_log
+from kvreg.logparse import LogError, ParsedLog, parse_log, parse_speculative
 
 KV_DTYPES = {"auto": None, "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "bfloat16": "bf16", "bf16": "bf16",
-             "float16": "bf16", "fp16": "bf16"}
-QUANT_WEIGHTS = {"awq": "int4", "gptq": "int4", "auto_round": "int4", "mxfp4": "mxfp4", "fp8": "fp8",
-                 "modelopt": "nvfp4", "modelopt_fp4": "nvfp4", "nvfp4": "nvfp4"}
+             "float16": "bf16", "fp16": "bf16", "half": "bf16"}
+"""The log's ``kv_cache_dtype`` → kvreg KV dtype (``auto``: the model dtype; fp16 has bf16's 2 bytes, and
+kvreg's engine layouts are keyed by byte size)."""
+DTYPES = {"torch.bfloat16": "bf16", "bfloat16": "bf16", "bf16": "bf16", "torch.float16": "fp16", "float16": "fp16",
+          "fp16": "fp16", "half": "fp16", "torch.float32": "fp32", "float32": "fp32", "float": "fp32"}
+QUANT_WEIGHTS = {"awq": "int4", "awq_marlin": "int4", "gptq": "int4", "gptq_marlin": "int4", "auto_round": "int4",
+                 "mxfp4": "mxfp4", "fp8": "fp8", "modelopt": "nvfp4", "modelopt_fp4": "nvfp4", "nvfp4": "nvfp4"}
+"""Quantization method → weights dtype where the method fixes it; ``compressed-tensors`` does not (the
+checkpoint's config says fp8, int8 or int4), so its weights dtype is left for the user."""
+CURATED = ("model", "hardware", "gpu_name", "engine", "notes", "reproducible", "inferred", "name")
+"""Fields ``--force`` keeps from the file it replaces when the new log does not determine them."""
 
 
 def version_tuple(version: str) -> tuple[int, ...] | None:
@@ -52,14 +62,32 @@ def engine_for_version(engines: dict, version: str | None, generation: str | Non
     return found
 
 
+def checkpoint_of(models: dict, hf_id: str | None) -> tuple[str, str] | None:
+    """(registry model id, weights dtype) of a published checkpoint a model entry lists by HF id
+    (``checkpoints: [{hf_id, weights_dtype, ...}]``; HF ids compare case-insensitively), else None."""
+    if not hf_id:
+        return None
+    name = hf_id.rstrip("/").lower()
+    for mid, m in models.items():
+        cks = getattr(m, "checkpoints", None)
+        for c in (cks if isinstance(cks, list) else []):
+            if (getattr(c, "hf_id", None) or "").lower() == name:
+                return mid, c.weights_dtype
+    return None
+
+
 def match_model(models: dict, hf_or_id: str | None) -> tuple[str | None, str | None]:
-    """Registry model id for an HF id or path, and a note when matched loosely (an -Instruct variant)."""
+    """Registry model id for an HF id or path, and a note when matched loosely (an -Instruct variant)
+    or through a checkpoint the model entry lists."""
     if not hf_or_id:
         return None, None
     name = hf_or_id.rstrip("/").lower()
     by_hf = {(m.hf_id or "").lower(): mid for mid, m in models.items()}
     if name in by_hf:
         return by_hf[name], None
+    ck = checkpoint_of(models, hf_or_id)
+    if ck:
+        return ck[0], f"{hf_or_id} is a checkpoint of {ck[0]} (its entry lists it)"
     base = re.sub(r"-(instruct|it|chat)$", "", name)
     if base in by_hf:
         return by_hf[base], f"{hf_or_id} matched to {by_hf[base]} (same architecture as the base model)"
@@ -67,6 +95,41 @@ def match_model(models: dict, hf_or_id: str | None) -> tuple[str | None, str | N
     if tail in models:
         return tail, None
     return None, None
+
+
+def infer_release(engines: dict, p: ParsedLog) -> tuple[str | None, str | None, str]:
+    """The release range a log comes from, how sure that is, and why (issue 11 item 6).
+
+    Returns:
+        (engine id or None, confidence, reason).  Confidence ``stated``: the version banner names
+        the release; ``format``: a V0-format log without version (the V0 range); ``token-rule``: a
+        V1 log without version where only one range's printed token rule fits the figures (a
+        "GPU KV cache size" that is not a multiple of 16 can only come from ``concurrency_x_len``,
+        engine_accounting.md §4); None when several ranges fit (the reason lists them).
+    """
+    if p.version:
+        eid = engine_for_version(engines, p.version, p.engine_generation)
+        line = p.hits["version"].line if "version" in p.hits else None
+        if eid:
+            return eid, "stated", f"version {p.version} printed at line {line}"
+        return None, None, f"version {p.version} (line {line}) is in no registry release range"
+    if p.engine_generation == "V0" and "vllm-v0" in engines:
+        return "vllm-v0", "format", f"V0 log format (line {p.generation_line}), no version banner"
+    if p.engine_generation != "V1":
+        return None, None, "no version banner and no V0/V1 format line"
+    rules = {eid: e.accounting.logged_tokens_rule.value for eid, e in engines.items()
+             if e.accounting is not None and e.engine == "vllm" and eid != "vllm-v0"}
+    if p.kv_cache_tokens is not None and p.kv_cache_tokens % 16:
+        fits = sorted(eid for eid, r in rules.items() if r == "concurrency_x_len")
+        why = f"'GPU KV cache size' {p.kv_cache_tokens:,} is not a multiple of 16: int(concurrency × len) rule"
+    elif p.kv_cache_tokens is not None:
+        fits = sorted(eid for eid, r in rules.items() if r != "concurrency_x_len")
+        why = f"'GPU KV cache size' {p.kv_cache_tokens:,} is a whole number of 16-token blocks"
+    else:
+        fits, why = sorted(rules), "no token figure"
+    if len(fits) == 1:
+        return fits[0], "token-rule", f"V1 log without version; {why}"
+    return None, None, f"V1 log without version; {why}; fits {', '.join(fits) or 'no release'}"
 
 
 def observation_from_log(text: str, registry, *, obs_id: str, source: dict, model: str | None = None,
@@ -81,31 +144,59 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
         model, hardware, engine: registry ids given by the user (override what the log says).
 
     Returns:
-        (entry dict, messages for the user: what is unknown and what to do).
+        (entry dict, messages for the user: what is unknown and what to do).  The entry's
+        ``excerpt`` holds only the lines read, with their line numbers.
 
     Raises:
-        LogError: not a vLLM startup log, or truncated.
+        LogError: not a vLLM startup log, truncated, contradicting itself, or an unknown engine release.
     """
     p: ParsedLog = parse_log(text)
     models, engines = registry.of("model"), registry.of("engine")
-    msgs: list[str] = []
+    msgs: list[str] = list(p.notes)
     unknown: list[str] = []
     inferred: dict[str, str] = {}
     a = p.args
     settings: dict = {}
-    for key in ("tp", "pp", "max_model_len", "gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs",
+    for key in ("tp", "pp", "dp", "max_model_len", "gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs",
                 "block_size", "enforce_eager"):
-        if key in a:
-            settings[key] = a[key]
+        if key in a and a[key] is not None:
+            want = bool if key == "enforce_eager" else (float if key == "gpu_memory_utilization" else int)
+            v = a[key]
+            ok = (isinstance(v, bool) if want is bool else
+                  isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                  and (want is float or float(v).is_integer()))
+            if not ok:
+                line = p.hits[f"settings.{key}"].line
+                raise LogError(f"line {line}: {key} is {str(v)[:60]!r}, not {'an integer' if want is int else 'a ' + want.__name__}")
+            settings[key] = want(a[key])
     if "max_model_len" not in settings and p.max_concurrency_tokens:
         settings["max_model_len"] = p.max_concurrency_tokens
         inferred["settings.max_model_len"] = "the token count of the 'Maximum concurrency for N tokens' line"
+    if "dtype" in a and str(a["dtype"]) in DTYPES:
+        settings["dtype"] = DTYPES[str(a["dtype"])]
     if "kv_cache_dtype" in a and str(a["kv_cache_dtype"]) in KV_DTYPES:
         if KV_DTYPES[str(a["kv_cache_dtype"])]:
             settings["kv_dtype"] = KV_DTYPES[str(a["kv_cache_dtype"])]
-    if "quantization" in a and str(a["quantization"]) in QUANT_WEIGHTS:
-        settings["weights_dtype"] = QUANT_WEIGHTS[str(a["quantization"])]
+    elif "kv_cache_dtype" in a:
+        unknown.append("settings.kv_dtype")
+        msgs.append(f"kv_cache_dtype {a['kv_cache_dtype']!r} is not one kvreg knows: set settings.kv_dtype")
+    if "quantization" in a and a["quantization"] not in (None, True):
         settings["quantization"] = str(a["quantization"])
+        if str(a["quantization"]) in QUANT_WEIGHTS:
+            settings["weights_dtype"] = QUANT_WEIGHTS[str(a["quantization"])]
+        else:
+            unknown.append("settings.weights_dtype")
+            msgs.append(f"quantization {a['quantization']} does not fix the weights dtype: set settings.weights_dtype "
+                        "from the checkpoint's quantization config")
+    spec = parse_speculative(a.get("speculative_config"))
+    if "num_speculative_tokens" in spec:
+        settings["num_speculative_tokens"] = spec.pop("num_speculative_tokens")
+    if spec or "num_speculative_tokens" in settings:
+        if spec:
+            settings["speculative"] = spec
+        if "settings.draft_model" not in inferred:
+            msgs.append("speculative decoding is on: set settings.draft_model to the draft's registry id if its "
+                        "layers share the KV pool (EAGLE, MTP)")
     if "tp" not in settings:
         unknown.append("settings.tp")
     if "max_model_len" not in settings:
@@ -113,6 +204,12 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
     model_id, note = (model, None) if model else match_model(models, p.model)
     if note:
         inferred["model"] = note
+    ck = checkpoint_of(models, p.model)
+    if ck and ck[0] == model_id and "weights_dtype" not in settings and "quantization" in settings:
+        settings["weights_dtype"] = ck[1]
+        inferred["settings.weights_dtype"] = f"the registry's {model_id} checkpoint {p.model} is {ck[1]}"
+        unknown.remove("settings.weights_dtype")
+        msgs[:] = [m for m in msgs if "does not fix the weights dtype" not in m]
     if model_id is None and p.model:
         # the log names a model the registry does not have: keep its id so the entry can be
         # calibrated once the model is imported
@@ -127,33 +224,68 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
         msgs.append(f"model {model_id!r} is not in the registry: add registry/models/{model_id}.yaml "
                     f"(kvreg import-hf {p.model or model_id} can write it from the model's config.json) "
                     "before calibrating")
-    eng = engine or engine_for_version(engines, p.version, p.engine_generation)
     if engine and engine not in engines:
         known = ", ".join(k for k, e in engines.items() if e.accounting is not None)
         raise LogError(f"unknown engine release {engine!r}; known ranges: {known}")
-    if eng is None:
-        unknown.append("engine")
-        msgs.append("the log has no version banner: set engine: <release range id> (vllm-v0, vllm-0.8, "
-                    "vllm-0.9-0.19, vllm-0.20-0.21, vllm-0.22-0.26, vllm-0.33)")
-    elif not engine and p.version:
-        inferred["engine"] = f"release range covering the logged version {p.version}"
+    confidence = None
+    if engine:
+        eng, confidence = engine, "given"
+    else:
+        eng, confidence, why = infer_release(engines, p)
+        if eng:
+            inferred["engine"] = f"{why} (confidence: {confidence})"
+            msgs.append(f"release {eng}: {why} (confidence: {confidence})")
+        else:
+            unknown.append("engine")
+            msgs.append(f"release not determined ({why}): set engine: <release range id> (vllm-v0, vllm-0.8, "
+                        "vllm-0.9-0.19, vllm-0.20-0.21, vllm-0.22-0.26, vllm-0.33)")
     if hardware is None:
         unknown.append("hardware")
-        msgs.append("the log does not name the GPU: set hardware: <hardware id> for the end-to-end check")
-    logged = {k: getattr(p, k) for k in ("model_loading_gib", "available_kv_cache_memory_gib", "num_gpu_blocks",
-                                         "kv_cache_tokens", "max_concurrency", "max_concurrency_tokens",
-                                         "total_gpu_memory_gib", "started") if getattr(p, k) is not None}
+        msgs.append("the log does not name the GPU: set hardware: <hardware id> for the end-to-end check"
+                    + (f" (total memory {p.total_gpu_memory_gib} GiB)" if p.total_gpu_memory_gib else ""))
+    logged = {k: getattr(p, k) for k in LOGGED_FIELDS if getattr(p, k) is not None}
     entry = {"id": obs_id, "engine": eng, "engine_version": p.version, "model": model_id, "model_hf_id": p.model,
              "hardware": hardware, "settings": settings, "logged": logged, "unknown": unknown,
-             "inferred": inferred, "excerpt": text.strip() + "\n", "sources": [source], "confidence": "measured"}
+             "inferred": inferred, "release_confidence": confidence, "excerpt": p.excerpt(),
+             "sources": [{"id": "log", **source}],
+             "confidence": "measured"}
     entry = {k: v for k, v in entry.items() if v not in (None, {}, [])}
+    # Every setting and figure is the log's: the log source covers them (registry/README.md "Provenance").
+    entry["field_sources"] = {"log": [k for k in ("settings", "logged") if k in entry]}
+    if not entry["field_sources"]["log"]:
+        del entry["field_sources"]
     if unknown:
         msgs.insert(0, f"left for you to fill in {obs_id}.yaml: {', '.join(unknown)}")
+    lines = {f"logged.{k}": p.hits[k].line for k in logged if k in p.hits}
+    arg_of = {"kv_dtype": "kv_cache_dtype", "weights_dtype": "quantization", "speculative": "speculative_config",
+              "num_speculative_tokens": "speculative_config"}
+    lines.update({f"settings.{k}": p.hits[f"settings.{arg_of.get(k, k)}"].line for k in settings
+                  if f"settings.{arg_of.get(k, k)}" in p.hits})
+    check_entry(entry, lines)
     return entry, msgs
 
 
+LOGGED_FIELDS = ("model_loading_gib", "init_free_memory_gib", "init_cuda_memory_gib", "init_non_torch_memory_gib",
+                 "requested_memory_gib", "weights_memory_gib", "activation_peak_gib", "non_torch_forward_gib",
+                 "non_kv_memory_gib", "cuda_graph_estimated_gib", "available_kv_cache_memory_gib", "num_gpu_blocks",
+                 "kv_cache_tokens", "max_concurrency", "max_concurrency_tokens", "total_gpu_memory_gib",
+                 "cuda_graph_memory_gib", "started")
+"""ParsedLog figures stored under ``logged:`` (names and units as in kvreg/schema/observation.py)."""
+
+
+class IngestUsageError(ValueError):
+    """A bad command-line value (an id that is not an id, an id that exists without --force)."""
+
+
+HEADER = "# yaml-language-server: $schema=../../kvreg/schemas/observation.schema.json\n"
+
+
 def write_observation(root: Path | str, entry: dict) -> Path:
-    """Write ``entry`` to ROOT/registry/observations/<id>.yaml atomically (temp file, then rename)."""
+    """Write ``entry`` to ROOT/registry/observations/<id>.yaml atomically (temp file, then rename).
+
+    The file gets the schema header line and the permissions of a file the user creates
+    (0666 less the umask), not mkstemp's 0600.
+    """
     folder = Path(root) / "registry" / "observations"
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{entry['id']}.yaml"
@@ -165,10 +297,14 @@ def write_observation(root: Path | str, entry: dict) -> Path:
         return dumper.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None)
 
     _Dumper.add_representer(str, _str)
+    umask = os.umask(0)
+    os.umask(umask)
     fd, tmp = tempfile.mkstemp(prefix=".obs-", suffix=".yaml", dir=folder)
     try:
         with os.fdopen(fd, "w") as fh:
+            fh.write(HEADER)
             yaml.dump(entry, fh, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
@@ -176,33 +312,96 @@ def write_observation(root: Path | str, entry: dict) -> Path:
     return target
 
 
+def keep_curated(new: dict, old: dict) -> tuple[dict, list[str]]:
+    """``new`` with the fields of ``old`` that a person filled in and the new log does not state.
+
+    Kept: model, hardware, gpu name, engine (when the new log does not determine one), notes,
+    reproducible, explanations under ``inferred``, settings the log does not print, and sources
+    (old first, then new ones).  Figures under ``logged`` always come from the new log.
+
+    Returns:
+        (merged entry, the keys kept, for the user).
+    """
+    out, kept = dict(new), []
+    unknown = set(new.get("unknown", []))
+    for k in CURATED:
+        if k not in old:
+            continue
+        if k == "inferred":
+            merged = {**old[k], **new.get(k, {})}
+            for kk in ("model", "hardware", "engine"):  # a kept value keeps its own explanation
+                if kk in kept:
+                    merged.pop(kk, None)
+                    if kk in old[k]:
+                        merged[kk] = old[k][kk]
+            if merged != new.get(k, {}):
+                out[k] = merged
+                kept.append("inferred")
+        elif (k not in new or k in unknown or (k == "engine" and new.get("release_confidence") != "stated")
+              or (k == "model" and "id derived from" in (new.get("inferred") or {}).get("model", ""))):
+            # a person's engine (model) choice beats a guess from the log format (a name not in the
+            # registry); a printed version (a registry match) beats both
+            out[k] = old[k]
+            unknown.discard(k)
+            kept.append(k)
+            if k == "engine":
+                out["release_confidence"] = old.get("release_confidence", "given")
+    settings = dict(new.get("settings", {}))
+    for k, v in (old.get("settings") or {}).items():
+        if k not in settings:
+            settings[k] = v
+            unknown.discard(f"settings.{k}")
+            kept.append(f"settings.{k}")
+    if settings:
+        out["settings"] = settings
+    srcs = list(old.get("sources") or [])
+    srcs += [s for s in new.get("sources", []) if s not in srcs]
+    out["sources"] = srcs
+    out["unknown"] = [u for u in new.get("unknown", []) if u in unknown]
+    if not out["unknown"]:
+        out.pop("unknown")
+    return out, kept
+
+
 def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, source: str | None = None,
-                model: str | None = None, hardware: str | None = None, engine: str | None = None
-                ) -> tuple[Path, list[str]]:
+                model: str | None = None, hardware: str | None = None, engine: str | None = None,
+                force: bool = False) -> tuple[Path, list[str]]:
     """Parse the log at ``path`` and write its observation under ``root``.
 
     Args:
         root: the project directory (its registry is loaded for models and engines).
         path: the log file.
-        obs_id: entry id; default the file stem, lower-cased, other characters as '-'.
+        obs_id: entry id (lower-case letters, digits, '.', '-'); default the file stem, lower-cased,
+            other characters as '-'.
         source: where the log was published (a URL or a title); default the file name.
         model, hardware, engine: registry ids to set (the log rarely says them).
+        force: replace an existing observation of that id, keeping its curated fields
+            (:func:`keep_curated`); without it an existing id is refused.
 
     Returns:
         (path written, messages for the user).
 
     Raises:
-        LogError: unreadable, not a vLLM startup log, truncated, or an unknown engine release.
+        IngestUsageError: ``obs_id`` is not a valid id, or the observation exists and ``force`` is off.
+        LogError: unreadable, not a vLLM startup log, truncated, contradicting itself, or an
+            unknown engine release.
         KvregError: the project's registry has problems.
     """
     from kvreg.registry import load_registry
-    from kvreg.schema.observation import ObservationEntry
+    from kvreg.schema.common import ID_RE
 
+    if obs_id is not None and not ID_RE.match(obs_id):
+        raise IngestUsageError(f"--id {obs_id!r} is not a valid id: lower-case letters, digits, '.' and '-', "
+                               f"starting with a letter or digit (e.g. {re.sub(r'[^a-z0-9.-]+', '-', obs_id.lower()).strip('-.') or 'my-log'!r})")
+    oid = obs_id or re.sub(r"[^a-z0-9.\-]+", "-", Path(path).stem.lower()).strip("-.") or "log"
+    target = Path(root) / "registry" / "observations" / f"{oid}.yaml"
+    if target.exists() and not force:
+        raise IngestUsageError(f"registry/observations/{oid}.yaml exists: choose another --id, or pass --force to "
+                               "replace its figures (curated fields it cannot read from the log are kept)")
     try:
         text = Path(path).read_text(errors="replace")
     except OSError as exc:
         raise LogError(f"cannot read {path}: {exc.strerror}")
-    oid = obs_id or re.sub(r"[^a-z0-9.\-]+", "-", Path(path).stem.lower()).strip("-.") or "log"
     src = ({"url": source} if source and re.match(r"https?://", source)
            else {"title": source or f"startup log file {Path(path).name}"})
     registry = load_registry(root)
@@ -210,8 +409,72 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
                                        engine=engine)
     if hardware and hardware not in registry.of("hardware"):
         msgs.append(f"hardware {hardware!r} is not in the registry: add hardware/{hardware}.yaml")
-    ObservationEntry.model_validate(entry)  # never write an entry the registry would reject
+    if target.exists():
+        try:
+            old = yaml.safe_load(target.read_text()) or {}
+        except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+            raise LogError(f"{target.name}: cannot read the file --force would replace ({exc.__class__.__name__}); "
+                           "fix or remove it first")
+        if isinstance(old, dict):
+            entry, kept = keep_curated(entry, old)
+            if kept:
+                # what the old file settles is no longer left to fill
+                msgs = [m for m in msgs if not m.startswith("left for you to fill")
+                        and not ("hardware" in kept and m.startswith("the log does not name the GPU"))
+                        and not ("model" in kept and m.startswith("the log does not name a registry model"))]
+                if entry.get("unknown"):
+                    msgs.insert(0, f"left for you to fill in {oid}.yaml: {', '.join(entry['unknown'])}")
+                msgs.append(f"kept from the replaced {oid}.yaml: {', '.join(kept)}")
+    check_entry(entry)  # never write an entry the registry would reject
     return write_observation(root, entry), msgs
 
 
-__all__ = ["LogError", "ingest_file", "observation_from_log", "write_observation", "engine_for_version", "match_model"]
+def check_entry(entry: dict, lines: dict[str, int] | None = None) -> None:
+    """Validate an entry built from a log against the observation schema.
+
+    Args:
+        entry: the entry dict.
+        lines: ``"settings.tp"`` / ``"logged.kv_cache_tokens"`` → the log line it was read from.
+
+    Raises:
+        LogError: a value read from the log is out of range or of the wrong type (``settings.tp = 0``),
+            or implausibly large, naming the key, the value and the log line it came from.
+    """
+    lines = lines or {}
+
+    def at(where: str) -> str:
+        return f" (line {lines[where]})" if where in lines else p_line(entry, where)
+
+    from kvreg.schema.observation import ObservationEntry
+
+    for part in ("settings", "logged"):
+        for k, v in (entry.get(part) or {}).items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and (
+                    not math.isfinite(v) or abs(v) > MAX_FIGURE):
+                raise LogError(f"{part}.{k} = {str(v)[:40]} from the log{at(f'{part}.{k}')} is not a plausible "
+                               "figure (non-finite or beyond 2^53): a corrupted line?")
+    try:
+        ObservationEntry.model_validate(entry)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        line = at(where)
+        raise LogError(f"{where} = {str(err.get('input'))[:80]!r} from the log{line} is not valid: {err['msg']}")
+
+
+MAX_FIGURE = 2 ** 53
+"""Largest figure or setting accepted from a log (exact in a float; DuckDB and pandas hold it)."""
+
+
+def p_line(entry: dict, where: str) -> str:
+    """' (line N)' where the excerpt shows the line a setting or figure was read from, else ''."""
+    key = where.split(".")[-1]
+    for row in (entry.get("excerpt") or "").splitlines():
+        n, _, text = row.partition(": ")
+        if key in text or f"{key}=" in text:
+            return f" (line {n})"
+    return ""
+
+
+__all__ = ["IngestUsageError", "LogError", "ingest_file", "infer_release", "keep_curated", "observation_from_log",
+           "write_observation", "engine_for_version", "match_model"]

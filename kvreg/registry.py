@@ -63,6 +63,12 @@ class Registry:
     invalid: set[tuple[str, str]] = dataclasses.field(default_factory=set)
     """(kind, file stem) of entry files that exist but failed validation; references to
     them are not reported again as missing."""
+    frames: dict | None = dataclasses.field(default=None, repr=False)
+    """The base-table frames (kvreg/tables.py), built once: by the cross-entry checks during
+    validation, then reused by the build (issue 14 item 5: not twice per build)."""
+    config_checked: dict[str, dict[tuple, object]] = dataclasses.field(default_factory=dict)
+    """Per model id, the key paths (and values) its shipped config.json reproduced
+    (kvreg/configcheck.py); their provenance is the shipped config."""
 
     def of(self, kind: str) -> dict[str, Entry]:
         """Entries of one kind, ``{id: entry}``, sorted by id."""
@@ -129,6 +135,8 @@ def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[
         if ctx.get("path"):
             loc = loc + tuple(int(p) if p.isdigit() else p for p in str(ctx["path"]).split("."))
         code = _code(err)
+        if code == "unknown-key" and err["loc"] and (not loc or loc[-1] != err["loc"][-1]):
+            loc = loc + (err["loc"][-1],)  # the unknown key itself, even when it looks like a union tag ("a[b]")
         key = ".".join(map(str, loc))
         line, col = doc.where(loc)
         msg = err["msg"].removeprefix("Value error, ")
@@ -230,6 +238,11 @@ def load_registry(root: Path | str = ".") -> Registry:
             entries[kind.name][entry.id] = Loaded(kind.name, entry, doc)
     registry = Registry(root, entries, invalid)
     from kvreg.checks import run_checks  # late: needs duckdb
+    from kvreg.configcheck import check_registry
+
+    # Geometry against each model's shipped config.json first: what agrees is provenance the
+    # checks' tables record as read from that file.
+    problems.extend(check_registry(registry))
 
     problems.extend(run_checks(registry))
     if problems:

@@ -13,6 +13,22 @@ def _json_value(v):
     return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
+def _plain(v):
+    """``v`` with every non-finite float (at any depth) replaced by None, for JSON."""
+    if isinstance(v, float):
+        return _json_value(v)
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def dumps(obj) -> str:
+    """``obj`` as the JSON every ``--format json`` prints: NaN/±inf as null, dates and paths as text."""
+    return json.dumps(_plain(obj), indent=2, default=str, allow_nan=False)
+
+
 def _cell(v) -> str:
     """Table cell text: whole floats (byte counts) in full with separators, others to 6 significant digits."""
     if v is None:

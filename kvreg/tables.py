@@ -11,6 +11,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from kvreg.engine_tables import ENGINE_TABLES, engine_rows
+from kvreg.provenance import FACT_KINDS, field_facts
 from kvreg.throughput_tables import THROUGHPUT_TABLES, throughput_rows
 from kvreg.registry import Registry
 from kvreg.units import KIB, MIB
@@ -29,6 +30,20 @@ PRECISIONS = [
     ("mxfp4", 0.53125, True, False, "OCP MX fp4: 32 values + one 8-bit scale"),
     ("nvfp4", 0.5625, True, False, "NVIDIA fp4: 16 values + one fp8 scale"),
 ]
+
+# The generic checkpoint of a quantized precision an entry lists no checkpoint for (how its
+# quantized tensors are stored): precision -> (method, weight bits, values per scale (None = one per
+# output channel), scale dtype, zero points).  fp8/int8: llm-compressor FP8_DYNAMIC / W8A8 schemes
+# (per-channel fp32 scales as vLLM's CompressedTensorsW8A8Fp8/Int8 create them); int4: GPTQ
+# symmetric group 128 with fp16 scales; nvfp4: ModelOpt NVFP4 (16 values per fp8 e4m3 scale);
+# mxfp4: OCP MX (32 values per e8m0 scale, one byte).  Quantized groups: QUANTIZED_DEFAULT.
+QUANT_DEFAULTS: dict[str, tuple[str, int, int | None, str, bool]] = {
+    "fp8": ("fp8-per-channel", 8, None, "fp32", False),
+    "int8": ("int8-per-channel", 8, None, "fp32", False),
+    "int4": ("gptq-g128", 4, 128, "fp16", False),
+    "nvfp4": ("nvfp4", 4, 16, "fp8", False),
+    "mxfp4": ("mxfp4", 4, 32, "fp8", False),
+}
 
 # Standard context ladder 1Ki … 1Mi tokens (powers of two), plus each model's native context.
 CONTEXT_LADDER = [2**k for k in range(10, 21)]
@@ -53,15 +68,27 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "model_id": (S, False), "group_idx": (I, False), "kind": (S, False), "layer_count": (I, False),
         "shares_layers": (B, False), "kv_heads": (I, True), "head_dim": (I, True), "v_head_dim": (I, True),
         "k_eq_v": (B, False), "window_tokens": (I, True), "chunk_tokens": (I, True),
-        "kv_lora_rank": (I, True), "qk_rope_head_dim": (I, True), "variant": (S, True),
+        "kv_lora_rank": (I, True), "qk_rope_head_dim": (I, True), "index_head_dim": (I, True), "variant": (S, True),
         "reuses": (S, True), "file": (S, False), "line": (I, False),
     },
     "state_tensors": {
         "model_id": (S, False), "group_idx": (I, False), "tensor_idx": (I, False), "role": (S, False),
         "dtype": (S, False), "elements": (I, False), "split_dim": (I, False),
     },
+    # One row per checkpoint a model entry lists (listed = true), plus one generic checkpoint per
+    # weight precision the entry lists none for (listed = false, priced by QUANT_DEFAULTS).
     "checkpoints": {
-        "model_id": (S, False), "weights_dtype": (S, False), "checkpoint_bytes": (I, False),
+        "model_id": (S, False), "checkpoint_id": (S, False), "hf_id": (S, True), "weights_dtype": (S, False),
+        "listed": (B, False), "is_default": (B, False), "method": (S, True), "weight_bits": (I, True),
+        "group_size": (I, True), "scale_dtype": (S, True), "zero_points": (B, False),
+        "checkpoint_bytes": (I, True), "bytes_source": (S, True),
+    },
+    # Which tensor groups a checkpoint stores quantized (the others in the model's 16-bit dtype).
+    "checkpoint_quantized": {"model_id": (S, False), "checkpoint_id": (S, False), "tensor_group": (S, False)},
+    # The model's weight tensors by group (kvreg/weights.py): elements and how TP splits them.
+    "weight_tensors": {
+        "model_id": (S, False), "tensor_group": (S, False), "part": (S, False), "elements": (I, False),
+        "shard": (S, False), "shard_parts": (I, True), "dtype": (S, True),
     },
     "hardware": {
         "hardware_id": (S, False), "name": (S, True), "vendor": (S, False), "architecture": (S, True),
@@ -70,8 +97,15 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "unified_memory": (B, False), "bandwidth_bytes_per_s": (F, True),
         "interconnect_name": (S, True), "interconnect_bytes_per_s": (F, True),
         "interconnect_domain_size": (I, True),
-        "price_usd_per_hour": (F, True), "price_provider": (S, True), "price_date": (S, True),
+        "tdp_watts": (F, True),
         "confidence": (S, False), "file": (S, False), "line": (I, False),
+    },
+    # Prices as read (hardware `price:` blocks): one row per rental quote (USD per device-hour) and one
+    # per purchase price (USD per device); the rate bases are SQL (kvreg/sql/115_hardware_rates.sql).
+    "hardware_prices": {
+        "hardware_id": (S, False), "price_idx": (I, False), "price_kind": (S, False), "usd": (F, False),
+        "provider": (S, False), "date": (S, True), "source_id": (S, True),
+        "file": (S, False), "line": (I, False),
     },
     "hardware_flops": {"hardware_id": (S, False), "dtype": (S, False), "flop_per_s": (F, False)},
     "hardware_precisions": {"hardware_id": (S, False), "dtype": (S, False)},
@@ -89,9 +123,13 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "kind": (S, False), "entry_id": (S, False), "source_idx": (I, False), "source_id": (S, True),
         "url": (S, True), "title": (S, True), "date": (S, True), "note": (S, True),
     },
-    "provenance": {
+    # One row per number a fact entry states (kvreg/provenance.py); the `provenance` view adds the
+    # source's url and title (kvreg/sql/005_provenance.sql).
+    "field_provenance": {
         "kind": (S, False), "entry_id": (S, False), "field": (S, False), "value": (F, False),
-        "source_id": (S, True), "confidence": (S, False), "note": (S, True),
+        "source_id": (S, True), "basis": (S, False), "confidence": (S, False),
+        "confidence_basis": (S, False), "note": (S, True), "file": (S, False), "line": (I, False),
+        "col": (I, False),
     },
     "precisions": {
         "dtype": (S, False), "bytes_per_element": (F, False), "for_weights": (B, False),
@@ -112,6 +150,10 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "report_workloads": {
         "report_id": (S, False), "users": (I, False), "context_tokens": (I, False), "tpot_s": (F, True),
         "ttft_s": (F, True), "hours_per_month": (F, False),
+        "cost_basis": (S, False), "tco_years": (F, True), "tco_usd_per_kwh": (F, True), "tco_pue": (F, True),
+        # the report's engine_settings (NULL = each release's default), passed to the macros' knob parameters
+        "gpu_memory_utilization": (F, True), "max_num_seqs": (I, True), "max_num_batched_tokens": (I, True),
+        "enforce_eager": (B, True), "num_speculative_tokens": (I, True),
     },
     **ENGINE_TABLES,
     **THROUGHPUT_TABLES,
@@ -132,6 +174,44 @@ def context_label(tokens: int) -> str:
     return f"{tokens:,}"
 
 
+def _checkpoint_rows(rows: dict[str, list[dict]], mid: str, m) -> None:
+    """The model's checkpoints (listed + one generic per unlisted weight precision) and tensor groups."""
+    from kvreg.schema.model import QUANTIZED_DEFAULT
+    from kvreg.weights import tensor_groups
+
+    for t in tensor_groups(m):
+        rows["weight_tensors"].append(dict(model_id=mid, tensor_group=t.name, part=t.part, elements=t.elements,
+                                           shard=t.shard, shard_parts=t.parts, dtype=t.dtype))
+    first: dict[str, int] = {}
+    for i, c in enumerate(m.checkpoints):
+        first.setdefault(c.weights_dtype, i)
+    for i, c in enumerate(m.checkpoints):
+        cid = c.hf_id or f"{mid}:{c.weights_dtype}:{i}"
+        q = c.quantization
+        default = c.default or (first[c.weights_dtype] == i
+                                and not any(o.default for o in m.checkpoints if o.weights_dtype == c.weights_dtype))
+        rows["checkpoints"].append(dict(
+            model_id=mid, checkpoint_id=cid, hf_id=c.hf_id, weights_dtype=c.weights_dtype, listed=True,
+            is_default=default, method=q.method if q else None, weight_bits=q.weight_bits if q else None,
+            group_size=q.group_size if q else None, scale_dtype=q.scale_dtype if q else None,
+            zero_points=bool(q and q.zero_points), checkpoint_bytes=round(c.bytes.value) if c.bytes else None,
+            bytes_source=c.bytes.source if c.bytes else None))
+        for g in (q.quantized if q else []):
+            rows["checkpoint_quantized"].append(dict(model_id=mid, checkpoint_id=cid, tensor_group=g))
+    for dtype, bpe, for_weights, *_ in PRECISIONS:
+        if not for_weights or dtype in first:
+            continue
+        cid = f"{mid}:{dtype}:generic"
+        quant = QUANT_DEFAULTS.get(dtype)
+        rows["checkpoints"].append(dict(
+            model_id=mid, checkpoint_id=cid, hf_id=None, weights_dtype=dtype, listed=False, is_default=True,
+            method=quant[0] if quant else None, weight_bits=quant[1] if quant else None,
+            group_size=quant[2] if quant else None, scale_dtype=quant[3] if quant else None,
+            zero_points=bool(quant and quant[4]), checkpoint_bytes=None, bytes_source=None))
+        for g in (QUANTIZED_DEFAULT if quant else []):
+            rows["checkpoint_quantized"].append(dict(model_id=mid, checkpoint_id=cid, tensor_group=g))
+
+
 def _rows(registry: Registry) -> dict[str, list[dict]]:
     rows: dict[str, list[dict]] = {name: [] for name in TABLES}
     for kind, loaded in registry.entries.items():
@@ -140,10 +220,15 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
             for i, s in enumerate(e.sources):
                 rows["sources"].append(dict(kind=kind, entry_id=eid, source_idx=i, source_id=s.id, url=s.url,
                                             title=s.title, date=None if s.date is None else str(s.date), note=s.note))
-            for path, m in e.measures():
-                rows["provenance"].append(dict(kind=kind, entry_id=eid, field=path, value=float(m.value),
-                                               source_id=m.source, confidence=m.confidence or e.confidence,
-                                               note=m.note))
+            if kind not in FACT_KINDS:
+                continue
+            checked = registry.config_checked.get(eid, {}) if kind == "model" else {}
+            for f in field_facts(e, checked):
+                line, col = item.doc.where(f.path)
+                rows["field_provenance"].append(dict(
+                    kind=kind, entry_id=eid, field=f.field, value=f.value, source_id=f.source_id, basis=f.basis,
+                    confidence=f.confidence, confidence_basis=f.confidence_basis, note=f.note,
+                    file=item.doc.file, line=line, col=col))
     for mid, item in sorted(registry.entries.get("model", {}).items()):
         m, doc = item.entry, item.doc
         rows["models"].append(dict(
@@ -160,13 +245,13 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
                 model_id=mid, group_idx=gi, kind=g.kind, layer_count=g.count, shares_layers=g.shares_layers,
                 kv_heads=g.kv_heads, head_dim=g.head_dim, v_head_dim=g.v_head_dim, k_eq_v=bool(g.k_eq_v),
                 window_tokens=g.window, chunk_tokens=g.chunk, kv_lora_rank=g.kv_lora_rank,
-                qk_rope_head_dim=g.qk_rope_head_dim, variant=g.variant, reuses=g.reuses,
+                qk_rope_head_dim=g.qk_rope_head_dim, index_head_dim=g.index_head_dim, variant=g.variant,
+                reuses=g.reuses,
                 file=doc.file, line=doc.where(("layer_groups", gi))[0]))
             for ti, t in enumerate(g.state or []):
                 rows["state_tensors"].append(dict(model_id=mid, group_idx=gi, tensor_idx=ti, role=t.role,
                                                   dtype=t.dtype, elements=t.elements, split_dim=t.shape[t.axis]))
-        for dtype, cb in sorted(m.checkpoints.items()):
-            rows["checkpoints"].append(dict(model_id=mid, weights_dtype=dtype, checkpoint_bytes=cb.value))
+        _checkpoint_rows(rows, mid, m)
     for hid, item in sorted(registry.entries.get("hardware", {}).items()):
         h, doc = item.entry, item.doc
         rows["hardware"].append(dict(
@@ -177,10 +262,19 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
             interconnect_bytes_per_s=h.interconnect.bandwidth.value if h.interconnect else None,
             interconnect_domain_size=(h.interconnect.domain_size.value
                                       if h.interconnect and h.interconnect.domain_size else None),
-            price_usd_per_hour=h.price.usd_per_hour.value if h.price else None,
-            price_provider=h.price.provider if h.price else None,
-            price_date=str(h.price.date) if h.price else None,
+            tdp_watts=h.price.tdp_w.value if h.price and h.price.tdp_w else None,
             confidence=h.confidence, file=doc.file, line=doc.where(("id",))[0]))
+        if h.price is not None:
+            line = doc.where(("price",))[0]
+            for qi, q in enumerate(h.price.quotes()):
+                rows["hardware_prices"].append(dict(
+                    hardware_id=hid, price_idx=qi, price_kind="rental", usd=q.usd_per_hour.value,
+                    provider=q.provider, date=str(q.date), source_id=q.usd_per_hour.source, file=doc.file, line=line))
+            if h.price.purchase is not None:
+                pu = h.price.purchase
+                rows["hardware_prices"].append(dict(
+                    hardware_id=hid, price_idx=len(h.price.quotes()), price_kind="purchase", usd=pu.usd.value,
+                    provider=pu.kind, date=pu.date, source_id=pu.usd.source, file=doc.file, line=line))
         for dtype, f in sorted(h.peak_flops.items()):
             rows["hardware_flops"].append(dict(hardware_id=hid, dtype=dtype, flop_per_s=f.value))
         if h.efficiency is not None:
@@ -234,18 +328,26 @@ def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
         w = r.workload
         rows["report_workloads"].append(dict(
             report_id=rid, users=w.users, context_tokens=w.context,
-            tpot_s=None if w.tpot_ms is None else w.tpot_ms / 1e3, ttft_s=w.ttft_s, hours_per_month=w.hours_per_month))
+            tpot_s=None if w.tpot_ms is None else w.tpot_ms / 1e3, ttft_s=w.ttft_s, hours_per_month=w.hours_per_month,
+            cost_basis=r.cost_basis.kind, tco_years=r.cost_basis.years, tco_usd_per_kwh=r.cost_basis.usd_per_kwh,
+            tco_pue=r.cost_basis.pue, **r.engine_settings.model_dump()))
 
 
 def frames(registry: Registry) -> dict[str, pd.DataFrame]:
     """One validated DataFrame per base table (see :data:`TABLES`).
 
+    Built once per loaded registry and kept on it (``registry.frames``): the cross-entry checks
+    build them during validation and the database build reuses them.
+
     Raises:
         pandera.errors.SchemaError: a loader bug produced a column of the wrong
             type or a null where none is allowed (entries were already validated).
     """
+    if registry.frames is not None:
+        return registry.frames
     out = {}
     for name, rows in _rows(registry).items():
         df = pd.DataFrame(rows, columns=list(TABLES[name]))
         out[name] = SCHEMAS[name].validate(df)
+    registry.frames = out
     return out

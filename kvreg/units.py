@@ -63,6 +63,19 @@ def _diagnose(num: str, unit: str, rest: str, kind: str, suffixes: tuple[str, ..
     return None
 
 
+MAX_QUANTITY = 2.0**63
+"""Largest quantity accepted in any base unit: beyond it a count no longer fits DuckDB's BIGINT
+(``1e30 GB`` is a typo, not an accelerator)."""
+
+
+def _finite(x: float, value: object, example: str) -> float:
+    """``x`` when finite and at most :data:`MAX_QUANTITY`; UnitError naming the input otherwise."""
+    if not (math.isfinite(x) and abs(x) < MAX_QUANTITY):
+        raise UnitError(f"{value!r} is too large (more than 2^63 in base units) or not finite",
+                        f"check the exponent and the prefix; write e.g. {example}")
+    return x
+
+
 def parse_quantity(value: object, kind: str) -> float:
     """Parse ``value`` into the base unit of ``kind``.
 
@@ -77,8 +90,9 @@ def parse_quantity(value: object, kind: str) -> float:
         callers round where the unit is integral.
 
     Raises:
-        UnitError: the string has no number, an unknown or ambiguous unit, or a
-            unit of another kind (``80 GB`` where tokens are expected).
+        UnitError: the string has no number, an unknown or ambiguous unit, a
+            unit of another kind (``80 GB`` where tokens are expected), or a value
+            not finite or beyond :data:`MAX_QUANTITY` (``1e30 GB``).
     """
     suffixes, example = KINDS[kind]
     if isinstance(value, bool):
@@ -86,7 +100,7 @@ def parse_quantity(value: object, kind: str) -> float:
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
             raise UnitError(f"{value} is not a finite number", f"write e.g. {example}")
-        return float(value)
+        return _finite(float(value), value, example)
     if not isinstance(value, str):
         raise UnitError(f"expected a number or a string with a unit, got {type(value).__name__}",
                         f"write e.g. {example}")
@@ -96,14 +110,12 @@ def parse_quantity(value: object, kind: str) -> float:
     number = float(m["num"].replace("_", "").replace(",", ""))
     unit = m["unit"].replace(" ", "")
     if unit == "":
-        return number  # a bare number (YAML reads 86e9 as a string) is in base units
+        return _finite(number, value, example)  # a bare number (YAML reads 86e9 as a string) is in base units
     if kind in ("tokens", "count") and unit in ("tokens", "tok"):
-        return number
+        return _finite(number, value, example)
     mult, rest = _split_prefix(unit)
-    if rest in suffixes:
-        return number * mult
-    if kind == "tokens" and rest in ("", "tokens", "tok"):
-        return number * mult
+    if rest in suffixes or (kind == "tokens" and rest in ("", "tokens", "tok")):
+        return _finite(number * mult, value, example)
     hint = _diagnose(m["num"], unit, rest, kind, suffixes) or f"write e.g. {example}"
     raise UnitError(f"cannot read {value!r} as a {kind} quantity", hint)
 
@@ -123,14 +135,23 @@ def parse_context_tokens(value: object) -> int:
         The context in tokens (int > 0).
 
     Raises:
-        UnitError: not a tokens quantity (see :func:`parse_quantity`), not positive, or not a
-            whole number of tokens (``1.5`` tokens; ``1.5K`` = 1,500 is fine).
+        UnitError: not a tokens quantity (see :func:`parse_quantity`), not positive, not a
+            whole number of tokens (``1.5`` tokens; ``1.5K`` = 1,500 is fine), or above
+            :data:`MAX_CONTEXT_TOKENS`.
     """
     tokens = parse_quantity(value, "tokens")
     if tokens <= 0 or tokens != int(tokens):
         raise UnitError(f"context {value!r} is not a positive whole number of tokens",
                         "write e.g. 32K (32,000), 32Ki (32,768) or 20000")
+    if tokens > MAX_CONTEXT_TOKENS:
+        raise UnitError(f"context {value!r} is more than {MAX_CONTEXT_TOKENS:,} tokens (2^34)",
+                        "kvreg's sums are 64-bit integers (tokens × bytes per token); models natively "
+                        "hold at most ~10M tokens")
     return int(tokens)
+
+
+MAX_CONTEXT_TOKENS = 2**34
+"""Largest context accepted: 2^34 tokens × even 2^28 bytes per token stays below 2^63 (BIGINT)."""
 
 
 def to_int(value: float) -> int:

@@ -7,27 +7,30 @@ from pathlib import Path
 
 import yaml
 
-SOURCE = [{"title": "test fixture"}]
+SOURCE = [{"id": "fixture", "title": "test fixture"}]
+# Fixture numbers are made up for the test; they name the fixture as their source explicitly
+# (registry/README.md "Provenance": a bare number needs an explicit default source).
+FIELD_SOURCES = {"fixture": ["*"]}
 
 
 def model_entry(mid: str, layers: int, groups: list[dict], **extra) -> dict:
     """A minimal valid model entry with the given layer groups."""
     e = {"id": mid, "layers": layers, "hidden_size": 4096, "native_context": 131072, "params_total": 8e9,
-         "layer_groups": groups, "sources": SOURCE}
+         "layer_groups": groups, "sources": SOURCE, "field_sources": FIELD_SOURCES}
     e.update(extra)
     return e
 
 
 def hardware_entry(hid: str, **extra) -> dict:
     e = {"id": hid, "vendor": "test", "memory_marketed": "80 GB", "memory_usable": "79.6 GiB",
-         "memory_basis": "runtime", "bandwidth": "3.35 TB/s", "sources": SOURCE}
+         "memory_basis": "runtime", "bandwidth": "3.35 TB/s", "sources": SOURCE, "field_sources": FIELD_SOURCES}
     e.update(extra)
     return e
 
 
 def engine_entry(eid: str = "first-principles", **extra) -> dict:
     e = {"id": eid, "engine": "first-principles", "gpu_memory_utilization": 1.0, "runtime_reserve": "6 GiB",
-         "sources": SOURCE}
+         "sources": SOURCE, "field_sources": FIELD_SOURCES}
     e.update(extra)
     return e
 

@@ -36,7 +36,7 @@ def commit(root: Path, message: str) -> None:
 def model(kv_heads: int = 8, url: str = "https://example.org/config.json") -> dict:
     """32 full-attention layers, 8e9 parameters: per token 32 × kv_heads × (128 + 128) × 2 bytes at bf16."""
     return model_entry("m", 32, [{"kind": "full", "count": 32, "kv_heads": kv_heads, "head_dim": 128}],
-                       native_context=131072, sources=[{"url": url}])
+                       native_context=131072, sources=[{"id": "fixture", "url": url}])
 
 
 def write_yaml(path: Path, data: dict) -> None:

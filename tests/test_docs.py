@@ -56,7 +56,9 @@ def test_example_queries_run(con, query):
 
 # Codes written literally where a Problem is made (yamlsrc, registry, build).
 LITERAL_CODES = {"yaml-syntax", "empty-file", "bad-encoding", "duplicate-key", "wrong-type", "id-file-mismatch",
-                 "duplicate-id", "missing-source", "view-failed"}
+                 "duplicate-id", "missing-source", "view-failed", "config-mismatch", "config-unreadable",
+                 "unknown-tag", "bad-tagged-value", "bad-number", "yaml-too-large", "unreadable-file",
+                 "cannot-write-db", "bad-database"}
 
 
 def produced_codes() -> set[str]:

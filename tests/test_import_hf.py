@@ -110,6 +110,23 @@ EXPECTED = {
     "deepseek-v2-lite": (27 * (512 + 64) * 2, [], 0),
     # 61 × 576 × 2 = 70,272 B/token (kv-cache-chapter §2.6)
     "deepseek-v3": (61 * (512 + 64) * 2, [], 0),
+    # DSA: the latent plus the lightning indexer's key, 128 fp8 values + one fp32 scale = 132 B,
+    # per layer whatever the KV dtype (vLLM deepseek_v2.py Indexer): 61 × (1,152 + 132) = 78,324 B
+    "deepseek-v3.2": (61 * ((512 + 64) * 2 + 128 + 4), [], 0),
+    # GLM-5: 78 MLA layers (512 + 64) plus the same 132 B indexer key
+    "glm-5": (78 * ((512 + 64) * 2 + 128 + 4), [], 0),
+    # Llama 2: MHA at 7B (32 layers × 32 kv × 128) and 13B (40 × 40 × 128), GQA at 70B (80 × 8 × 128)
+    "llama-2-7b": (32 * 2 * 32 * 128 * 2, [], 0),
+    "llama-2-13b": (40 * 2 * 40 * 128 * 2, [], 0),
+    "llama-2-70b": (80 * 2 * 8 * 128 * 2, [], 0),
+    # LFM2: attention at full_attn_idxs [2, 5, 8, 10, 12, 14] (8 kv × 2048/32 = 64), the 10 others short
+    # convolutions whose state is (conv_L_cache 3 − 1) × 2048 in bf16 (vLLM short_conv_state_shape)
+    "lfm2-1.2b": (6 * 2 * 8 * 64 * 2, [], 10 * 2 * 2048 * 2),
+    # LFM2-350M from layer_types: the same layout at 1024 wide (16 heads of 64, 8 kv)
+    "lfm2-350m": (6 * 2 * 8 * 64 * 2, [], 10 * 2 * 1024 * 2),
+    # Kimi-K3 (kimi_linear text backbone): 24 MLA layers (512 + 64) and 69 Kimi Delta Attention layers whose
+    # state is q, k, v conv windows 3 × (96·128) bf16 plus a 96 × 128 × 128 fp32 recurrent state (vLLM kda_state_shape)
+    "kimi-k3": (24 * (512 + 64) * 2, [], 69 * (3 * 3 * 96 * 128 * 2 + 96 * 128 * 128 * 4)),
     "kimi-k2": (61 * (512 + 64) * 2, [], 0),
     "deepseek-r1": (61 * (512 + 64) * 2, [], 0),
     # full_attention_interval 4 over 48 layers: 12 full (2 kv × 256) + 36 Gated DeltaNet;
@@ -387,16 +404,20 @@ def test_published_totals_within_one_percent():
 # --- failures are loud ----------------------------------------------------------------------------
 
 def test_unknown_architecture_fails_with_fields_and_hint(tmp_path):
-    cfg = {"architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32", "hidden_size": 7168,
-           "num_hidden_layers": 61, "num_attention_heads": 128, "kv_lora_rank": 512, "index_topk": 2048,
-           "index_head_dim": 128, "max_position_embeddings": 163840}
+    # DeepSeek-V4 (model_facts.yaml deepseek-v4-flash): one shared 512-wide KV head, a 128-token
+    # window, per-layer compression ratios and a sparse indexer — cache semantics not verified, so
+    # the importer refuses it and names what it could not interpret.
+    cfg = {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 4096,
+           "num_hidden_layers": 43, "num_attention_heads": 64, "num_key_value_heads": 1, "head_dim": 512,
+           "q_lora_rank": 1024, "o_lora_rank": 1024, "sliding_window": 128, "index_topk": 512,
+           "index_head_dim": 128, "compress_ratios": [0, 0, 4, 128] * 11, "max_position_embeddings": 1048576}
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(KvregError) as err:
         import_config(tmp_path / "config.json")
     p = err.value.problems[0]
     assert p.code == "unsupported-architecture"
-    assert "deepseek_v32" in p.message and "DeepseekV32ForCausalLM" in p.message
-    assert "index_head_dim" in p.message and "kv_lora_rank" in p.message
+    assert "deepseek_v4" in p.message and "DeepseekV4ForCausalLM" in p.message
+    assert "index_head_dim" in p.message and "compress_ratios" in p.message and "sliding_window" in p.message
     assert "by hand" in p.hint
 
 
@@ -455,8 +476,10 @@ def test_cli_stdout_weights_index_and_explain(tmp_path):
     body = r.output[r.output.index("# yaml-language-server"):]
     e = yaml.safe_load(body)
     assert e["id"] == "l8"
-    assert e["checkpoints"] == {"bf16": {"value": 16060522496, "source": "index", "confidence": "read",
-                                         "note": "model.safetensors.index.json metadata.total_size"}}
+    assert e["checkpoints"] == [{"weights_dtype": "bf16",
+                                 "bytes": {"value": 16060522496, "source": "index", "confidence": "read",
+                                           "note": "model.safetensors.index.json metadata.total_size"}}]
+    assert e["tied_embeddings"] is False
     assert not list(tmp_path.glob("*.yaml"))
 
 
@@ -503,15 +526,70 @@ def test_null_memory_keys_are_not_uninterpreted(tmp_path):
     assert import_config(tmp_path / "config.json").entry["layers"] == 118
 
 
-def test_gpt_oss_mxfp4_experts_priced_in_mxfp4():
+def test_gpt_oss_mxfp4_experts_priced_in_mxfp4(tmp_path):
     e = imported("gpt-oss-20b").entry
+    assert e["dtype"] == "mxfp4"
+    assert e["checkpoints"] == [{"weights_dtype": "mxfp4", "quantization": {
+        "method": "mxfp4", "weight_bits": 4, "group_size": 32, "scale_dtype": "fp8", "quantized": ["mlp"]}}]
+    assert "checkpoints" in e["derived_fields"]
+    # Priced in SQL by the per-tensor rule: routed experts at 0.53125 B, everything else bf16.
     # routed experts: 24 layers × 32 experts × (gate_up 2880·5760 + bias 5760 + down 2880·2880 + bias 2880)
     routed = 24 * 32 * (2880 * 5760 + 5760 + 2880 * 2880 + 2880)
     assert routed == 19_116_933_120
     rest = e["params_total"]["value"] - routed          # attention, router, norms, embeddings, head: bf16
-    assert e["dtype"] == "mxfp4"
-    assert e["checkpoints"]["mxfp4"]["value"] == round(routed * 0.53125 + rest * 2)
-    assert "checkpoints.mxfp4" in e["derived_fields"]
+    write_project(tmp_path, models={"gpt-oss-20b-imp": {**e, "id": "gpt-oss-20b-imp"}})
+    from kvreg.build import memory_connection
+
+    con = memory_connection(tmp_path)
+    w = con.execute("SELECT weights_bytes, checkpoint_basis FROM model_weights WHERE model_id='gpt-oss-20b-imp' "
+                    "AND weights_dtype='mxfp4'").fetchone()
+    assert w[1] == "rule"
+    # the rule's closure puts expert biases and attention sinks with the experts (kvreg/weights.py)
+    assert w[0] == pytest.approx(routed * 0.53125 + rest * 2, rel=0.002)
+
+
+def test_quantization_configs_priced_per_group():
+    from kvreg.importhf.checkpoint import quantization
+
+    # ModelOpt NVFP4 excluding every attention and linear-attention module (Qwen3.5-MoE style)
+    dtype, q, notes = quantization({"quant_method": "modelopt", "quantization": {
+        "quant_algo": "NVFP4", "group_size": 16,
+        "exclude_modules": ["lm_head", "model.visual*", "*.self_attn*", "*.linear_attn*", "*mlp.gate"]}}, 40, "bf16")
+    assert dtype == "nvfp4" and q == {"method": "modelopt", "weight_bits": 4, "group_size": 16, "scale_dtype": "fp8",
+                                      "quantized": ["mlp"]} and not notes
+    # llm-compressor W4A16 (group 128, symmetric) → int4 with bf16 group scales
+    dtype, q, _ = quantization({"quant_method": "compressed-tensors", "ignore": ["lm_head"], "config_groups": {
+        "group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group",
+                                                       "group_size": 128, "symmetric": True}}}}, 32, "bf16")
+    assert dtype == "int4" and q == {"method": "compressed-tensors", "weight_bits": 4, "scale_dtype": "bf16",
+                                     "group_size": 128}
+    # DeepSeek/Qwen block fp8
+    assert quantization({"quant_method": "fp8", "weight_block_size": [128, 128]}, 48, "bf16")[1]["group_size"] == 16384
+    # AWQ keeps zero points; a partial exclusion is named, not silently dropped
+    dtype, q, notes = quantization({"quant_method": "awq", "bits": 4, "group_size": 128,
+                                    "modules_to_not_convert": ["model.layers.0.self_attn"]}, 40, "bf16")
+    assert q["zero_points"] is True and "quantized" not in q and notes == [
+        "attention left unquantized in 1 of 40 layers: priced as quantized"]
+
+
+def test_unknown_quantization_is_a_note_not_a_guess():
+    cfg = json.loads((FIX / "llama-3.1-8b.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "config.json"
+        p.write_text(json.dumps(cfg))
+        e = import_config(p).entry
+    assert "checkpoints" not in e and "bitsandbytes" in e["notes"] and "--weights-index" in e["notes"]
+
+
+def test_weights_index_flags_towers_and_mtp(tmp_path):
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(json.dumps({"metadata": {"total_size": 70_000_000_000}, "weight_map": {
+        "model.visual.blocks.0.attn.qkv.weight": "a", "mtp.layers.0.mlp.gate.weight": "b",
+        "lm_head.weight": "c", "model.language_model.embed_tokens.weight": "c"}}))
+    e = imported("qwen3.5-35b-a3b", weights_index=index).entry
+    assert e["checkpoints"][0]["bytes"]["value"] == 70_000_000_000
+    assert "tower tensors (model.visual)" in e["notes"] and "MTP tensors" in e["notes"]
 
 
 def test_source_never_carries_an_absolute_path(tmp_path):

@@ -40,6 +40,14 @@ MATCHES: list[tuple[str, str]] = [
     ("deepseek-r1", "deepseek-r1"),
     ("deepseek-v2-lite", "deepseek-v2-lite"),
     ("deepseek-v3", "deepseek-v3"),
+    ("deepseek-v3.2", "deepseek-v3.2"),
+    ("glm-5", "glm-5"),
+    ("llama-2-7b", "llama-2-7b"),
+    ("llama-2-13b", "llama-2-13b"),
+    ("llama-2-70b", "llama-2-70b"),
+    ("lfm2-1.2b", "lfm2-1.2b"),
+    ("lfm2-350m", "lfm2-350m"),
+    ("kimi-k3", "kimi-k3"),
     ("falcon-h1-34b", "falcon-h1-34b"),
     ("gemma-2-9b", "gemma-2-9b"),
     ("gemma-3-1b", "gemma-3-1b"),
@@ -88,7 +96,6 @@ IMPORT_ARGS = {"falcon-h1-34b": {"params_total": 34e9}}
 PARAMS_NOT_COMPARED = {
     "falcon-h1-34b": "both sides use the published 34B (no vocab_size in the docs table)",
     "gemma-3-1b": "registry: from the model name",
-    "gemma-3-27b": "registry: from the model name (includes the vision tower)",
     "gemma-3n-e2b": "registry: effective parameters (E2B)",
     "gemma-3n-e4b": "registry: effective parameters (E4B)",
     "gemma-4-26b-a4b": "registry: from the model name",
@@ -101,16 +108,14 @@ PARAMS_NOT_COMPARED = {
     "jamba-1.5-mini": "registry: the published 52B",
     "llama-4-scout-17b-16e": "registry: the published 109B",
     "nemotron-h-56b": "registry: from the model name",
-    "qwen3-next-80b-a3b": "registry: from the model name",
-    "qwen3.5-35b-a3b": "registry: from the model name",
-    "qwen3.6-27b": "registry: from the model name",
     "qwen3.8-27b": "registry: the budget lesson's 54 GB of bf16 weights",
 }
 
 # MoE models whose params_active both sides derived from the config (the rest are published or
 # name-based on the registry side: Granite, Llama 4, Qwen3-Next/3.5, Gemma 4 26B-A4B).
 ACTIVE_COMPARED = {"deepseek-r1", "deepseek-v2-lite", "deepseek-v3", "kimi-k2", "mixtral-8x7b", "qwen3-235b-a22b",
-                   "gpt-oss-20b", "gpt-oss-120b", "nemotron-3-nano-30b-a3b"}
+                   "gpt-oss-20b", "gpt-oss-120b", "nemotron-3-nano-30b-a3b", "qwen3-next-80b-a3b",
+                   "deepseek-v3.2", "glm-5", "kimi-k3"}
 
 CONTEXTS = (4096, 32768, 131072)        # 4Ki, 32Ki, 128Ki
 KV_DTYPES = ("bf16", "fp8")

@@ -236,18 +236,53 @@ def test_report_summary_and_plan_json_agree_row_by_row(tmp_path):
     assert report_rows == plan_rows and len(plan_rows) == 20
     # the recommendation is the plan's best, sized on the engine's admission
     rec = model.recommended
-    # At the fitted efficiencies (issue 13: H100 0.40, A100 0.46, from their TensorRT-LLM measurements) the H100's
-    # 30 admitted no longer meet the TPOT; the cheapest option is an A100 configuration where the TPOT binds.
-    assert (rec.hardware_id, rec.binding) == ("a100-sxm-80gb", "decode speed (TPOT)")
+    # At the fitted efficiencies (issue 13: H100 0.40, A100 0.47, from their TensorRT-LLM measurements) the H100's
+    # 30 admitted no longer meet the TPOT; with the H200 priced (lowest quote $4.54/h) the cheapest option is an
+    # H200 configuration where the TPOT binds.
+    assert (rec.hardware_id, rec.binding) == ("h200", "decode speed (TPOT)")
 
 
 def test_unpriced_hardware_is_ranked_apart_on_devices(con):
+    # b300: no price in the registry (the H200 got one with the price blocks).
     rows = con.execute("SELECT hardware_id, rank_list, rank_in_list, gpus, usd_per_hour FROM ranked_plans("
                        "200, 32768, 0.05, models := ['llama-3.1-8b'], engines := ['vllm-0.33'],"
-                       " weights_dtypes := ['fp8'], kv_dtypes := ['fp8'], hardware := ['h100-sxm-80gb', 'h200'])"
+                       " weights_dtypes := ['fp8'], kv_dtypes := ['fp8'], hardware := ['h100-sxm-80gb', 'b300'])"
                        " WHERE feasible ORDER BY rank_in_model").fetchall()
     priced = [r for r in rows if r[1] == "priced"]
     unpriced = [r for r in rows if r[1] == "no price"]
     assert priced and unpriced and all(r[4] is not None for r in priced) and all(r[4] is None for r in unpriced)
     assert [r[3] for r in unpriced] == sorted(r[3] for r in unpriced)       # fewest devices first
     assert [r[2] for r in unpriced] == list(range(1, len(unpriced) + 1))    # its own ranking from 1
+
+
+def test_report_engine_settings_size_the_report_like_plan_options(tmp_path):
+    """A report definition's engine_settings are the same knobs as `kvreg plan --max-num-seqs …`."""
+    from kvreg.build import populate
+    from kvreg.registry import load_registry
+    from kvreg.report.context import build_context
+    from tests.report_tools import copy_project
+
+    project = copy_project(tmp_path / "proj")
+    doc = {"id": "knobs", "title": "Engine settings", "period": "test", "models": ["llama-3.1-8b"],
+           "hardware": ["h100-sxm-80gb"], "engines": ["vllm-0.33"], "weights_dtypes": ["fp8"], "kv_dtypes": ["fp8"],
+           "tp": [1, 2], "contexts": ["32Ki"], "workload": {"users": 200, "context": "32Ki", "tpot_ms": 50},
+           "engine_settings": {"max_num_seqs": 16, "gpu_memory_utilization": 0.8}}
+    (project / "reports" / "knobs.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    registry = load_registry(project)
+    con = duckdb.connect(":memory:")
+    populate(con, registry)
+    ctx = build_context(con, registry, "knobs", charts=False)
+    (model,) = ctx.models
+    report_rows = [(o.tp, o.max_seqs_per_replica, o.devices, o.binding_constraint) for o in model.options]
+    cells = {c.tp: c for row in model.capacity.rows for c in row.cells}
+    con.close()
+    r = CliRunner().invoke(main, ["plan", "--model", "llama-3.1-8b", "--users", "200", "--context", "32Ki",
+                                  "--tpot-ms", "50", "--engine", "vllm-0.33", "--weights-dtype", "fp8",
+                                  "--kv-dtype", "fp8", "--hardware", "h100-sxm-80gb", "--max-num-seqs", "16",
+                                  "--gpu-memory-utilization", "0.8", "--format", "json", "--project", str(project),
+                                  "--db", str(tmp_path / "k.duckdb")])
+    assert r.exit_code == 0, r.output
+    options = [o for o in json.loads(r.output)["options"] if o["tp"] in (1, 2)]
+    assert report_rows == [(o["tp"], o["max_seqs_per_replica"], o["gpus"], o["binding_constraint"]) for o in options]
+    assert [o["max_seqs_per_replica"] for o in options] == [16, 16]    # max_num_seqs caps the admission
+    assert cells[1].engine_seqs == 16                                   # the grid's engine column too

@@ -29,6 +29,33 @@ def test_registry_has_the_issue_7_breadth(reg):
     assert len(reg.of("hardware")) >= 20
 
 
+def test_registry_has_the_issue_14_devices_and_families(reg):
+    hw = reg.of("hardware")
+    assert len(hw) >= 45
+    assert {h.vendor for h in hw.values()} >= {"NVIDIA", "AMD", "Google", "AWS", "Intel", "Apple"}
+    for hid in ("t4", "a10g", "l40", "h20", "rtx-3090", "rtx-4080", "rtx-4090", "rtx-5090", "rtx-pro-6000",
+                "rtx-pro-6000-max-q", "gb200", "gb300", "mi250x", "tpu-v5e", "tpu-v5p", "tpu7x", "trainium2",
+                "dgx-spark", "strix-halo-128gb", "m2-ultra-192gb", "m3-ultra-512gb"):
+        assert hid in hw, hid
+    models = reg.of("model")
+    # the families issue 14 names: DSA (V3.2, GLM-5), KDA hybrids (K3), LFM2, Llama-2 MHA and GQA
+    assert any(g.index_head_dim for g in models["deepseek-v3.2"].layer_groups)
+    assert any(g.index_head_dim for g in models["glm-5"].layer_groups)
+    assert {g.variant for g in models["kimi-k3"].layer_groups} == {"kda", None}
+    assert {g.variant for g in models["lfm2-1.2b"].layer_groups} == {"short_conv", None}
+    assert models["llama-2-7b"].layer_groups[0].kv_heads == models["llama-2-7b"].attention_heads   # MHA
+    assert models["llama-2-70b"].layer_groups[0].kv_heads == 8                                    # GQA
+
+
+def test_every_observation_gpu_resolves_or_is_named_unknown(reg):
+    hw = reg.of("hardware")
+    for oid, o in reg.of("observation").items():
+        if o.hardware is not None:
+            assert o.hardware in hw, oid
+        else:
+            assert "hardware" in o.unknown, f"{oid}: no hardware and not listed as unknown"
+
+
 # Entry kinds that state facts (numbers about a model, a device, an engine release, a log) must cite
 # them; a report definition (reports/*.yaml) states a question, not a fact, and needs none
 # (registry/README.md, "Sources").
@@ -80,11 +107,16 @@ def test_no_two_models_share_an_hf_id(reg):
 
 def test_every_price_has_provider_date_and_source(reg):
     priced = {hid: h for hid, h in reg.of("hardware").items() if h.price}
-    assert priced, "some hardware should carry a price"
+    assert len(priced) >= 18, "the shipped registry prices 18 of its 26 devices"
     for hid, h in priced.items():
-        assert isinstance(h.price.date, dt.date), hid
-        assert h.price.provider, hid
-        assert h.price.usd_per_hour.source, hid
+        for q in h.price.quotes():
+            assert isinstance(q.date, dt.date), hid
+            assert q.provider, hid
+            assert q.usd_per_hour.source, hid
+        if h.price.purchase:
+            assert h.price.purchase.usd.source and h.price.purchase.kind, hid
+        if h.price.tdp_w:
+            assert h.price.tdp_w.source, hid
 
 
 # --- the `mlp` layer kind (added for Nemotron-H's MLP-only and MoE-only blocks) -----------------

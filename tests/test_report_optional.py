@@ -106,7 +106,7 @@ def test_recommendation_comes_from_plans(full):
         "SELECT max_seqs_per_replica, rate_max_batch, replicas, gpus, usd_per_hour, binding_constraint"
         " FROM plans(200, 32768, 0.05, ttft_s := 2.0) WHERE model_id = 'gemma-4-31b' AND hardware_id = 'h100-sxm-80gb'"
         " AND engine_id = 'first-principles' AND weights_dtype = 'fp8' AND kv_dtype = 'fp8' AND tp = 1").fetchone()
-    assert plan == (43, 40, 5, 5, pytest.approx(18.9), "tpot")
+    assert plan == (43, 40, 5, 5, pytest.approx(5 * 2.99), "tpot")   # 5 H100s at the lowest quote
     # The report plans on the engine's number (seed rule 3): the recommendation is the cheapest option
     # vLLM admits — 136 sequences per TP-8 A100 replica → 2 replicas, 16 devices — not the plans row above.
     admitted = con.execute(
@@ -115,16 +115,19 @@ def test_recommendation_comes_from_plans(full):
         " AND default_batched", [ENGINE]).fetchone()[0]
     assert (g.hardware_id, g.engine_id, g.planned_seqs, g.devices, g.binding) == (
         "a100-sxm-80gb", ENGINE, admitted, 8 * -(-200 // admitted), "engine admission")
-    assert g.usd_per_hour == pytest.approx(g.devices * 2.4984)
+    assert g.usd_per_hour == pytest.approx(g.devices * 2.45)
     assert "sized by the plans view for memory and speed together" in html
     summary = html[html.index('id="summary"'):html.index('class="model"')]
-    assert f"<strong>Gemma 4 31B:</strong> the {g.devices} devices hold {g.devices // 8 * admitted} sequences" in summary
+    assert f"<strong>Gemma 4 31B:</strong> {g.devices} × a100-sxm-80gb (TP 8, bf16 weights / fp8 KV, {ENGINE})" in summary
+    assert f"The {g.devices} devices hold {g.devices // 8 * admitted} sequences" in summary
+    # the binding constraint is the engine's admission, with the margin to the next limit
+    assert f"Binding: KV memory at engine admission, {admitted} sequences per replica; the next limit" in summary
     # plans.max_context_tokens is capped at Gemma 4's native 262,144 tokens in the text
     assert ("One sequence alone fits and meets the TPOT target on the recommended configuration up to 262,144 tokens"
             " of context (the model's native context") in summary
     # first principles stay as the comparison: the plans row above (5 H100s, TPOT-bound)
     assert ("Under first-principles, with no engine accounting (what the hardware can hold): h100-sxm-80gb,"
-            " fp8 / fp8, TP 1, 40 per replica: 5 devices, $18.90 per hour (binding: decode speed (TPOT))") in summary
+            " fp8 / fp8, TP 1, 40 per replica: 5 devices, $14.95 per hour (binding: decode speed (TPOT))") in summary
 
 
 def test_engine_admission_resizes_the_engine_option(full):
@@ -151,13 +154,15 @@ def test_roofline_rows_are_the_view_for_batches_that_fit(full):
 
     roof = rows(con, "chart_roofline", {"report": "example"})
     h100 = [r for r in roof if (r.model_id, r.hardware_id) == ("gemma-4-31b", "h100-sxm-80gb")]
-    # the chart's configuration is the report's first weights and KV precisions (bf16 / bf16) at TP 1 under
-    # first principles; batches stop at what the KV pool holds (batch_fits)
+    # the chart's configuration is the recommendation's precisions and engine (Gemma 4: bf16 weights / fp8 KV under
+    # vllm-0.22-0.26) at the smallest TP whose weights fit (1 on the H100); batches stop at what the KV pool holds
+    rec = next(o for o in ctx.recommended if o.model_id == "gemma-4-31b")
     view = con.execute("SELECT batch, decode_tok_per_s, max_seqs FROM roofline WHERE model_id = 'gemma-4-31b'"
-                       " AND hardware_id = 'h100-sxm-80gb' AND engine_id = 'first-principles' AND tp = 1"
-                       " AND weights_dtype = 'bf16' AND kv_dtype = 'bf16' AND context_tokens = 32768"
-                       " AND batch_fits ORDER BY batch").fetchall()
-    assert [r.batch for r in h100] == [b for b, _, _ in view] == [1, 2, 4]  # 7 sequences of 32Ki fit; batch 8 does not
+                       " AND hardware_id = 'h100-sxm-80gb' AND engine_id = ? AND tp = 1"
+                       " AND weights_dtype = ? AND kv_dtype = ? AND context_tokens = 32768"
+                       " AND batch_fits ORDER BY batch", [rec.engine_id, rec.weights_dtype, rec.kv_dtype]).fetchall()
+    assert (rec.weights_dtype, rec.kv_dtype) == ("bf16", "fp8")
+    assert [r.batch for r in h100] == [b for b, _, _ in view] and len(view) >= 3
     assert [r.decode_tok_per_s for r in h100] == pytest.approx([v for _, v, _ in view])
     assert h100[0].decode_tok_per_s < h100[-1].decode_tok_per_s  # batching raises throughput
 

@@ -6,6 +6,7 @@ The hand case (TensorRT-LLM 0.17 perf overview, H200, Llama 3.1 8B fp8/fp8, TP 1
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import statistics
@@ -152,7 +153,7 @@ def test_without_measurements_the_stated_efficiency_stays():
 
 def _throughput(hw: str = "hw", model: str = "m") -> dict:
     return {"id": "t", "engine": "first-principles", "engine_version": "1", "scenario": "offline",
-            "date": "2025-01-01", "sources": SOURCE,
+            "date": dt.date(2025, 1, 1), "sources": SOURCE, "field_sources": {"fixture": ["measurements"]},
             "measurements": [{"hardware": hw, "model": model, "weights_dtype": "bf16", "input_tokens": 128,
                               "output_tokens": 128, "output_tok_per_s": 1000}]}
 
@@ -182,6 +183,17 @@ def test_a_measurement_without_its_rate_is_a_missing_key(tmp_path):
     assert r.exit_code == 1
     (p,) = json.loads(r.stdout)
     assert (p["code"], p["key"]) == ("missing-key", "measurements.0.output_tok_per_s")
+
+
+def test_a_throughput_number_without_a_source_is_unsourced(tmp_path):
+    # Every number of a throughput entry rests on a source (kvreg/provenance.py FACT_KINDS), like hardware's.
+    e = _throughput()
+    del e["field_sources"]
+    r = CliRunner().invoke(main, ["validate", "--project", str(_project(tmp_path, e)), "--format", "json"])
+    assert r.exit_code == 1
+    got = {(p["code"], p["key"]) for p in json.loads(r.stdout)}
+    assert got == {("unsourced-number", f"measurements.0.{k}") for k in ("input_tokens", "output_tokens",
+                                                                         "output_tok_per_s")}
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "json"])

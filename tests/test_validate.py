@@ -29,6 +29,8 @@ layer_groups:
     head_dim: 128
 sources:
   - title: test fixture
+    id: fixture
+field_sources: {fixture: ["*"]}
 """
 
 HARDWARE = """\
@@ -40,6 +42,8 @@ memory_basis: runtime
 bandwidth: 3.35 TB/s
 sources:
   - title: test fixture
+    id: fixture
+field_sources: {fixture: ["*"]}
 """
 
 
@@ -224,7 +228,7 @@ def test_utilization_above_one_is_out_of_range(tmp_path):
 
 def test_resident_needs_bytes_or_model(tmp_path):
     p = only(project(tmp_path, {"hardware/hw.yaml": HARDWARE + "residents:\n  - name: os\n"}))
-    assert where(p) == ("resident-size", "hardware/hw.yaml", 10)
+    assert where(p) == ("resident-size", "hardware/hw.yaml", 12)
 
 
 def test_two_models_with_one_hf_id(tmp_path):
@@ -248,7 +252,7 @@ def test_id_differing_from_file_stem(tmp_path):
 def test_reference_to_a_missing_entry(tmp_path):
     hw = HARDWARE + "residents:\n  - name: other model\n    model: no-such-model\n"
     p = only(project(tmp_path, {"hardware/hw.yaml": hw}))
-    assert where(p) == ("missing-reference", "hardware/hw.yaml", 11)
+    assert where(p) == ("missing-reference", "hardware/hw.yaml", 13)
     assert p["key"] == "residents.0.model"
 
 
@@ -284,12 +288,12 @@ def test_bytes_unit_where_tokens_are_expected(tmp_path):
 
 
 def test_missing_sources_key(tmp_path):
-    p = only(model(tmp_path, "sources:\n  - title: test fixture\n", ""))
+    p = only(model(tmp_path, "sources:\n  - title: test fixture\n    id: fixture\nfield_sources: {fixture: [\"*\"]}\n", ""))
     assert where(p) == ("missing-source", "registry/models/m.yaml", 1)
 
 
 def test_empty_sources_list(tmp_path):
-    p = only(model(tmp_path, "sources:\n  - title: test fixture\n", "sources: []\n"))
+    p = only(model(tmp_path, "sources:\n  - title: test fixture\n    id: fixture\nfield_sources: {fixture: [\"*\"]}\n", "sources: []\n"))
     assert where(p) == ("missing-source", "registry/models/m.yaml", 11)
 
 
@@ -306,7 +310,7 @@ def test_field_citing_an_unknown_source(tmp_path):
 
 
 def test_two_sources_with_one_id(tmp_path):
-    p = only(model(tmp_path, "  - title: test fixture",
+    p = only(model(tmp_path, "  - title: test fixture\n    id: fixture",
                    "  - {id: cfg, title: test fixture}\n  - {id: cfg, title: another}"))
     assert where(p) == ("duplicate-source-id", "registry/models/m.yaml", 13)
     assert p["key"] == "sources.1.id"
@@ -327,7 +331,7 @@ def test_file_that_is_not_utf8(tmp_path):
     root = project(tmp_path)
     (root / "registry/models/m.yaml").write_bytes(MODEL.encode() + b"notes: caf\xe9\n")
     p = only(root)
-    assert where(p) == ("bad-encoding", "registry/models/m.yaml", 13)
+    assert where(p) == ("bad-encoding", "registry/models/m.yaml", 15)
 
 
 def test_usable_memory_above_the_label_is_a_unit_slip(tmp_path):

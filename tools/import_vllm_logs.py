@@ -1,6 +1,12 @@
-"""Turn the curated vLLM startup-log records (vllm_startup_logs.jsonl, completeness: full) into observations.
+"""Turn published vLLM startup logs into observations (registry/observations/).
 
-Run by hand:  python tools/import_vllm_logs.py PATH/TO/vllm_startup_logs.jsonl
+Run by hand:
+    python tools/import_vllm_logs.py PATH/TO/vllm_startup_logs.jsonl   # curated records (completeness: full)
+    python tools/import_vllm_logs.py --sweep PATH/TO/vllm-0.19-h100-startups  # 18 complete vLLM 0.19.0 logs
+
+The sweep logs are complete startups, so everything but the GPU and the registry model comes from
+the log's own lines through ``kvreg ingest-log``'s parser (figures, settings, the version); the
+stored excerpt is only the lines read, with their line numbers.
 Each record's excerpt goes through the same parser as ``kvreg ingest-log``; where the
 excerpt is a table rather than a raw log, or the log is silent (model, GPU, release),
 the curated record's fields are used and each such value is explained under ``inferred``.
@@ -38,12 +44,17 @@ DRAFTS = {"vllm-log-12": "eagle-llama3.1-instruct-8b"}
 HARDWARE = {"RTX 3090": "rtx-3090", "H100 80GB": "h100-sxm-80gb", "H100": "h100-sxm-80gb", "L40S": "l40s",
             "L4": "l4", "A100 80GB": "a100-sxm-80gb", "RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000",
             "RTX 5090": "rtx-5090", "Tesla T4": "t4"}
-ALSO_PARTIAL = {"vllm-log-53"}  # partial record kept as evidence: gpt-oss-120b does not start on one H100
+ALSO_PARTIAL = {"vllm-log-53",  # partial record kept as evidence: gpt-oss-120b does not start on one H100
+                # partial records without a token line whose available memory kvreg can reproduce end to end
+                "vllm-log-51", "vllm-log-52", "vllm-log-54"}
 E2E_NOTES = {
     "vllm-log-28": "end to end: the NVFP4 checkpoint size is not in the registry (weights derived from 35e9 nominal "
                    "parameters × 0.5625 B, while attention, embeddings and the vision tower are not fp4) and the "
                    "RTX 5090 usable memory is the nvidia-smi total; the block arithmetic (a) is exact",
     "vllm-log-53": "partial record: no token line (the engine did not start); util 0.9 and the release are inferred",
+    "vllm-log-51": "partial record: no token line, so only the available memory is compared end to end",
+    "vllm-log-52": "partial record: no token line, so only the available memory is compared end to end",
+    "vllm-log-54": "partial record: no token line (the engine did not start); only the available memory is compared",
 }
 NOT_REPRODUCIBLE = {
     "vllm-log-13": "the logged 8.11 GiB is one rank's memory; num_blocks is the min over the 4 TP workers (§3), not logged",
@@ -57,6 +68,67 @@ NOT_REPRODUCIBLE = {
 }
 
 
+SWEEP_MODELS = {  # served checkpoint (HF id, as logged) → (registry model id, weights dtype where the log's
+    # quantization method does not fix it, why).  compressed-tensors covers fp8, int8 and int4 schemes.
+    "codellama/CodeLlama-7b-hf": ("codellama-7b", None, None),
+    "deepseek-ai/DeepSeek-V2-Lite-Chat": ("deepseek-v2-lite", None, None),
+    "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic": ("llama-3.3-70b", "fp8", "checkpoint name: fp8-dynamic (FP8 weights)"),
+    "RedHatAI/Qwen2.5-7B-Instruct-fp8-dynamic": ("qwen2.5-7b", "fp8", "checkpoint name: fp8-dynamic (FP8 weights)"),
+    "google/gemma-2-9b-it": ("gemma-2-9b", None, None),
+    "google/gemma-3-12b-it": ("gemma-3-12b", None, None),
+    "google/gemma-3-27b-it": ("gemma-3-27b", None, None),
+    "ibm-granite/granite-3.3-8b-instruct": ("granite-3.3-8b", None, None),
+    "ibm-granite/granite-vision-3.3-2b": ("granite-vision-3.3-2b", None, None),
+    "microsoft/phi-2": ("phi-2", None, None),
+    "microsoft/phi-4": ("phi-4", None, None),
+    "moonshotai/Kimi-Dev-72B": ("kimi-dev-72b", None, None),
+    "Qwen/Qwen3-30B-A3B": ("qwen3-30b-a3b", None, None),
+    "RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16": ("llama-3.1-8b", None, None),
+    "RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a8": ("llama-3.1-8b", "int8",
+                                                           "checkpoint name: quantized.w8a8 (INT8 weights)"),
+    "RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8": ("qwen2.5-7b", "int8", "checkpoint name: quantized.w8a8 (INT8 weights)"),
+}
+SWEEP_SOURCE = ("llm-d-incubation/llm-d-planner accuracy sweep, accuracy/results/v0.19.0/ (commit d3121e0): "
+                "vLLM 0.19.0 on one H100 80GB HBM3")
+SWEEP_HARDWARE = ("h100-sxm-80gb", "the sweep ran on one H100 80GB HBM3 (dataset README); HBM3 80 GB is the SXM "
+                  "part; the log's total_memory is 79.19 GiB")
+
+
+def sweep_id(model_id: str, hf_id: str, tp: int) -> str:
+    """Observation id for a sweep log: v0.19-h100-<model>[-<scheme>]-tp<N> (scheme from the checkpoint name)."""
+    scheme = next((q for q in ("fp8", "w8a8", "w4a16") if q in hf_id.lower()), None)
+    return f"v0.19-h100-{model_id}" + (f"-{scheme}" if scheme else "") + f"-tp{tp}"
+
+
+def import_sweep(folder: str) -> None:
+    """Ingest every ``logs/*.log`` of the vLLM 0.19.0 H100 sweep as an observation."""
+    reg = load_registry(ROOT)
+    for log in sorted(Path(folder, "logs").glob("*.log")):
+        src = {"title": SWEEP_SOURCE, "note": f"log {log.name} (shared/data/vllm-0.19-h100-startups/logs)"}
+        entry, msgs = observation_from_log(log.read_text(errors="replace"), reg, obs_id="pending", source=src,
+                                           hardware=SWEEP_HARDWARE[0])
+        hf = entry["model_hf_id"]
+        mid, wdtype, why = SWEEP_MODELS[hf]
+        entry["id"] = sweep_id(mid, hf, entry["settings"]["tp"])
+        entry["model"] = mid
+        inferred = entry.setdefault("inferred", {})
+        inferred["model"] = f"served checkpoint {hf} is a {mid} architecture (registry model id)"
+        if mid not in reg.of("model"):
+            inferred["model_missing"] = f"{mid} is not in the registry yet: add registry/models/{mid}.yaml"
+        inferred["hardware"] = SWEEP_HARDWARE[1]
+        settings = entry["settings"]
+        if wdtype:
+            settings["weights_dtype"] = wdtype
+            inferred["settings.weights_dtype"] = why
+        entry["unknown"] = [u for u in entry.get("unknown", []) if u not in ("hardware", "model", "settings.weights_dtype")]
+        order = ["id", "engine", "engine_version", "model", "model_hf_id", "hardware", "gpu_name", "settings", "logged",
+                 "unknown", "inferred", "release_confidence", "reproducible", "notes", "excerpt", "sources",
+                 "confidence"]
+        entry = {k: entry[k] for k in order if k in entry and entry[k] not in ({}, [], None)}
+        write_observation(ROOT, entry)
+        print(entry["id"], entry.get("engine"), entry["model"], entry.get("unknown"), msgs[1:] if msgs else "")
+
+
 def val(rec, key):
     """A record field, or its inferred value with the reason."""
     if rec.get(key) is not None:
@@ -65,7 +137,8 @@ def val(rec, key):
     return (inf["value"], inf["reason"]) if inf else (None, None)
 
 
-def main(path: str) -> None:
+def main(path: str, only: set[str] | None = None) -> None:
+    """Import the curated records of ``path`` (all, or the cases in ``only``)."""
     reg = load_registry(ROOT)
     models = reg.of("model")
     hardware = reg.of("hardware")
@@ -74,8 +147,10 @@ def main(path: str) -> None:
         rec = json.loads(line)
         if rec.get("completeness") != "full" and rec["case"] not in ALSO_PARTIAL:
             continue
+        if only and rec["case"] not in only:
+            continue
         oid = rec["case"]
-        source = {"url": rec["url"]} if rec.get("url") else {"title": rec["source"]}
+        source = {"id": "log"} | ({"url": rec["url"]} if rec.get("url") else {"title": rec["source"]})
         source["note"] = f"vllm_startup_logs.jsonl {oid}: {rec['source']}"[:300]
         try:
             entry, _ = observation_from_log(rec["excerpt"], reg, obs_id=oid, source=source)
@@ -98,6 +173,10 @@ def main(path: str) -> None:
             settings["draft_model"] = DRAFTS[oid]
             inferred["settings.draft_model"] = why or "EAGLE draft layer shares the pool"
         gpu, gwhy = val(rec, "gpu")
+        inf_gpu = (rec.get("inferred") or {}).get("gpu")
+        if gpu not in HARDWARE and inf_gpu and inf_gpu["value"] in HARDWARE:
+            # "A100" with the record's arithmetic saying which A100 (e.g. weights + KV > 40 GiB)
+            gpu, gwhy = inf_gpu["value"], f"record names '{gpu}'; {inf_gpu['value']} by {inf_gpu['reason']}"
         if gpu in HARDWARE and HARDWARE[gpu] in hardware:
             entry["hardware"] = HARDWARE[gpu]
             inferred["hardware"] = (f"GPU named '{gpu}'" + (f" ({gwhy})" if gwhy else "")
@@ -112,6 +191,7 @@ def main(path: str) -> None:
         if eng:
             entry["engine"] = eng
             inferred["engine"] = f"release range for {version or gen}" + (f" ({vwhy})" if vwhy else "")
+            entry["release_confidence"] = "stated" if version and not vwhy else "given"
         for key, skey in (("tensor_parallel_size", "tp"), ("pipeline_parallel_size", "pp"),
                           ("max_model_len", "max_model_len"), ("gpu_memory_utilization", "gpu_memory_utilization"),
                           ("max_num_seqs", "max_num_seqs"), ("block_size", "block_size"),
@@ -174,11 +254,18 @@ def main(path: str) -> None:
             entry["notes"] = (entry.get("notes", "") + (" — " if entry.get("notes") else "") + "record notes: "
                               + rec["notes"])
         order = ["id", "engine", "engine_version", "model", "model_hf_id", "hardware", "gpu_name", "settings", "logged",
-                 "unknown", "inferred", "reproducible", "notes", "excerpt", "sources", "confidence"]
+                 "unknown", "inferred", "release_confidence", "reproducible", "notes", "excerpt", "field_sources",
+                 "sources", "confidence"]
+        entry["field_sources"] = {"log": [k for k in ("settings", "logged") if entry.get(k)]}
         entry = {k: entry[k] for k in order if k in entry and entry[k] not in ({}, [], None)}
+        if not entry.get("field_sources", {}).get("log"):
+            entry.pop("field_sources", None)
         write_observation(ROOT, entry)
         print(oid, entry.get("engine"), entry.get("model"), entry.get("hardware"), entry.get("unknown"))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--sweep":
+        import_sweep(sys.argv[2])
+    else:  # python tools/import_vllm_logs.py JSONL [CASE ...]
+        main(sys.argv[1], set(sys.argv[2:]) or None)

@@ -1,5 +1,7 @@
 -- report_reference: a report definition lists a model, hardware, engine or precision that does not exist.
--- Grain: one row per dangling report item.  Inputs: report_items, models, hardware, engines, precisions.
+-- Grain: one row per dangling report item.  Inputs: report_items, models, hardware, engines, precisions,
+-- invalid_entries (an entry file that exists but failed validation has its own problems: one root
+-- problem is reported once, not again at every report naming it).
 SELECT i.file, i.line, i.key,
        format('report lists {} ''{}'', which is not in the registry', replace(i.item_kind, '_', ' '), i.item_id) AS message,
        CASE i.item_kind
@@ -11,9 +13,10 @@ SELECT i.file, i.line, i.key,
             ELSE 'KV cache precisions: ' || (SELECT string_agg(dtype, ', ' ORDER BY dtype) FROM precisions WHERE for_kv)
        END AS hint
 FROM report_items i
-WHERE (i.item_kind = 'model' AND i.item_id NOT IN (SELECT model_id FROM models))
+WHERE ((i.item_kind = 'model' AND i.item_id NOT IN (SELECT model_id FROM models))
    OR (i.item_kind = 'hardware' AND i.item_id NOT IN (SELECT hardware_id FROM hardware))
    OR (i.item_kind = 'engine' AND i.item_id NOT IN (SELECT engine_id FROM engines))
    OR (i.item_kind = 'weights_dtype' AND i.item_id NOT IN (SELECT dtype FROM precisions WHERE for_weights))
-   OR (i.item_kind = 'kv_dtype' AND i.item_id NOT IN (SELECT dtype FROM precisions WHERE for_kv))
+   OR (i.item_kind = 'kv_dtype' AND i.item_id NOT IN (SELECT dtype FROM precisions WHERE for_kv)))
+  AND NOT EXISTS (SELECT 1 FROM invalid_entries v WHERE v.kind = i.item_kind AND v.entry_id = i.item_id)
 ORDER BY i.file, i.line

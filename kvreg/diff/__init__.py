@@ -30,7 +30,7 @@ def _load(root: Path, label: str):
 
 
 def diff_projects(base: str, head: str | None = None, project: Path | str = ".", *, threshold_pct: float = 0.0,
-                  all_scenarios: bool = False) -> DiffResult:
+                  all_scenarios: bool = False, progress=None) -> DiffResult:
     """Diff the registry of ``project`` between two revisions or directories.
 
     Args:
@@ -40,6 +40,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         threshold_pct: hide figure changes smaller than this many percent (changes
             from 0 are never hidden).
         all_scenarios: compare every scenario row, not only those touching changed entries.
+        progress: optional callable given a short message before each step (load, attach, each view).
 
     Returns:
         A :class:`DiffResult` (figures in the base units of their view columns).
@@ -57,8 +58,11 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     from kvreg.diff.scenarios import BASE, HEAD, VIEWS, attach, compare_view, touched
 
     project = Path(project)
+    say = progress or (lambda message: None)
     with materialize(base, project) as (base_root, base_label), materialize(head, project) as (head_root, head_label):
+        say(f"validating BASE {base_label}")
         base_reg = _load(base_root, f"BASE {base_label}")
+        say(f"validating HEAD {head_label}")
         head_reg = _load(head_root, f"HEAD {head_label}")
         entries = entry_changes(base_reg, head_reg)
         ids = {k: set(v) for k, v in head_reg.entries.items()}
@@ -74,6 +78,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         con = duckdb.connect(":memory:")
         con.execute("SET enable_progress_bar = false")  # the diff's output is the report, not a progress bar
         try:
+            say("building BASE and HEAD views in memory")
             attach(con, BASE, base_reg)
             attach(con, HEAD, head_reg)
             groups: list[tuple[str, set[str]]] = []
@@ -86,6 +91,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             order = touched(con, groups)
             figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS:
+                say(f"comparing {spec.view}")
                 view, f, s, h, summary = compare_view(con, spec, order, threshold_pct=threshold_pct,
                                                       all_scenarios=all_scenarios)
                 views.append(view)
@@ -93,6 +99,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 sets.extend(s)
                 summaries.extend(summary)
                 hidden += h
+            say("checking report recommendations")
             checked, flips = recommendation_flips(con, BASE, HEAD, order)
         finally:
             con.close()

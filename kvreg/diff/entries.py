@@ -53,6 +53,20 @@ def _normalized(item: Loaded) -> dict[tuple, Any]:
     return flatten(item.entry.model_dump(mode="json", exclude_none=True))
 
 
+def _same_sources_reordered(old: Loaded, new: Loaded) -> bool:
+    """True when both versions cite the same sources in another order: no number can move.
+
+    An edit to a source keeps the positional comparison (``sources.0.url: old → new``).
+    """
+    import json
+
+    def canon(item):
+        return sorted(json.dumps(s.model_dump(mode="json", exclude_none=True), sort_keys=True)
+                      for s in item.entry.sources)
+
+    return old.entry.sources != new.entry.sources and canon(old) == canon(new)
+
+
 def _shown(item: Loaded, path: tuple, normalized: Any) -> Any:
     raw = raw_value(item.doc.data, path)
     return normalized if raw is _MISSING else raw
@@ -65,6 +79,9 @@ def _dotted(path: tuple) -> str:
 def field_changes(old: Loaded, new: Loaded) -> tuple[FieldChange, ...]:
     """Keys whose validated value differs between two versions of one entry, sorted by HEAD line."""
     a, b = _normalized(old), _normalized(new)
+    if _same_sources_reordered(old, new):
+        a = {p: v for p, v in a.items() if p[:1] != ("sources",)}
+        b = {p: v for p, v in b.items() if p[:1] != ("sources",)}
     out = []
     for path in sorted(set(a) | set(b), key=lambda p: tuple(map(str, p))):
         va, vb = a.get(path, _MISSING), b.get(path, _MISSING)

@@ -40,8 +40,9 @@ class FocusSpec:
 _WEIGHTS_DEFAULT = (
     "(v.weights_dtype IN (SELECT p.dtype FROM {db}.hardware_precisions p WHERE p.hardware_id = v.hardware_id) "
     "OR (NOT EXISTS (SELECT 1 FROM {db}.hardware_precisions p WHERE p.hardware_id = v.hardware_id) "
-    "AND (v.weights_dtype IN (SELECT c.weights_dtype FROM {db}.checkpoints c WHERE c.model_id = v.model_id) "
-    "OR (v.weights_dtype = 'bf16' AND NOT EXISTS (SELECT 1 FROM {db}.checkpoints c WHERE c.model_id = v.model_id)))))"
+    "AND (v.weights_dtype IN (SELECT c.weights_dtype FROM {db}.checkpoints c WHERE c.model_id = v.model_id "
+    "AND c.listed) OR (v.weights_dtype = 'bf16' AND NOT EXISTS (SELECT 1 FROM {db}.checkpoints c "
+    "WHERE c.model_id = v.model_id AND c.listed)))))"
 )
 
 _SCENARIO = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "context_tokens")

@@ -68,24 +68,32 @@ def _fail(where: str, code: str, message: str, fields: list[str], hint: str = HA
     return KvregError([Problem(where, 0, 0, ",".join(fields), code, message, hint)])
 
 
-def _weights_index(path: Path) -> int:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        total = data["metadata"]["total_size"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise KvregError([Problem(str(path), 0, 0, "metadata.total_size", "unreadable-index",
-                                  f"cannot read metadata.total_size: {exc}",
-                                  "pass the checkpoint's model.safetensors.index.json")]) from None
-    if not isinstance(total, int) or total <= 0:
-        raise KvregError([Problem(str(path), 0, 0, "metadata.total_size", "unreadable-index",
-                                  f"metadata.total_size is {total!r}, not a positive byte count",
-                                  "pass the checkpoint's model.safetensors.index.json")])
-    return total
-
-
 def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: str | None = None,
                   weights_index: Path | str | None = None, params_total: float | None = None,
                   display: str | None = None) -> Imported:
+    """Import one config.json as a model entry; see :func:`_import_config` (same arguments).
+
+    Every problem points at the config line of its key; a config whose values no family rule
+    can compute with (a list where a count belongs, a zero divisor) is ``unsupported-config``,
+    never a traceback.
+    """
+    from kvreg.importhf.reader import locate
+
+    where = display or display_path(Path(config_path))
+    try:
+        return _import_config(config_path, entry_id, hf_id, weights_index, params_total, display)
+    except KvregError as exc:
+        raise locate(exc, config_path) from None
+    except (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError) as exc:
+        raise KvregError([Problem(where, 1, 1, "", "unsupported-config",
+                                  f"kvreg cannot compute with this config's values: {type(exc).__name__}: {exc}",
+                                  "check the counts and sizes in config.json against the model card; "
+                                  + HAND_HINT)]) from None
+
+
+def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: str | None = None,
+                   weights_index: Path | str | None = None, params_total: float | None = None,
+                   display: str | None = None) -> Imported:
     """Import one config.json as a model entry (validated, not yet written).
 
     Args:
@@ -93,7 +101,10 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
         entry_id: registry id (default from ``hf_id`` or the config's folder name).
         hf_id: ``org/name`` on the Hugging Face hub, recorded as the source and ``hf_id``.
         weights_index: ``model.safetensors.index.json``; its ``metadata.total_size`` (bytes)
-            becomes the checkpoint size at the model's dtype.
+            becomes the measured size of the checkpoint (``checkpoints[0].bytes``); its tensor
+            names flag towers and MTP layers (kvreg/importhf/checkpoint.py).  The config's
+            ``quantization_config`` gives the checkpoint's precision and per-tensor-group
+            quantization either way.
         params_total: parameter count to use when the config lacks the dimensions to count it
             (recorded with confidence ``estimated``).
         display: how to name the config in the entry's source (default: the path as given).
@@ -131,15 +142,24 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     except layers.Unsupported as exc:
         raise _fail(where, "unsupported-architecture", f"{who}: {exc}", exc.fields) from None
 
+    from kvreg.importhf import checkpoint
+
     weights_dtype = model_dtype
     quant = cfg.get("quantization_config") or {}
     method = str(quant.get("quant_method", "")).lower()
     quant_note = None
-    if method == "fp8":
-        weights_dtype = "fp8"
-    elif method:
-        quant_note = (f"checkpoint quantization {method!r} (mixed precisions) not priced from the config; "
-                      "pass --weights-index for exact checkpoint bytes.")
+    quantization = None
+    if method:
+        try:
+            weights_dtype, quantization, qnotes = checkpoint.quantization(quant, n_layers, model_dtype)
+            if qnotes:
+                quant_note = "quantization_config: " + "; ".join(qnotes) + "."
+            cfg.derive("checkpoints", f"quantization_config {method}: {weights_dtype} checkpoint priced per tensor "
+                                      "group (kvreg/importhf/checkpoint.py)")
+        except checkpoint.UnknownQuantization as exc:
+            weights_dtype = model_dtype
+            quant_note = (f"checkpoint quantization {exc} not priced from the config; "
+                          "pass --weights-index for exact checkpoint bytes.")
 
     moe = params.moe_of(cfg, fam)
     sources = [{"id": "config", **({"url": f"https://huggingface.co/{hf_id}/blob/main/config.json"} if hf_id
@@ -148,7 +168,11 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     if params_total is not None:
         total, active, routed = params_total, None, 0
         p_total = {"value": int(params_total) if float(params_total).is_integer() else params_total,
-                   "confidence": "estimated", "note": "given to import-hf (--params-total)"}
+                   "source": "given", "confidence": "estimated", "note": "given to import-hf (--params-total)"}
+        # The number came from the command line: name that as its source, for a reviewer to replace
+        # with where it was published (an unsourced number is a validation problem).
+        sources.append({"id": "given", "title": "kvreg import-hf --params-total",
+                        "note": "a number given on the command line; cite where it was published"})
     else:
         try:
             total, active, routed = params.count(cfg, fam, groups, per_layer)
@@ -178,29 +202,48 @@ def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: s
     if moe and active is not None:
         entry["params_active"] = {"value": active, "source": "config", "confidence": "derived",
                                   "note": "total minus the routed experts a token does not use"}
-    entry["dtype"] = weights_dtype
-    if method == "mxfp4" and routed and weights_index is None:
-        # gpt-oss ships routed experts in MXFP4 and everything else in bf16 (modules_to_not_convert).
-        from kvreg.tables import PRECISIONS
-
-        per = {d: b for d, b, *_ in PRECISIONS}
-        entry["dtype"] = "mxfp4"
-        quant_note = ("quantization_config mxfp4: routed experts ship in MXFP4, other weights in the model dtype; "
-                      "checkpoints.mxfp4 is derived from that split (--weights-index gives exact bytes).")
-        entry["checkpoints"] = {"mxfp4": {
-            "value": round(routed * per["mxfp4"] + (total - routed) * per[model_dtype]), "source": "config",
-            "confidence": "derived",
-            "note": f"routed experts ({routed}) at mxfp4 0.53125 B + the rest ({total - routed}) at {model_dtype}"}}
-        cfg.derive("checkpoints.mxfp4", "routed experts in mxfp4, other weights in the model dtype")
+    # The entry's dtype: the checkpoint's precision where the whole model ships in it (fp8) or
+    # its experts do (mxfp4, gpt-oss); otherwise the unquantized dtype.
+    entry["dtype"] = weights_dtype if method in ("fp8", "mxfp4") and quantization else model_dtype
+    tie = cfg.get("tie_word_embeddings")
+    entry["tied_embeddings"] = bool(fam.tie_default if tie is None else tie)
+    if params.output_gate(cfg, fam):
+        entry["attention_output_gate"] = True
+    ckpt: dict = {"weights_dtype": weights_dtype}
+    if hf_id and (quantization or weights_index is not None):
+        ckpt["hf_id"] = hf_id
+    if quantization:
+        ckpt["quantization"] = quantization
     if weights_index is not None:
-        entry["checkpoints"] = {weights_dtype: {"value": _weights_index(Path(weights_index)), "source": "index",
-                                                "confidence": "read",
-                                                "note": "model.safetensors.index.json metadata.total_size"}}
+        total, facts = checkpoint.read_index(Path(weights_index))
+        ckpt["bytes"] = {"value": total, "source": "index", "confidence": "read",
+                         "note": "model.safetensors.index.json metadata.total_size"}
         sources.append({"id": "index", "title": f"model.safetensors.index.json ({Path(weights_index).name})"})
+        idx_notes = []
+        if facts["towers"]:
+            idx_notes.append(f"the index holds tower tensors ({', '.join(facts['towers'])}), counted in total_size: "
+                             "add towers.<name> (parameters) by hand so the per-rank split and the "
+                             "other precisions count them")
+        if facts["mtp"]:
+            idx_notes.append("the index holds MTP tensors, counted in total_size; vLLM loads them only with "
+                             "speculative decoding")
+        if facts["tensors"] and not facts["lm_head"] and not entry["tied_embeddings"]:
+            idx_notes.append("no lm_head tensor in the index although tie_word_embeddings is false")
+        if idx_notes:
+            quant_note = " ".join(([quant_note] if quant_note else []) + [n[0].upper() + n[1:] + "." for n in idx_notes])
+    if quantization or weights_index is not None:
+        entry["checkpoints"] = [ckpt]
     if moe:
         entry["moe"] = {"experts": moe.experts, "experts_per_token": moe.per_token, "shared_experts": moe.shared}
     entry["layer_groups"] = groups
     entry["sources"] = sources
+    # Every bare geometry number is the config's: say so explicitly (registry/README.md "Provenance"),
+    # written just before `layers` like the hand-written entries.
+    geometry = [k for k in ("layers", "hidden_size", "vocab_size", "attention_heads", "moe", "layer_groups", "checkpoints")
+                if k in entry]
+    keys = list(entry)
+    at = keys.index("layers")
+    entry = {k: entry[k] for k in keys[:at]} | {"field_sources": {"config": geometry}} | {k: entry[k] for k in keys[at:]}
     unused = [k for k in cfg.unused()]
     # A null, false, zero or empty value changes nothing (Nemotron-H's "sliding_window": null).
     bad = sorted(k for k in unused if families.MEMORY_KEY_RE.search(k.split(".")[-1])

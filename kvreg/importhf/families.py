@@ -27,6 +27,7 @@ LAYER_TYPE_NAMES = {
     "mamba": "mamba", "mamba2": "mamba",
     "hybrid": "full",                 # Falcon-H1 layers_block_type: attention + Mamba-2 in the layer
     "mlp": "mlp", "moe": "mlp",       # Nemotron-H blocks without a sequence mixer
+    "conv": "shortconv",              # LFM2 double-gated short-convolution blocks
 }
 LAYER_TYPE_KEYS = ("layer_types", "layers_block_type")
 
@@ -44,7 +45,7 @@ MAMBA2_KEYS = {
 SSM_DTYPE_KEYS = ("mamba_ssm_dtype", "mamba_ssm_cache_dtype")
 
 MOE_EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
-MOE_TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_topk")
+MOE_TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_topk", "num_experts_per_token")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +60,10 @@ class Family:
       ``pattern``     one character per block in ``hybrid_override_pattern`` (Nemotron-H);
       ``period``      attention when i % attn_layer_period == attn_layer_offset, else Mamba (Jamba);
       ``parallel``    attention and Mamba-2 in every layer (Falcon-H1);
-      ``all_recurrent`` every layer Mamba (GraniteMoeHybrid without layer_types).
+      ``all_recurrent`` every layer Mamba (GraniteMoeHybrid without layer_types);
+      ``indices``     full at the indices listed in ``attn_indices_key``, else short convolution (LFM2);
+      ``kda_indices`` Kimi Delta Attention at ``linear_attn_config.kda_layers`` (1-based), MLA at
+                      ``linear_attn_config.full_attn_layers`` (Kimi Linear, Kimi-K3).
     """
 
     name: str
@@ -83,9 +87,14 @@ class Family:
     dense_mlp_beside_moe: bool = False      # a dense MLP runs beside the experts in every layer (Gemma 4 26B)
     post_norms: int = 0                     # extra per-layer norms (Gemma's pre/post feed-forward norms)
     mla: bool = False                       # multi-head latent attention (kv_lora_rank)
+    indexer: bool = False                   # DeepSeek sparse attention: a lightning indexer's key cache (index_head_dim)
     layer_flags_key: str | None = None      # per-layer 0/1 list: 1 → ``other``, 0 → full (Llama 4 no_rope_layers)
     attention_sinks: bool = False           # one learned sink logit per head (gpt-oss)
+    output_gate_default: bool = False       # q_proj also projects a per-head output gate when attn_output_gate
+                                            # is absent (transformers Qwen3NextAttention: q_proj heads·head_dim·2)
     expert_bias: bool = False               # expert MLPs and router carry biases (gpt-oss)
+    attn_indices_key: str | None = None     # layout "indices": the key listing the attention layers (LFM2 full_attn_idxs)
+    ff_auto_adjust: bool = False            # LFM2 block_auto_adjust_ff_dim: MLP width int(2·ff/3) × multiplier, rounded up
     known: tuple[str, ...] = ()             # keys read by name elsewhere or known not to change memory
 
 
@@ -116,9 +125,13 @@ FAMILIES: list[Family] = [
          layer_flags_key="no_rope_layers",
          shared_expert_default=1, qk_norm=False),
     _fam("deepseek-mla", ("deepseek_v2", "deepseek_v3", "kimi_k2"), mla=True),
+    # DeepSeek-V3.2 and GLM-5: MLA plus the DSA lightning indexer (index_n_heads query heads, one
+    # index_head_dim key per token cached; index_topk sets how many tokens attention reads, not
+    # what is stored).  vLLM deepseek_v2.py Indexer / DeepseekV32IndexerCache.
+    _fam("deepseek-dsa", ("deepseek_v32", "glm_moe_dsa"), mla=True, indexer=True),
     _fam("qwen3-next", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"),
          layout="every_nth", other="linear", interval_key="full_attention_interval", interval_default=4,
-         recurrent="gated_deltanet", qk_norm=True),
+         recurrent="gated_deltanet", qk_norm=True, output_gate_default=True),
     _fam("nemotron-h", ("nemotron_h",), layout="pattern", recurrent="mamba2",
          mamba2_defaults=(("groups", 8), ("conv", 4)), ssm_dtype_default="fp32", mlp="plain"),
     _fam("jamba", ("jamba",), layout="period", recurrent="mamba1"),
@@ -126,6 +139,18 @@ FAMILIES: list[Family] = [
          mamba2_defaults=(("groups", 1), ("conv", 4))),
     _fam("falcon-h1", ("falcon_h1",), layout="parallel", recurrent="mamba2",
          mamba2_defaults=(("groups", 1), ("conv", 4))),
+    # LFM2: attention at full_attn_idxs (or layer_types "full_attention"), every other layer a
+    # double-gated short convolution whose only state is its (conv_L_cache − 1) × conv_dim window
+    # (vLLM lfm2.py get_mamba_state_shape_from_config → MambaStateShapeCalculator.short_conv_state_shape;
+    # dtype: the model dtype, short_conv_state_dtype with mamba_cache_dtype auto).  transformers
+    # Lfm2Config: tie_word_embeddings True, per-head q/k layernorm, block_auto_adjust_ff_dim.
+    # Kimi Linear / Kimi-K3: Kimi Delta Attention (a gated delta rule, recurrent) on most layers and
+    # MLA on the rest.  KDA state per layer (vLLM mamba_utils.py kda_state_shape / kda_state_dtype):
+    # q, k and v short-convolution windows of (short_conv_kernel_size − 1) × heads·head_dim in the
+    # model dtype, and a heads × head_dim × head_dim recurrent state in float32, always.
+    _fam("kimi-linear", ("kimi_linear", "kimi_k3"), layout="kda_indices", mla=True, recurrent="kda"),
+    _fam("lfm2", ("lfm2",), layout="indices", attn_indices_key="full_attn_idxs", recurrent="short_conv",
+         tie_default=True, qk_norm=True, ff_auto_adjust=True),
 ]
 
 # Architectures (config "architectures") -> model_type, for configs that omit model_type.
@@ -137,10 +162,13 @@ ARCHITECTURES = {
     "Gemma3ForConditionalGeneration": "gemma3", "Gemma3nForConditionalGeneration": "gemma3n",
     "Gemma4ForConditionalGeneration": "gemma4", "GptOssForCausalLM": "gpt_oss",
     "Llama4ForConditionalGeneration": "llama4", "DeepseekV2ForCausalLM": "deepseek_v2",
-    "DeepseekV3ForCausalLM": "deepseek_v3", "Qwen3NextForCausalLM": "qwen3_next",
+    "DeepseekV3ForCausalLM": "deepseek_v3", "DeepseekV32ForCausalLM": "deepseek_v32",
+    "GlmMoeDsaForCausalLM": "glm_moe_dsa", "Qwen3NextForCausalLM": "qwen3_next",
     "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "NemotronHForCausalLM": "nemotron_h", "JambaForCausalLM": "jamba",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "FalconH1ForCausalLM": "falcon_h1",
+    "Lfm2ForCausalLM": "lfm2", "KimiLinearForCausalLM": "kimi_linear",
+    "KimiK3ForConditionalGeneration": "kimi_k3",
 }
 
 # Keys whose presence may change per-layer memory.  A key matching this that no

@@ -99,6 +99,22 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
         return ["full" if i % period == offset else "mamba" for i in range(n)]
     if fam.layout == "parallel":
         return ["full+mamba"] * n
+    if fam.layout == "kda_indices":
+        lac = cfg.get("linear_attn_config")
+        if not isinstance(lac, dict) or not isinstance(lac.get("kda_layers"), list):
+            raise Unsupported(f"{fam.name} layout needs linear_attn_config.kda_layers", ["linear_attn_config"])
+        kda, full = set(lac["kda_layers"]), set(lac.get("full_attn_layers") or [])
+        missing = [i + 1 for i in range(n) if (i + 1) not in kda | full]
+        if missing or kda & full:
+            raise Unsupported(f"linear_attn_config names layers {missing or sorted(kda & full)} as neither or both "
+                              "KDA and full attention (1-based numbers)", ["linear_attn_config"])
+        return ["kda" if (i + 1) in kda else "full" for i in range(n)]
+    if fam.layout == "indices":
+        idx = cfg.get(fam.attn_indices_key)
+        if not isinstance(idx, list):
+            raise Unsupported(f"{fam.name} layout needs layer_types or {fam.attn_indices_key}",
+                              ["layer_types", fam.attn_indices_key])
+        return ["full" if i in idx else "shortconv" for i in range(n)]
     if fam.layout == "all_recurrent":
         cfg.derive("layer_groups", f"no layer_types: {fam.name} makes every layer Mamba (transformers default)")
         return ["mamba"] * n
@@ -162,14 +178,22 @@ def _attn(cfg: Config, fam: Family, mixer: str) -> dict:
     return g
 
 
-def _mla(cfg: Config) -> dict:
+def _mla(cfg: Config, fam: Family) -> dict:
     nope, rope, v = cfg.get("qk_nope_head_dim"), cfg.get("qk_rope_head_dim"), cfg.get("v_head_dim")
     missing = [k for k, x in (("qk_rope_head_dim", rope), ("qk_nope_head_dim", nope), ("v_head_dim", v)) if x is None]
     if missing:
         raise Unsupported("MLA config without its head dims", missing)
     # kv_heads/head_dim/v_head_dim: the decompressed geometry, used only by the naive column.
-    return {"kind": "mla", "kv_lora_rank": cfg.get("kv_lora_rank"), "qk_rope_head_dim": rope,
-            "kv_heads": cfg.get("num_attention_heads"), "head_dim": nope + rope, "v_head_dim": v}
+    g = {"kind": "mla", "kv_lora_rank": cfg.get("kv_lora_rank"), "qk_rope_head_dim": rope,
+         "kv_heads": cfg.get("num_attention_heads"), "head_dim": nope + rope, "v_head_dim": v}
+    if fam.indexer:
+        # The lightning indexer caches one index_head_dim key per token per layer; index_topk (how
+        # many tokens attention then reads) and index_n_heads (its query heads) store nothing.
+        if cfg.get("index_head_dim") is None:
+            raise Unsupported("DeepSeek sparse attention config without index_head_dim", ["index_head_dim"])
+        cfg.get("index_topk")
+        g["index_head_dim"] = cfg.get("index_head_dim")
+    return g
 
 
 def _ssm_dtype(cfg: Config, fam: Family, model_dtype: str) -> str:
@@ -188,6 +212,27 @@ def _ssm_dtype(cfg: Config, fam: Family, model_dtype: str) -> str:
 
 
 def _recurrent(cfg: Config, fam: Family, model_dtype: str) -> dict:
+    if fam.recurrent == "kda":
+        lac = cfg.get("linear_attn_config") or {}
+        keys = ("num_heads", "head_dim", "short_conv_kernel_size")
+        missing = [f"linear_attn_config.{k}" for k in keys if lac.get(k) is None]
+        if missing:
+            raise Unsupported("Kimi Delta Attention layers without their geometry", missing)
+        nh, hd, k = (lac[x] for x in keys)
+        conv = [{"role": "conv", "shape": [k - 1, nh * hd], "dtype": model_dtype} for _ in "qkv"]  # q, k, v windows
+        return {"kind": "recurrent", "variant": "kda",
+                "state": conv + [{"role": "ssm", "shape": [nh, hd, hd], "dtype": "fp32"}]}
+    if fam.recurrent == "short_conv":
+        # No recurrent matrix: the state is the convolution window alone, in the model dtype.
+        k = cfg.get("conv_L_cache")
+        if k is None:
+            raise Unsupported("short-convolution layers without conv_L_cache", ["conv_L_cache"])
+        dim = cfg.get("conv_dim")
+        if dim is None:
+            dim = cfg.get("hidden_size")
+            cfg.derive("layer_groups.state.conv_dim", "conv_dim absent: hidden_size (LFM2 convolves the full width)")
+        return {"kind": "recurrent", "variant": "short_conv",
+                "state": [{"role": "conv", "shape": [k - 1, dim], "dtype": model_dtype}]}
     ssm_dtype = _ssm_dtype(cfg, fam, model_dtype)
     if fam.recurrent == "gated_deltanet":
         keys = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
@@ -256,9 +301,11 @@ def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[
         raise Unsupported("num_hidden_layers is missing or not a positive integer", ["num_hidden_layers"])
     per_layer = mixers(cfg, fam, n)
     if fam.mla or cfg.has("kv_lora_rank"):
-        if any(m not in ("full",) for m in per_layer):
+        # A family with a recurrent rule keeps its recurrent layers (Kimi Linear: KDA beside MLA).
+        allowed = {"full"} | ({"kda"} if fam.recurrent == "kda" else set())
+        if any(m not in allowed for m in per_layer):
             raise Unsupported("MLA with sliding, chunked or recurrent layers", ["kv_lora_rank", "layer_types"])
-        per_layer = ["mla"] * n
+        per_layer = ["mla" if m == "full" else m for m in per_layer]
     shared_n = cfg.get("num_kv_shared_layers", 0)
     first_shared = n - shared_n
     specs: list[tuple[int, dict]] = []
@@ -268,10 +315,10 @@ def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[
             if part == "mlp":
                 g = {"kind": "mlp"}          # no sequence mixer: no KV, no state (schema kind mlp)
             elif part == "mla":
-                g = _mla(cfg)
+                g = _mla(cfg, fam)
             elif part in ("full", "sliding", "chunked"):
                 g = _attn(cfg, fam, part)
-            elif part in ("linear", "mamba"):
+            elif part in ("linear", "mamba", "shortconv", "kda"):
                 if fam.recurrent is None:
                     raise Unsupported(f"{part} layers in a family without a recurrent rule", ["layer_types"])
                 g = _recurrent(cfg, fam, model_dtype)

@@ -1,7 +1,7 @@
 """Parameter count (total and active) from a config's dimensions.
 
-Counted, per layer: attention projections (GQA q/k/v/o with optional biases and
-q/k norms; MLA's low-rank q_a/q_b, kv_a/kv_b and their norms; Gemma 4's K=V
+Counted, per layer: attention projections (GQA q/k/v/o with optional biases,
+q/k norms and Qwen3-Next/3.5's output gate, a second heads × head_dim half of q_proj; MLA's low-rank q_a/q_b, kv_a/kv_b and their norms; Gemma 4's K=V
 drops the v projection on full layers), recurrent mixers (Gated DeltaNet,
 Mamba-1, Mamba-2 projections, conv, A/D/dt and norm), the MLP (gated
 3·h·I or plain 2·h·I) or the experts (router + E × expert MLP + shared experts, gated or plain
@@ -87,10 +87,18 @@ def _attention(cfg: Config, fam: Family, g: dict) -> int:
         r = cfg.get("kv_lora_rank")
         ql = cfg.get("q_lora_rank")
         q = (h * ql + ql + ql * heads * (nope + rope)) if ql else h * heads * (nope + rope)
-        return q + h * (r + rope) + r + r * heads * (nope + v) + heads * v * h
+        n = q + h * (r + rope) + r + r * heads * (nope + v) + heads * v * h
+        if g.get("index_head_dim"):
+            # DSA lightning indexer (vLLM deepseek_v2.py Indexer): wq_b (q_lora → heads × dim), wk
+            # (hidden → dim), k_norm (LayerNorm: weight + bias), weights_proj (hidden → heads).
+            ih, ihn = g["index_head_dim"], cfg.get("index_n_heads")
+            n += (ql or h) * ihn * ih + h * ih + 2 * ih + h * ihn
+        return n
     kv, hd = g["kv_heads"], g["head_dim"]
     qd = heads * hd
     n = h * qd + h * kv * hd * (1 if g.get("k_eq_v") else 2) + qd * h
+    if output_gate(cfg, fam):
+        n += h * qd  # the gate half of q_proj (Qwen3-Next / Qwen3.5 gated attention)
     if cfg.get("attention_bias") or fam.qkv_bias:
         n += qd + kv * hd * (1 if g.get("k_eq_v") else 2)
     if cfg.get("attention_bias"):
@@ -102,8 +110,28 @@ def _attention(cfg: Config, fam: Family, g: dict) -> int:
     return n
 
 
+def output_gate(cfg: Config, fam: Family) -> bool:
+    """True when attention's q_proj also projects a sigmoid output gate (``attn_output_gate``, else the family's default)."""
+    gate = cfg.get("attn_output_gate")
+    return bool(fam.output_gate_default if gate is None else gate)
+
+
 def _recurrent(cfg: Config, g: dict) -> int:
     h = cfg.get("hidden_size")
+    if g["variant"] == "kda":
+        # vLLM layers/kda.py KimiDeltaAttention: q, k, v (h → P), f_a (h → d) / f_b (d → P) and
+        # g_a / g_b gates, b_proj (h → heads), three depthwise convs (K × P), dt_bias (P),
+        # A_log (heads), o_norm (d), o_proj (P → h); P = heads × head_dim.
+        conv = [t["shape"] for t in g["state"] if t["role"] == "conv"][0]
+        nh, d, _ = [t["shape"] for t in g["state"] if t["role"] == "ssm"][0]
+        k, p = conv[0] + 1, nh * d
+        return 4 * h * p + 2 * h * d + 2 * d * p + p + h * nh + 3 * k * p + nh + d
+    if g["variant"] == "short_conv":
+        # LFM2 ShortConv: in_proj h → 3·d (B, C, x gates), depthwise conv d × L, out_proj d → h
+        # (transformers modeling_lfm2.py Lfm2ShortConv; conv_bias adds 3·d + d + d).
+        (k1, d), = (t["shape"] for t in g["state"])
+        n = h * 3 * d + d * (k1 + 1) + d * h
+        return n + (5 * d if cfg.get("conv_bias") else 0)
     ssm, conv = g["state"][0]["shape"], g["state"][1]["shape"]
     k, channels = conv[0] + 1, conv[1]
     if g["variant"] == "gated_deltanet":
@@ -161,7 +189,12 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
     routed = 0
     if cfg.get("moe_latent_size"):
         raise MissingDimension(["moe_latent_size (latent MoE projections are not counted by kvreg)"])
-    dense_width = cfg.get("intermediate_size_mlp") or cfg.get("intermediate_size")
+    dense_width = cfg.get("intermediate_size_mlp") or cfg.get("intermediate_size") or cfg.get("block_ff_dim")
+    if fam.ff_auto_adjust and dense_width and cfg.get("block_auto_adjust_ff_dim", True):
+        # LFM2 (transformers Lfm2MLP): int(2·ff/3), × block_ffn_dim_multiplier, rounded up to block_multiple_of
+        mult, of = cfg.get("block_ffn_dim_multiplier", 1.0) or 1.0, cfg.get("block_multiple_of", 256)
+        w = int(int(2 * dense_width / 3) * mult)
+        dense_width = of * -(-w // of)
     for i, specs in enumerate(per_layer_kinds):
         layer = 0
         for g in specs:

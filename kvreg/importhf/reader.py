@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -85,27 +86,114 @@ class Config:
         return tuple(t for t in (self.text_model_type, self.model_type) if t)
 
 
-def _problem(path: str, code: str, message: str, hint: str) -> KvregError:
-    return KvregError([Problem(path, 0, 0, "", code, message, hint)])
+def _problem(path: str, code: str, message: str, hint: str, line: int = 1, key: str = "") -> KvregError:
+    return KvregError([Problem(path, line, 1, key, code, message, hint)])
+
+
+# Keys the families read as whole counts or sizes (num_attention_heads, head_dim, vocab_size,
+# sliding_window, kv_lora_rank, n_routed_experts ...): a string, a boolean or a fraction there is
+# a broken config, reported at its line instead of failing inside arithmetic.  Named, not any
+# "*_dim": real configs hold flags such as LFM2's block_auto_adjust_ff_dim: true.
+COUNT_KEY = re.compile(r"^(num_\w*(heads|layers|experts|experts_per_tok|_groups)|n_(routed|shared)_experts|n_group|"
+                       r"hidden_size|\w*intermediate_size|head_dim|\w+_head_dim|vocab_size|max_position_embeddings|"
+                       r"\w*lora_rank|sliding_window|attention_chunk_size|first_k_dense_replace|topk_group)$")
+# Of those, the ones where 0 makes no model (division by heads, a layer count).
+POSITIVE_KEY = re.compile(r"^(num_attention_heads|num_key_value_heads|num_hidden_layers|hidden_size|head_dim|"
+                          r"vocab_size|max_position_embeddings)$")
+MAX_COUNT = 2**40
+"""Largest count a config may hold (a trillion; vocab, layers and heads are far below)."""
+MAX_PER_KEY = {"num_hidden_layers": 10_000, "num_layers": 10_000, "n_layer": 10_000,
+               "num_attention_heads": 100_000, "num_key_value_heads": 100_000}
+"""Tighter bounds where the importer loops per layer or head (the largest shipped model has 126
+layers and 128 heads): a typo of 10^7 layers is refused instead of taking minutes."""
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """Line (1-based) of each key of a config.json, ``text_config.k`` for keys after ``"text_config"``.
+
+    A plain scan for ``"key":`` (first occurrence; keys of ``text_config`` are those after its
+    line): enough to point a problem at the line to fix.
+    """
+    out: dict[str, int] = {}
+    text_from = None
+    for n, line in enumerate(text.splitlines(), 1):
+        for key in re.findall(r'"([^"\\]+)"\s*:', line):
+            if key == "text_config" and text_from is None:
+                text_from = n
+            name = f"text_config.{key}" if text_from is not None and n > text_from else key
+            out.setdefault(name, n)
+            out.setdefault(key, n)
+    return out
+
+
+def locate(exc: KvregError, path: Path | str) -> KvregError:
+    """``exc`` with each problem of line 0 moved to the line of its (first) key in ``path``."""
+    try:
+        lines = key_lines(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        lines = {}
+    fixed = []
+    for p in exc.problems:
+        if p.line == 0:
+            keys = [k for k in p.key.split(",") if k]
+            line = next((lines[k] for k in keys if k in lines),
+                        next((lines[k.rsplit(".", 1)[-1]] for k in keys if k.rsplit(".", 1)[-1] in lines), 1))
+            p = dataclasses.replace(p, line=line, col=1)
+        fixed.append(p)
+    return KvregError(fixed)
+
+
+def _check_counts(raw: dict, display: str, text: str) -> None:
+    """Raise ``bad-config-value`` (at the key's line) for a count key holding a non-count."""
+    lines = key_lines(text)
+    for prefix, obj in (("", raw), ("text_config.", raw.get("text_config"))):
+        if not isinstance(obj, dict):
+            continue
+        for k, v in obj.items():
+            if v is None or not COUNT_KEY.match(k) or isinstance(v, (list, dict)) or (k == "sliding_window" and v is False):
+                continue  # null (and sliding_window: false) is "absent"; per-layer lists are the families' to read
+            ok = isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_PER_KEY.get(k, MAX_COUNT)
+            if ok and POSITIVE_KEY.match(k) and v == 0:
+                ok = False
+            if not ok:
+                need = "a positive whole number" if POSITIVE_KEY.match(k) else "a whole number ≥ 0"
+                need += f" of at most {MAX_PER_KEY.get(k, MAX_COUNT):,}"
+                raise _problem(display, "bad-config-value", f"{prefix}{k} is {v!r}; it must be {need}",
+                               "fix the value in config.json (the checkpoint's own file has a JSON number here)",
+                               lines.get(prefix + k, lines.get(k, 1)), prefix + k)
 
 
 def read_config(path: Path | str, display: str | None = None) -> Config:
     """Parse ``config.json`` at ``path``; merge ``text_config`` over the top level.
 
     Raises:
-        KvregError: ``unreadable-config`` when the file is missing, not JSON or not an object.
+        KvregError: ``unreadable-config`` when the file is missing, not JSON or not an object;
+            ``bad-config-value`` (at the key's line) when a count key holds a string, a boolean,
+            a fraction, a negative or absurd number, or 0 where a model needs at least 1.
     """
     path = Path(path)
     display = display or path.name
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise _problem(display, "unreadable-config", f"{display} is larger than {MAX_CONFIG_BYTES:,} bytes",
+                           "pass the model's config.json (a few KB), not the weights or the index")
+        text = path.read_text(encoding="utf-8")
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _problem(display, "unreadable-config", f"cannot read {display} as JSON: {exc.msg}",
+                       "pass the model's config.json (a JSON object)", exc.lineno) from None
+    except (OSError, ValueError, RecursionError) as exc:
         raise _problem(display, "unreadable-config", f"cannot read {display} as JSON: {exc}",
                        "pass the model's config.json (a JSON object)") from None
     if not isinstance(raw, dict):
         raise _problem(display, "unreadable-config", f"{display} is not a JSON object",
                        "pass the model's config.json (a JSON object)")
+    _check_counts(raw, display, text)
     return config_from_dict(raw, display)
+
+
+MAX_CONFIG_BYTES = 4 * 2**20
+"""Largest config.json read (4 MiB; real ones are a few KB)."""
 
 
 def config_from_dict(raw: dict, display: str = "config.json") -> Config:
@@ -122,9 +210,15 @@ def config_from_dict(raw: dict, display: str = "config.json") -> Config:
         if v is None and fields.get(k) is not None:
             continue  # a null in text_config does not hide a value given at the top level
         fields[k], origin[k] = v, f"text_config.{k}"
-    archs = raw.get("architectures") or []
-    cfg = Config(path=display, fields=fields, origin=origin, model_type=raw.get("model_type"),
-                 text_model_type=text.get("model_type"), architectures=list(archs), ignored_subtrees=ignored)
+    archs = raw.get("architectures")
+    archs = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else \
+        [archs] if isinstance(archs, str) else []
+
+    def name(v):
+        return v if isinstance(v, str) else None  # a model_type that is not a string matches no family
+
+    cfg = Config(path=display, fields=fields, origin=origin, model_type=name(raw.get("model_type")),
+                 text_model_type=name(text.get("model_type")), architectures=archs, ignored_subtrees=ignored)
     cfg.read.update({"architectures", "model_type"})
     return cfg
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 import io
 import math
 
-# Print-friendly palette (Okabe–Ito, colour-blind safe), one colour per hardware in report order.
-PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
-# Line styles cycle with the colours, so hardware with identical curves (two 80 GB parts) stays visible.
+# Kenneth Kelly's colours of maximum contrast (without white, black and the two palest yellows), so
+# devices stay apart in print.  A device's colour, marker and line style are derived from its hardware id
+# (device_style), so a device looks the same in every chart of every report, whatever else is listed.
+PALETTE = ["#875692", "#F38400", "#A1CAF1", "#BE0032", "#C2B280", "#848482", "#008856", "#E68FAC", "#0067A5",
+           "#F99379", "#604E97", "#F6A600", "#B3446C", "#882D17", "#8DB600", "#654522", "#E25822", "#2B3D26"]
 STYLES = ["-", "--", "-.", ":"]
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<"]
 SERIES = {"naive": "#BBBBBB", "first principles": "#0072B2", "engine": "#D55E00"}
 RC = {
     "svg.hashsalt": "kvreg-report",
@@ -46,6 +48,47 @@ SIZE_IN = (6.6, 2.9)  # width × height of a chart without a legend below it
 MARGIN_IN = {"left": 0.95, "right": 0.12, "top": 0.12, "bottom": 0.62}
 LEGEND_ROW_IN = 0.17
 LEGEND_COLS = 4
+
+
+def device_style(hardware_id: str) -> dict:
+    """Colour, marker and line style of one device, from a stable hash of its id (same in every chart).
+
+    Three independent digits of the SHA-1 of the id pick the colour, marker and style, so two devices share
+    all three only by a 1-in-400 chance; the charts also label each line at its end.
+    """
+    import hashlib
+
+    h = int(hashlib.sha1(hardware_id.encode()).hexdigest(), 16)
+    return {"color": PALETTE[h % len(PALETTE)], "marker": MARKERS[(h // 97) % len(MARKERS)],
+            "linestyle": STYLES[(h // 9973) % len(STYLES)]}
+
+
+def report_styles(hardware_ids) -> dict[str, dict]:
+    """One style per device of a report: :func:`device_style`, with colour clashes inside the report resolved.
+
+    Devices are taken in id order; a device whose hashed colour is already taken moves to the next free
+    colour of the palette (linear probing), so each device of the report has its own colour, the same in
+    every chart, and a device keeps its colour in any report where its hashed colour is free.
+    """
+    taken: set[str] = set()
+    out = {}
+    for hid in sorted(set(hardware_ids)):
+        st = dict(device_style(hid))
+        i = PALETTE.index(st["color"])
+        for k in range(len(PALETTE)):
+            c = PALETTE[(i + k) % len(PALETTE)]
+            if c not in taken:
+                st["color"] = c
+                break
+        taken.add(st["color"])
+        out[hid] = st
+    return out
+
+
+def _end_label(ax, x: float, y: float, text: str, color: str) -> None:
+    """A direct label at a line's last point, so overlapping lines stay told apart without the legend."""
+    ax.annotate(text, (x, y), xytext=(3, 0), textcoords="offset points", fontsize=6.5, color=color,
+                va="center", ha="left", annotation_clip=False)
 
 
 def _plt():
@@ -105,7 +148,7 @@ def _legend_below(fig, ax) -> None:
               ncols=LEGEND_COLS, borderaxespad=0)
 
 
-def capacity_vs_context(rows: list, workload_context_tokens: int) -> str | None:
+def capacity_vs_context(rows: list, workload_context_tokens: int, styles: dict | None = None) -> str | None:
     """Max concurrent sequences against context length (log2 x axis), one line per hardware.
 
     Args:
@@ -122,16 +165,19 @@ def capacity_vs_context(rows: list, workload_context_tokens: int) -> str | None:
     with plt.rc_context(RC):
         hardware = list(dict.fromkeys((r.hardware_id, r.tp) for r in rows))
         fig, ax = _figure(len(hardware))
-        for i, (hw, tp) in enumerate(hardware):
-            pts = [r for r in rows if r.hardware_id == hw and r.tp == tp]
+        for hw, tp in hardware:
+            # a log axis has no zero: contexts at which nothing fits are left out (the caption says so)
+            pts = [r for r in rows if r.hardware_id == hw and r.tp == tp and r.max_seqs]
+            if not pts:
+                continue
+            st = (styles or {}).get(hw) or device_style(hw)
             label = hw if tp == 1 else f"{hw} (TP {tp})"
-            ax.plot([r.context_tokens for r in pts], [r.max_seqs for r in pts], marker=MARKERS[i % len(MARKERS)],
-                    markersize=3, linewidth=1.4, linestyle=STYLES[i % len(STYLES)], color=PALETTE[i % len(PALETTE)],
-                    label=label)
+            ax.plot([r.context_tokens for r in pts], [r.max_seqs for r in pts], markersize=3, linewidth=1.4,
+                    label=label, **st)
+            _end_label(ax, pts[-1].context_tokens, pts[-1].max_seqs, label, st["color"])
         ax.set_xscale("log", base=2)
-        ax.set_yscale("symlog", linthresh=1)  # log-like, but 0 (nothing fits) stays on the chart
-        ax.set_ylim(bottom=0)
-        _plain_log_labels(ax.yaxis)
+        ax.set_yscale("log")
+        _plain_log_labels(ax.yaxis, minor=True)
         # Label powers of two only: a model's native context (e.g. 160Ki) would crowd its neighbours.
         ticks = dict(sorted((r.context_tokens, r.context_label) for r in rows
                             if r.context_tokens & (r.context_tokens - 1) == 0))
@@ -139,7 +185,7 @@ def capacity_vs_context(rows: list, workload_context_tokens: int) -> str | None:
         ax.minorticks_off()
         ax.axvline(workload_context_tokens, color="#888888", linestyle="--", linewidth=0.8)
         ax.set_xlabel("context length per sequence (tokens, log scale)")
-        ax.set_ylabel("max concurrent sequences\n(first principles, per replica)")
+        ax.set_ylabel("max concurrent sequences\n(sequences per replica, log)")
         _legend_below(fig, ax)
         return _svg(fig)
 
@@ -168,6 +214,7 @@ def naive_vs_engine(rows: list, context_label: str) -> str | None:
             bars = ax.bar(xs, vals, width=width * 0.95, color=SERIES[name], label=names.get(name, name))
             ax.bar_label(bars, labels=[f"{v:,}" for v in vals], fontsize=7, padding=1.5)
         ax.set_xticks(range(len(rows)), labels)
+        ax.set_xlabel("device (TP size)")
         ax.grid(axis="x", visible=False)
         ax.set_ylabel(f"concurrent sequences at {context_label}")
         ax.margins(y=0.15)
@@ -175,7 +222,7 @@ def naive_vs_engine(rows: list, context_label: str) -> str | None:
         return _svg(fig)
 
 
-def roofline(rows: list, context_label: str) -> str | None:
+def roofline(rows: list, context_label: str, styles: dict | None = None) -> str | None:
     """Aggregate decode tokens/s against batch size (log-log), one line per hardware.
 
     Args:
@@ -188,16 +235,58 @@ def roofline(rows: list, context_label: str) -> str | None:
     with plt.rc_context(RC):
         lines = list(dict.fromkeys((r.hardware_id, r.tp) for r in rows))
         fig, ax = _figure(len(lines))
-        for i, (hw, tp) in enumerate(lines):
-            pts = [r for r in rows if r.hardware_id == hw and r.tp == tp]
-            ax.plot([r.batch for r in pts], [r.decode_tok_per_s for r in pts], marker=MARKERS[i % len(MARKERS)],
-                    markersize=3, linewidth=1.4, linestyle=STYLES[i % len(STYLES)], color=PALETTE[i % len(PALETTE)],
-                    label=hw if tp == 1 else f"{hw} (TP {tp})")
+        for hw, tp in lines:
+            pts = [r for r in rows if r.hardware_id == hw and r.tp == tp and r.decode_tok_per_s]
+            if not pts:
+                continue
+            st = (styles or {}).get(hw) or device_style(hw)
+            label = hw if tp == 1 else f"{hw} (TP {tp})"
+            ax.plot([r.batch for r in pts], [r.decode_tok_per_s for r in pts], markersize=3, linewidth=1.4,
+                    label=label, **st)
+            _end_label(ax, pts[-1].batch, pts[-1].decode_tok_per_s, label, st["color"])
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         _plain_log_labels(ax.xaxis)
         _plain_log_labels(ax.yaxis, minor=True)
-        ax.set_xlabel("batch (concurrent sequences decoding)")
-        ax.set_ylabel(f"decode tok/s ceiling at {context_label}")
+        ax.set_xlabel("batch (concurrent sequences decoding, log scale)")
+        ax.set_ylabel(f"decode ceiling at {context_label}\n(output tokens/s per replica, log)")
+        _legend_below(fig, ax)
+        return _svg(fig)
+
+
+def cost_per_million(rows: list, styles: dict | None = None) -> str | None:
+    """Dollars per million output tokens for each model (rows of the chart) on each device (one marker each).
+
+    Args:
+        rows: chart_cost rows (model_name, hardware_id, usd_per_million_output_tokens), models in report order.
+            Rows without a price are left out (the summary lists unpriced devices apart).
+
+    Returns:
+        An SVG string, or None when no row has a price.
+    """
+    pts = [r for r in rows if r.usd_per_million_output_tokens]
+    if not pts:
+        return None
+    plt = _plt()
+    with plt.rc_context(RC):
+        models = list(dict.fromkeys(r.model_name for r in rows))
+        devices = list(dict.fromkeys(r.hardware_id for r in pts))
+        fig, ax = _figure(len(devices))
+        y = {m: len(models) - 1 - i for i, m in enumerate(models)}
+        for k, hw in enumerate(devices):
+            st = (styles or {}).get(hw) or device_style(hw)
+            mine = [r for r in pts if r.hardware_id == hw]
+            # small vertical offsets keep devices with equal costs apart
+            off = (k - (len(devices) - 1) / 2) * 0.6 / max(len(devices), 1)
+            ax.plot([r.usd_per_million_output_tokens for r in mine], [y[r.model_name] + off for r in mine],
+                    linestyle="none", marker=st["marker"], color=st["color"], markersize=4.5, label=hw)
+        ax.set_xscale("log")
+        _plain_log_labels(ax.xaxis, minor=True)
+        ax.set_yticks(list(y.values()), list(y))
+        ax.set_ylim(-0.6, len(models) - 0.4)
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("US dollars per million output tokens (log scale), each device's cheapest option")
+        pos = ax.get_position()   # model names need a wider left margin than the fixed layout's
+        ax.set_position((0.3, pos.y0, 0.98 - 0.3, pos.height))
         _legend_below(fig, ax)
         return _svg(fig)

@@ -39,6 +39,13 @@ SELECT NULL::VARCHAR AS model_id, NULL::VARCHAR AS hardware_id, NULL::VARCHAR AS
        NULL::BIGINT AS context_tokens, NULL::BIGINT AS admitted_seqs, NULL::BOOLEAN AS starts,
        NULL::BIGINT AS logged_kv_tokens
 WHERE false"""
+# Empty stand-in for the engine_capacity columns naive_gap.sql reads.
+_NO_ENGINE_CAPACITY = """CREATE OR REPLACE TEMP TABLE report_engine_capacity AS
+SELECT NULL::VARCHAR AS model_id, NULL::VARCHAR AS hardware_id, NULL::VARCHAR AS engine_id,
+       NULL::VARCHAR AS weights_dtype, NULL::VARCHAR AS kv_dtype, NULL::BIGINT AS tp, NULL::BIGINT AS max_model_len,
+       NULL::BOOLEAN AS default_batched, NULL::BIGINT AS blocks_per_request, NULL::BIGINT AS block_size_tokens,
+       NULL::BIGINT AS num_groups
+WHERE false"""
 # engine_capacity has one row per max_num_batched_tokens; the report uses the release's default for
 # the device (default_batched, as `kvreg fit --engine` does).  The aggregate is defensive: should a
 # scenario still carry several rows, plan on the least admitted and count any refusal.
@@ -70,6 +77,13 @@ def materialise(con, table: str, query: str, params: dict) -> None:
     each is evaluated once, for the report's lists only, and the queries join the temp table.
     """
     con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {query_text(query)}", params)
+
+
+def knob_params(workload) -> dict:
+    """The report's engine_settings (columns of its workload row) as SQL parameters, None = the release default."""
+    from kvreg.plan import KNOBS
+
+    return {k: getattr(workload, k, None) for k in KNOBS}
 
 
 def scope_params(report) -> dict[str, list]:
@@ -122,10 +136,11 @@ def availability(con, workload, scope: dict) -> Availability:
 
     engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
     if engine:
-        materialise(con, "report_engine_capacity", "scope_engine_capacity", scope)
+        materialise(con, "report_engine_capacity", "scope_engine_capacity", dict(scope, **knob_params(workload)))
         con.execute(_ENGINE)
     else:
         con.execute(_NO_ENGINE)
+        con.execute(_NO_ENGINE_CAPACITY)
     roofline = check("roofline", "roofline" in views, ROOFLINE_COLUMNS, "SELECT * FROM roofline")
     plans = check("plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ttft_s := ?)",
                   [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
@@ -184,6 +199,9 @@ class ModelSection:
     pools: list
     quirks: list
     charts: dict[str, str]
+    naive_gap: list = dataclasses.field(default_factory=list)  # naive_gap.sql rows, term_rank order
+    dropouts: list = dataclasses.field(default_factory=list)  # dropouts.sql rows: devices that cannot serve it, why
+    unpriced: list = dataclasses.field(default_factory=list)  # unpriced_options.sql rows, fewest devices first
 
 
 @dataclasses.dataclass(frozen=True)
@@ -205,6 +223,7 @@ class ReportContext:
     efficiency: list
     warnings: list
     sources: list
+    summary_charts: dict = dataclasses.field(default_factory=dict)  # report-level charts (cost per M tokens)
 
 
 def rank_options(con, report_id: str, scope: dict):
@@ -220,11 +239,18 @@ def rank_options(con, report_id: str, scope: dict):
     p = {"report": report_id}
     (workload,) = rows(con, "workload", p)
     avail = availability(con, workload, scope)
-    materialise(con, "report_capacity", "scope_capacity", scope)
+    knobs = knob_params(workload)
+    # the report's cost basis (rental or TCO), one rate per device, read by every priced query
+    materialise(con, "report_rates", "scope_rates",
+                dict(cost_basis=workload.cost_basis, tco_years=workload.tco_years,
+                     tco_usd_per_kwh=workload.tco_usd_per_kwh, tco_pue=workload.tco_pue))
+    materialise(con, "report_capacity", "scope_capacity", dict(scope, **knobs))
     if avail.plans:
         materialise(con, "report_plans", "scope_plans",
                     dict(scope, users=workload.users, context_tokens=workload.context_tokens,
-                         tpot_s=workload.tpot_s, ttft_s=workload.ttft_s))
+                         tpot_s=workload.tpot_s, ttft_s=workload.ttft_s, cost_basis=workload.cost_basis,
+                         tco_years=workload.tco_years, tco_usd_per_kwh=workload.tco_usd_per_kwh,
+                         tco_pue=workload.tco_pue, **knobs))
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
     else:
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
@@ -296,8 +322,16 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     chart_cap = _by_model(rows(con, "report_chart_capacity_ordered", p))
     roof = _by_model(rows(con, "chart_roofline", p) if avail.roofline else [])
     quirks = _by_model(rows(con, "engine_quirks", p) if avail.engine else [])
+    gaps = _by_model(rows(con, "naive_gap"))
+    drops = _by_model(rows(con, "dropouts"))
+    unpriced = _by_model(rows(con, "unpriced_options"))
 
     sections = []
+    styles = {}
+    if charts:
+        from kvreg.report import charts as ch
+
+        styles = ch.report_styles(report.hardware)   # one colour and marker per device, every chart
     for mid in report.models:
         m_grid = grid.get(mid, [])
         table = _pivot(m_grid)
@@ -307,18 +341,26 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
             from kvreg.report import charts as ch
 
             m_cap = chart_cap.get(mid, [])
-            svg["capacity"] = ch.capacity_vs_context(m_cap, workload.context_tokens)
+            svg["capacity"] = ch.capacity_vs_context(m_cap, workload.context_tokens, styles)
             svg["compare"] = ch.naive_vs_engine([r for r in m_cap if r.context_tokens == workload.context_tokens],
                                                 workload.context_label)
             if avail.roofline:
-                svg["roofline"] = ch.roofline(roof.get(mid, []), workload.context_label)
+                svg["roofline"] = ch.roofline(roof.get(mid, []), workload.context_label, styles)
         sections.append(ModelSection(
             model_id=mid, name=m_grid[0].model_name if m_grid else mid,
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
             options=m_opts, sensitivity=sens.get(mid), capacity=table,
             per_sequence=per_seq.get(mid, []), pools=pools.get(mid, []), quirks=quirks.get(mid, []),
-            charts={k: v for k, v in svg.items() if v}))
+            charts={k: v for k, v in svg.items() if v}, naive_gap=gaps.get(mid, []),
+            dropouts=drops.get(mid, []), unpriced=unpriced.get(mid, [])))
 
+    summary_charts = {}
+    if charts:
+        from kvreg.report import charts as ch
+
+        cost_svg = ch.cost_per_million(rows(con, "chart_cost"), styles)
+        if cost_svg:
+            summary_charts["cost"] = cost_svg
     (info,) = con.execute("SELECT registry_commit FROM build_info").fetchall()
     try:
         kv_version = version("kvreg")
@@ -331,7 +373,8 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         available=avail, recommended=[s.recommended for s in sections if s.recommended is not None],
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
         efficiency=rows(con, "efficiency", p),
-        warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)))
+        warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)),
+        summary_charts=summary_charts)
 
 
 def _by_model(rows_: list) -> dict[str, list]:

@@ -42,4 +42,5 @@ def render_html(context, project: Path | str | None = None) -> str:
 
     env = environment(project)
     charts = {m.model_id: {k: Markup(v) for k, v in m.charts.items()} for m in context.models}
-    return env.get_template(MAIN_TEMPLATE).render(ctx=context, charts=charts)
+    summary_charts = {k: Markup(v) for k, v in getattr(context, "summary_charts", {}).items()}
+    return env.get_template(MAIN_TEMPLATE).render(ctx=context, charts=charts, summary_charts=summary_charts)

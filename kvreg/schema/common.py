@@ -83,7 +83,7 @@ T = TypeVar("T")
 class Strict(BaseModel):
     """Base for every entry model: unknown keys are errors, never ignored."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Measure(Strict, Generic[T]):
@@ -139,6 +139,10 @@ class Entry(Strict):
     sources: Annotated[list[Source], Field(min_length=1)]
     confidence: Confidence = "read"
     notes: str | None = None
+    field_sources: dict[str, list[str]] = {}
+    """The explicit default source of the entry's bare numbers, by key prefix:
+    ``{config: [layers, layer_groups]}`` (``"*"``: every key).  A number with no source of its own
+    and none here is a problem (kvreg/provenance.py, registry/README.md "Provenance")."""
 
     def measures(self) -> list[tuple[str, Measure]]:
         """Every :class:`Measure` in the entry with its dotted key path (for the provenance table)."""
@@ -178,4 +182,17 @@ class Entry(Strict):
                     {"path": f"{path}.source", "src": m.source,
                      "hint": f"add a source with id: {m.source} under sources"
                              + (f", or cite one of {', '.join(sorted(ids))}" if ids else " (no source has an id yet)")})
+        for src in self.field_sources:
+            if src not in ids:
+                raise PydanticCustomError(
+                    "unknown_source", "field_sources names source '{src}', which is not one of this entry's sources",
+                    {"path": f"field_sources.{src}", "src": src,
+                     "hint": f"give a source id: {src}" + (f", or use one of {', '.join(sorted(ids))}" if ids else "")})
+        from kvreg.provenance import unmatched_prefixes  # late: provenance walks these models
+
+        for src, prefix in unmatched_prefixes(self):
+            raise PydanticCustomError(
+                "field_source_unused", "field_sources.{src} names '{prefix}', which holds no number in this entry",
+                {"path": f"field_sources.{src}", "src": src, "prefix": prefix,
+                 "hint": "name a key that the entry states (layers, layer_groups, moe, settings …), or remove it"})
         return self

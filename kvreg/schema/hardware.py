@@ -35,12 +35,67 @@ class Interconnect(Strict):
     domain_size: Measure[DomainSize] | None = None
 
 
-class Price(Strict):
-    """Rental price of one accelerator (or host) per hour, with where and when it was seen."""
+Usd = Annotated[float, Field(gt=0)]
+Watts = Annotated[float, Field(gt=0)]
+# A purchase price may be dated to the year, the month or the day it was seen.
+LooseDate = Annotated[str, Field(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$")]
 
-    usd_per_hour: Measure[float]
+
+class RentalQuote(Strict):
+    """One on-demand rental price of one accelerator (or host) per hour, at one provider, on one day."""
+
+    usd_per_hour: Measure[Usd]
     provider: str
     date: dt.date
+
+
+class Purchase(Strict):
+    """A purchase price of one accelerator (or one host), with what kind of price it is.
+
+    ``kind`` says what was read (``MSRP``, ``OEM module price``, ``street price``); ``date``
+    is when it was seen (``2026``, ``2026-04`` or ``2026-04-07``), absent when the source is undated.
+    """
+
+    usd: Measure[Usd]
+    kind: str
+    date: LooseDate | None = None
+
+
+class Price(Strict):
+    """What one device costs: on-demand rental quotes and, where public, a purchase price and TDP.
+
+    ``rental`` lists quotes from as many providers as are public; the rental basis uses the
+    lowest (kvreg/sql/115_hardware_rates.sql).  ``purchase`` with ``tdp_w`` (board power, watts)
+    lets a report rank on a total cost of ownership instead: purchase ÷ (years × 8,760 h) + power.
+    The older one-quote form (``usd_per_hour``, ``provider``, ``date`` at this level) is still
+    read: it becomes the first rental quote.
+    """
+
+    usd_per_hour: Measure[Usd] | None = None
+    provider: str | None = None
+    date: dt.date | None = None
+    rental: list[RentalQuote] = []
+    purchase: Purchase | None = None
+    tdp_w: Measure[Watts] | None = None
+
+    @model_validator(mode="after")
+    def _quotes(self):
+        legacy = [self.usd_per_hour is not None, self.provider is not None, self.date is not None]
+        if any(legacy) and not all(legacy):
+            raise PydanticCustomError(
+                "price_quote", "a one-quote price needs usd_per_hour, provider and date together",
+                {"path": "", "hint": "or list quotes under rental: [{usd_per_hour, provider, date}]"})
+        if not all(legacy) and not self.rental and self.purchase is None:
+            raise PydanticCustomError(
+                "price_empty", "a price block needs a rental quote or a purchase price",
+                {"path": "", "hint": "add rental: [{usd_per_hour, provider, date}] or purchase: {usd, kind, date}"})
+        return self
+
+    def quotes(self) -> list[RentalQuote]:
+        """Every rental quote: the one-quote form first (when given), then ``rental`` in file order."""
+        head = ([RentalQuote(usd_per_hour=self.usd_per_hour, provider=self.provider, date=self.date)]
+                if self.usd_per_hour is not None else [])
+        return head + list(self.rental)
 
 
 Fraction = Annotated[float, Field(gt=0, le=1)]

@@ -2,7 +2,7 @@
 
 Each layer group has a ``kind`` that prices memory its own way (DESIGN.md,
 "Models: layers by kind"): ``full``, ``sliding`` (window), ``chunked`` (chunk),
-``mla`` (latent), ``recurrent`` (constant state), ``shared`` (reuses another
+``mla`` (latent; with ``index_head_dim`` also a sparse-attention indexer key cache), ``recurrent`` (constant state), ``shared`` (reuses another
 layer's KV, stores nothing), ``mlp`` (no token mixer at all, stores nothing:
 Nemotron-H counts its MLP-only and MoE-only blocks as layers).  Group counts sum to ``layers`` unless a group
 ``shares_layers`` (Falcon-H1 runs attention and Mamba2 in the same layers).
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import BeforeValidator, Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
 from kvreg.schema.common import Bytes, Count, Dtype, Entry, Measure, Strict, Tokens
@@ -26,7 +26,7 @@ KIND_FIELDS: dict[str, set[str]] = {
     "full": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v"},
     "sliding": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "window"},
     "chunked": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "chunk"},
-    "mla": {"kv_lora_rank", "qk_rope_head_dim", "kv_heads", "head_dim", "v_head_dim"},
+    "mla": {"kv_lora_rank", "qk_rope_head_dim", "kv_heads", "head_dim", "v_head_dim", "index_head_dim"},
     "recurrent": {"state", "variant"},
     "shared": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "reuses"},
     "mlp": set(),
@@ -41,6 +41,14 @@ REQUIRED: dict[str, set[str]] = {
     "mlp": set(),
 }
 OPTIONAL_ANY = {"kind", "count", "shares_layers", "note"}
+
+
+VOCAB_RANGE = (256, 2**24)
+"""Plausible vocabulary sizes: from byte-level (256) to 16.8M (the largest shipped is 262,400, Gemma);
+outside it a typo (8, 623e9) would silently move weight and logit sizes."""
+HEAD_DIM_RANGE = (8, 4096)
+"""Plausible per-head sizes (shipped: 64 to 512); a head_dim beyond them is a typo, not a model."""
+HeadDim = Annotated[int, Field(ge=HEAD_DIM_RANGE[0], le=HEAD_DIM_RANGE[1])]
 
 
 class StateTensor(Strict):
@@ -81,13 +89,18 @@ class LayerGroup(Strict):
     kind: Kind
     count: PositiveInt
     kv_heads: PositiveInt | None = None
-    head_dim: PositiveInt | None = None
-    v_head_dim: PositiveInt | None = None
+    head_dim: HeadDim | None = None
+    v_head_dim: HeadDim | None = None
     k_eq_v: bool | None = None
     window: Tokens | None = None
     chunk: Tokens | None = None
     kv_lora_rank: PositiveInt | None = None
     qk_rope_head_dim: PositiveInt | None = None
+    index_head_dim: PositiveInt | None = None
+    """DeepSeek sparse attention (V3.2, GLM-5): the lightning indexer's per-token key width.  Its
+    key cache is stored beside the MLA latent as fp8 plus one fp32 scale per 128 values, whatever
+    the KV dtype (vLLM deepseek_v2.py ``Indexer``: ``head_dim + head_dim // quant_block_size * 4``
+    bytes of uint8, quant_block_size 128)."""
     state: list[StateTensor] | None = None
     variant: str | None = None
     reuses: str | None = None
@@ -123,21 +136,110 @@ class Moe(Strict):
     shared_experts: int = 0
 
 
+# Tensor groups a checkpoint rule prices separately (kvreg/weights.py derives their elements).
+TensorGroup = Literal["embed", "lm_head", "attention", "recurrent", "mlp", "router", "norms", "towers"]
+# Linear layers inside the decoder blocks: what a quantization config quantizes unless it says
+# otherwise (llm-compressor ``targets: Linear`` with ``ignore: [lm_head]``; AutoAWQ/GPTQ quantize
+# the blocks' nn.Linear only; ModelOpt ``exclude_modules``).  Router gates are in nearly every
+# published ignore list (``re:.*mlp.gate$``), embeddings are not nn.Linear.
+QUANTIZED_DEFAULT: list[str] = ["attention", "recurrent", "mlp"]
+
+
+class Quantization(Strict):
+    """How a checkpoint's quantized tensors are stored (its config's ``quantization_config``).
+
+    Bytes per quantized element = ``weight_bits``/8 + (scale bytes + zero-point bytes) / ``group_size``;
+    ``group_size`` None means one scale per output channel (per-channel fp8/int8), priced as one
+    scale per ``hidden_size`` inputs.  ``tensor_scales`` fp32 scalars per quantized tensor (NVFP4's
+    global scale, per-tensor fp8) are counted per linear.  Examples: NVFP4 = 4 bits, group 16,
+    scale fp8 (+1 fp32 global, + input global); MXFP4 = 4 bits, group 32, e8m0 scale (1 byte,
+    written fp8 here); GPTQ/AWQ int4 = 4 bits, group 128, fp16 scales (+ int4 zeros if asymmetric);
+    block fp8 (DeepSeek/Qwen ``weight_block_size`` [128, 128]) = 8 bits, group 16384, fp32 scale.
+    """
+
+    method: str
+    weight_bits: Literal[2, 3, 4, 8, 16]
+    group_size: PositiveInt | None = None
+    scale_dtype: Dtype = "fp32"
+    zero_points: bool = False
+    tensor_scales: int = Field(default=0, ge=0)
+    quantized: list[TensorGroup] = Field(default_factory=lambda: list(QUANTIZED_DEFAULT))
+    note: str | None = None
+
+
+class Checkpoint(Strict):
+    """One published checkpoint of the model: its precision, quantization and (if measured) bytes.
+
+    ``weights_dtype`` is the precision a scenario names (bf16, fp8, int8, int4, nvfp4, mxfp4);
+    ``default: true`` picks it among several of one precision (the first listed otherwise).
+    ``bytes`` is the whole checkpoint as stored (``model.safetensors.index.json``
+    ``metadata.total_size``, or a logged per-rank load at TP 1); without it the per-tensor rule
+    (``quantization``, or the precision's whole width when absent) derives the bytes.
+    """
+
+    hf_id: str | None = None
+    weights_dtype: Dtype
+    default: bool = False
+    quantization: Quantization | None = None
+    bytes: Measure[Bytes] | None = None
+    note: str | None = None
+
+
+class RopeCache(Strict):
+    """One rotary cos/sin cache vLLM keeps on the GPU: ``positions`` × ``rotary_dim`` values.
+
+    vLLM 0.19.0 ``rotary_embedding/base.py`` lines 59-63 registers ``cos_sin_cache``
+    [max_position, rotary_dim] as a buffer (counted in "Model loading took"), cast to the model
+    dtype unless the FlashInfer path keeps it fp32; one per distinct rope (``_ROPE_DICT``).
+    Linear and YaRN scaling extend it to max_position × factor (``linear_scaling_rope.py`` line 85,
+    ``yarn_scaling_rope.py`` line 78, ``deepseek_scaling_rope.py`` line 104).
+    """
+
+    positions: Tokens
+    rotary_dim: PositiveInt
+    dtype: Dtype | None = None
+    note: str | None = None
+
+
+def _legacy_checkpoints(value):
+    """``{dtype: size}``, the first registry form, → checkpoints with measured bytes.
+
+    Kept so that ``kvreg diff`` can still read registry revisions written before checkpoints
+    became a list; the published JSON Schema and every shipped entry use the list.
+    """
+    if isinstance(value, dict):
+        return [{"weights_dtype": k, "bytes": v} for k, v in value.items()]
+    return value
+
+
 class ModelEntry(Entry):
-    """A model architecture.  Sizes in base units (parameters, tokens, bytes)."""
+    """A model architecture.  Sizes in base units (parameters, tokens, bytes).
+
+    Weights: ``params_total`` counts the language model (what ``kvreg import-hf`` counts);
+    ``towers`` adds vision/audio encoders by name (parameters, kept in 16-bit by published
+    quantization recipes); ``tied_embeddings`` true stores embeddings and lm_head once (absent:
+    untied); ``attention_output_gate`` true when q_proj also projects a per-head output gate
+    (Qwen3-Next / Qwen3.5: heads × head_dim more q weights); ``checkpoints`` lists the published checkpoints (:class:`Checkpoint`);
+    ``rope_caches`` the rotary buffers vLLM allocates (absent: one of native context × the
+    largest attention head_dim).  kvreg/weights.py lays these out as tensor groups.
+    """
 
     hf_id: str | None = None
     family: str | None = None
     architecture: str | None = None
     layers: PositiveInt
     hidden_size: PositiveInt
-    vocab_size: PositiveInt | None = None
+    vocab_size: Annotated[int, Field(ge=VOCAB_RANGE[0], le=VOCAB_RANGE[1])] | None = None
     attention_heads: PositiveInt | None = None
     native_context: Measure[Tokens]
     params_total: Measure[Count]
     params_active: Measure[Count] | None = None
     dtype: Dtype = "bf16"
-    checkpoints: dict[Dtype, Measure[Bytes]] = {}
+    tied_embeddings: bool | None = None
+    attention_output_gate: bool = False
+    checkpoints: Annotated[list[Checkpoint], BeforeValidator(_legacy_checkpoints)] = []
+    towers: dict[str, Measure[Count]] = {}
+    rope_caches: list[RopeCache] = []
     moe: Moe | None = None
     layer_groups: Annotated[list[LayerGroup], Field(min_length=1)]
     derived_fields: list[str] = []
@@ -151,6 +253,25 @@ class ModelEntry(Entry):
                 {"total": total, "layers": self.layers, "path": "layer_groups",
                  "hint": "each layer belongs to exactly one group; mark a group shares_layers: true "
                          "only when it runs inside layers already counted (Falcon-H1)"})
+        for i, g in enumerate(self.layer_groups):
+            heads = self.attention_heads
+            if g.kv_heads and heads and (g.kv_heads > heads or heads % g.kv_heads):
+                # Grouped-query attention shares each KV head among heads / kv_heads query heads:
+                # kv_heads divides the query heads (HF LlamaAttention: num_key_value_groups =
+                # num_attention_heads // num_key_value_heads, transformers modeling_llama.py).
+                raise PydanticCustomError(
+                    "bad_geometry", "kv_heads {kv} does not divide the {heads} attention heads",
+                    {"kv": g.kv_heads, "heads": heads, "path": f"layer_groups.{i}.kv_heads",
+                     "hint": "kv_heads is num_key_value_heads: at most attention_heads and a divisor of it "
+                             "(8 of 32 for Llama 3.1 8B); check both against config.json"})
+        seen: set[tuple[str, bool]] = set()
+        for i, c in enumerate(self.checkpoints):
+            if c.default and (c.weights_dtype, True) in seen:
+                raise PydanticCustomError(
+                    "two_defaults", "two checkpoints of precision {dtype} are marked default",
+                    {"dtype": c.weights_dtype, "path": f"checkpoints.{i}.default",
+                     "hint": "mark one checkpoint per precision default: true"})
+            seen.add((c.weights_dtype, c.default))
         if self.params_active and self.params_active.value > self.params_total.value:
             raise PydanticCustomError(
                 "active_gt_total", "params_active exceeds params_total",

@@ -8,9 +8,10 @@ Contexts and TP sizes given here are added to the axis tables, so every one has 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import Field, PositiveInt, model_validator
+from pydantic_core import PydanticCustomError
 
 from kvreg.schema.common import Dtype, Entry, EntryId, Source, Strict, Tokens
 
@@ -30,6 +31,43 @@ class Workload(Strict):
     tpot_ms: Annotated[float, Field(gt=0)] | None = None
     ttft_s: Annotated[float, Field(gt=0)] | None = None
     hours_per_month: Annotated[float, Field(gt=0, le=744)] = 730.0
+
+
+class EngineSettings(Strict):
+    """Engine knobs the report's engines run with — the options of ``kvreg fit`` and ``kvreg plan``
+    (``--gpu-memory-utilization`` …); unset = each release's default for the device.  They size every
+    engine figure of the report (capacity, engine admission, plans) through the macros' knob parameters.
+    ``enforce_eager`` drops the CUDA-graph reserve; ``num_speculative_tokens`` is plumbed, no effect yet."""
+
+    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
+    max_num_seqs: PositiveInt | None = None
+    max_num_batched_tokens: PositiveInt | None = None
+    enforce_eager: bool | None = None
+    num_speculative_tokens: Annotated[int, Field(ge=0)] | None = None
+
+
+class CostBasis(Strict):
+    """The price basis a report ranks on (kvreg/sql/115_hardware_rates.sql, ``hardware_rates_at``).
+
+    ``rental``: the lowest listed on-demand rental quote per device-hour.  ``tco``: a device's
+    purchase price amortised over ``years`` plus its board power (TDP) × ``pue`` at ``usd_per_kwh``;
+    the three parameters must be stated (no defaults: a report says what it assumes), with ``note``
+    saying where they come from.
+    """
+
+    kind: Literal["rental", "tco"] = "rental"
+    years: Annotated[float, Field(gt=0, le=15)] | None = None
+    usd_per_kwh: Annotated[float, Field(gt=0, le=2)] | None = None
+    pue: Annotated[float, Field(ge=1, le=3)] | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _tco_stated(self):
+        if self.kind == "tco" and None in (self.years, self.usd_per_kwh, self.pue):
+            raise PydanticCustomError(
+                "tco_parameters", "a tco cost basis needs years, usd_per_kwh and pue",
+                {"path": "", "hint": "e.g. cost_basis: {kind: tco, years: 4, usd_per_kwh: 0.12, pue: 1.3, note: ...}"})
+        return self
 
 
 class ReportEntry(Entry):
@@ -52,3 +90,7 @@ class ReportEntry(Entry):
     tp: Annotated[list[PositiveInt], Field(min_length=1)] = [1]
     contexts: Annotated[list[Tokens], Field(min_length=1)]
     workload: Workload
+    engine_settings: EngineSettings = EngineSettings()
+
+
+    cost_basis: CostBasis = CostBasis()

@@ -8,6 +8,9 @@
 --   full/sliding/chunked: kv_heads_per_rank × (head_dim + v_head_dim) × p, one tensor when k_eq_v;
 --   kv_heads_per_rank = max(1, ceil(kv_heads / tp)) — replicated, never fractional, when tp > kv_heads;
 --   mla: (kv_lora_rank + qk_rope_head_dim) × p, one latent shared by all heads, not split by TP;
+--     with a sparse-attention indexer (index_head_dim, DeepSeek-V3.2 / GLM-5) also its key cache:
+--     index_head_dim fp8 values + one fp32 scale per 128 values, whatever the KV dtype
+--     (vLLM deepseek_v2.py Indexer: head_dim + head_dim // 128 * 4 bytes, uint8);
 --   recurrent: no per-token bytes; state tensors in their own dtype, split along split_axis by TP;
 --   shared: reuses another layer's KV, stores nothing.
 --   naive_token_bytes: the textbook 2·n_kv·d_h·p per layer a naive reader applies
@@ -32,6 +35,7 @@ SELECT g.model_id, g.group_idx, g.kind, g.layer_count, g.shares_layers,
                  * (g.head_dim + CASE WHEN g.k_eq_v THEN 0 ELSE coalesce(g.v_head_dim, g.head_dim) END)
                  * k.bytes_per_element
             WHEN g.kind = 'mla' THEN (g.kv_lora_rank + g.qk_rope_head_dim) * k.bytes_per_element
+                 + coalesce(g.index_head_dim + g.index_head_dim // 128 * 4, 0)
             ELSE 0 END::DOUBLE AS token_bytes,
        CASE g.kind WHEN 'sliding' THEN g.window_tokens WHEN 'chunked' THEN g.chunk_tokens END AS window_tokens,
        coalesce(s.ssm_bytes, 0) + coalesce(s.conv_bytes, 0) AS state_bytes,

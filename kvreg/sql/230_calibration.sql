@@ -15,14 +15,29 @@
 --     implied_num_blocks / implied_concurrency  blocks implied by the logged tokens (where the
 --                          release's token rule inverts) and the concurrency they give: checks the
 --                          per-request block formula (e.g. sliding windows) without the memory figure
+--     block_concurrency_error_pct  block_concurrency − logged "Maximum concurrency", ÷ logged × 100
 --   (b) end to end from hardware, registry weights and util (obs setting or release default):
---     e2e_available_kv_bytes, e2e_tokens, e2e_error_tokens, e2e_error_pct
+--     e2e_available_kv_bytes, e2e_tokens, e2e_error_tokens, e2e_error_pct, e2e_concurrency,
+--     e2e_concurrency_error_pct, e2e_available_error_bytes (predicted − logged available memory)
+--   each budget line the log prints, predicted − logged, bytes (NULL where the log is silent):
+--     requested_error_bytes   usable × util − "worker requested memory" (the hardware entry's usable bytes)
+--     weights_error_bytes     weights ÷ pp − "weights memory" / "Model loading took"
+--     activation_error_bytes  max(activation, sampler × max_num_seqs) − "torch peak memory increase"
+--     non_torch_error_bytes   non_torch − "non-torch forward increase memory"
+--     cuda_graph_error_bytes  the CUDA-graph reserve − the graph memory taken ("CUDA graph pool memory
+--                             (actual)" / "Graph capturing ... took"); a release that does not subtract
+--                             graphs before sizing the pool (vLLM ≤ 0.19 by default) budgets 0 here
+--     non_kv_error_bytes      weights + reserve − "Total non KV cache memory"
 -- Rules: pipeline parallel stages hold ceil(layers / pp) layers and weights ÷ pp (single-group
---   layouts only; engine_accounting.md §7); enforce_eager drops the CUDA-graph estimate; kv_dtype defaults to bf16 ('auto' = model dtype); an observation whose
+--   layouts only; engine_accounting.md §7); enforce_eager drops the CUDA-graph estimate; kv_dtype defaults to bf16 ('auto' = model dtype);
+--   weights_dtype defaults to the model's dtype unless a quantization is logged (then it must be stated); an observation whose
 --   model, engine or hardware is not in the registry gets NULL predictions and says which in `missing`.
 CREATE OR REPLACE VIEW calibration AS
 WITH o AS (
-    SELECT o.*, coalesce(o.kv_dtype, 'bf16') AS kv, coalesce(o.weights_dtype, m.dtype) AS wdtype,
+    SELECT o.*, coalesce(o.kv_dtype, 'bf16') AS kv,
+           -- a quantized checkpoint whose weights dtype nobody stated has no end-to-end figure (never the model's dtype)
+           CASE WHEN o.weights_dtype IS NULL AND o.quantization IS NOT NULL THEN NULL
+                ELSE coalesce(o.weights_dtype, m.dtype) END AS wdtype,
            coalesce(o.max_model_len, o.max_concurrency_tokens) AS L,
            m.model_id IS NOT NULL AS model_known, a.engine_id IS NOT NULL AS engine_known,
            h.hardware_id IS NOT NULL AS hardware_known,
@@ -59,6 +74,10 @@ e2e AS (
            p.weights_bytes / o.pp AS weights_bytes,
            p.non_torch_bytes + greatest(p.activation_bytes, p.sampler_bytes_per_seq * coalesce(o.max_num_seqs, o.default_seqs))
                + CASE WHEN o.enforce_eager THEN 0 ELSE p.cudagraph_bytes END AS reserve_bytes,
+           p.non_torch_bytes AS e2e_non_torch_bytes,
+           greatest(p.activation_bytes, p.sampler_bytes_per_seq * coalesce(o.max_num_seqs, o.default_seqs))
+               AS e2e_activation_bytes,
+           CASE WHEN o.enforce_eager THEN 0 ELSE p.cudagraph_bytes END AS e2e_cuda_graph_bytes,
            p.util_basis
     FROM o
     JOIN engine_memory_pools p ON p.engine_id = o.engine_id AND p.model_id = o.served_id AND p.hardware_id = o.hardware_id
@@ -66,7 +85,8 @@ e2e AS (
                               AND p.max_num_batched_tokens = coalesce(o.max_num_batched_tokens, o.default_T)
 ),
 e2e_avail AS (
-    SELECT observation_id, usable_bytes, util, weights_bytes, reserve_bytes,
+    SELECT observation_id, usable_bytes, util, weights_bytes, reserve_bytes, e2e_non_torch_bytes,
+           e2e_activation_bytes, e2e_cuda_graph_bytes, util_basis,
            CASE util_basis WHEN 'total' THEN usable_bytes * util - weights_bytes - reserve_bytes
                            WHEN 'free' THEN (usable_bytes - weights_bytes - reserve_bytes) * util
                            ELSE usable_bytes * util - weights_bytes - reserve_bytes END AS e2e_available_kv_bytes
@@ -75,6 +95,7 @@ e2e_avail AS (
 blocks AS (
     SELECT o.*, k.layout_mode, k.num_groups, k.block_size_tokens, k.block_bytes, k.blocks_per_request,
            e.usable_bytes, e.util, e.weights_bytes, e.reserve_bytes, e.e2e_available_kv_bytes,
+           e.e2e_non_torch_bytes, e.e2e_activation_bytes, e.e2e_cuda_graph_bytes, e.util_basis,
            coalesce(o.kv_cache_tokens, o.num_gpu_blocks * k.block_size_tokens) AS logged_tokens,
            0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30 AS half_unit_bytes,
            floor(o.available_kv_bytes / k.block_bytes)::BIGINT AS nb_mid,
@@ -120,6 +141,8 @@ SELECT observation_id, engine_id, engine_version, model_id, served_id, hardware_
                        CASE WHEN NOT engine_known THEN 'engine release unknown' END,
                        CASE WHEN L IS NULL THEN 'max_model_len unknown' END,
                        CASE WHEN NOT hardware_known THEN 'hardware unknown' END,
+                       CASE WHEN wdtype IS NULL AND quantization IS NOT NULL
+                            THEN 'weights dtype unknown (quantization ' || quantization || ')' END,
                        CASE WHEN NOT reproducible THEN split_part(notes, ' — ', 1) END) AS missing,
        logged_tokens, max_concurrency AS logged_concurrency, available_kv_bytes AS logged_available_kv_bytes,
        started AS logged_started,
@@ -134,5 +157,16 @@ SELECT observation_id, engine_id, engine_version, model_id, served_id, hardware_
        e2e_tokens, e2e_concurrency,
        e2e_tokens - logged_tokens AS e2e_error_tokens,
        100.0 * (e2e_tokens - logged_tokens) / nullif(logged_tokens, 0) AS e2e_error_pct,
+       100.0 * (block_concurrency - max_concurrency) / nullif(max_concurrency, 0) AS block_concurrency_error_pct,
+       100.0 * (e2e_concurrency - max_concurrency) / nullif(max_concurrency, 0) AS e2e_concurrency_error_pct,
+       requested_bytes AS logged_requested_bytes, logged_weights_bytes, logged_activation_bytes,
+       logged_non_torch_bytes, logged_cuda_graph_bytes, logged_cuda_graph_estimated_bytes, logged_non_kv_bytes,
+       e2e_activation_bytes, e2e_non_torch_bytes, e2e_cuda_graph_bytes,
+       CASE WHEN util_basis = 'total' THEN usable_bytes * util END - requested_bytes AS requested_error_bytes,
+       weights_bytes - logged_weights_bytes AS weights_error_bytes,
+       e2e_activation_bytes - logged_activation_bytes AS activation_error_bytes,
+       e2e_non_torch_bytes - logged_non_torch_bytes AS non_torch_error_bytes,
+       e2e_cuda_graph_bytes - logged_cuda_graph_bytes AS cuda_graph_error_bytes,
+       weights_bytes + reserve_bytes - logged_non_kv_bytes AS non_kv_error_bytes,
        e2e_available_kv_bytes >= 0 AND nb_e2e >= blocks_per_request AS e2e_starts
 FROM pred

@@ -1,5 +1,6 @@
 -- ranked_plans(users, context_tokens, tpot_s, ttft_s := NULL, models := NULL, hardware := NULL, engines := NULL,
---   weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL, <engine knobs as plans>): table macro, the plans
+--   weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL, <engine knobs as plans>, cost_basis := 'rental',
+--   tco_years, tco_usd_per_kwh, tco_pue): table macro, the plans
 -- (275) of the listed configurations, ranked per model — the ONE ranking rule, used by `kvreg plan` and by
 -- the report's sizing (kvreg/report/queries/scope_plans.sql), so both give the same rows in the same order.
 -- The lists (VARCHAR[] ids, BIGINT[] tps; NULL = every one) filter before ranking.
@@ -25,12 +26,16 @@ CREATE OR REPLACE MACRO ranked_plans(users, context_tokens, tpot_s, ttft_s := NU
                                      engines := NULL, weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL,
                                      gpu_memory_utilization := NULL, max_num_seqs := NULL,
                                      max_num_batched_tokens := NULL, enforce_eager := NULL,
-                                     num_speculative_tokens := NULL) AS TABLE
+                                     num_speculative_tokens := NULL, cost_basis := 'rental', tco_years := NULL,
+                                     tco_usd_per_kwh := NULL, tco_pue := NULL) AS TABLE
 WITH listed AS (
-    SELECT p.*
+    -- priced on the stated cost basis (kvreg/sql/115_hardware_rates.sql; 'rental' = the plans' own price)
+    SELECT p.* REPLACE (rt.usd_per_hour * p.gpus AS usd_per_hour)
     FROM plans(users, context_tokens, tpot_s, ttft_s := ttft_s, gpu_memory_utilization := gpu_memory_utilization,
                max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
                enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens) p
+    LEFT JOIN hardware_rates_at(cost_basis, tco_years := tco_years, tco_usd_per_kwh := tco_usd_per_kwh,
+                                tco_pue := tco_pue) rt ON rt.hardware_id = p.hardware_id
     WHERE (models IS NULL OR list_contains(models, p.model_id))
       AND (hardware IS NULL OR list_contains(hardware, p.hardware_id))
       AND (engines IS NULL OR list_contains(engines, p.engine_id))

@@ -1,11 +1,12 @@
 -- chart_capacity: max concurrency against context length for each model's primary configuration
--- on each listed hardware (the report's first weights dtype, first KV dtype and first engine, at the
--- smallest listed TP size whose weights fit), over every context of the contexts axis up to the
+-- on each listed hardware (the recommended option's weights dtype, KV dtype and engine — the report's
+-- first ones when the model has no recommendation — at the smallest listed TP size whose weights fit), over every context of the contexts axis up to the
 -- longer of the model's native context and the report's longest context.
 -- engine_seqs is what the first listed engine release with accounting data (admission_engine_id) admits
 -- in the same hardware × precision × TP configuration (report_engine_admission), NULL when none is listed.
 -- Grain: one row per model × hardware × context_tokens.
--- Inputs: report_capacity, report_memory_pools (scope_*.sql), contexts, models, report_items, report_engine_admission.
+-- Inputs: report_capacity, report_memory_pools (scope_*.sql), contexts, models, report_items, report_engine_admission,
+--   report_options (the recommendation: rank_in_model = 1 and it meets the workload).
 -- Units: sequences; context in tokens.
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
 firsts AS (
@@ -18,15 +19,19 @@ firsts AS (
                AS admission_engine_id
     FROM pick
 ),
+rec AS (SELECT model_id, engine_id, weights_dtype, kv_dtype FROM report_options WHERE rank_in_model = 1 AND meets),
 cfg AS (
-    SELECT p.model_id, p.hardware_id, f.engine_id, f.weights_dtype, f.kv_dtype, min(p.tp) AS tp,
-           f.longest_context_tokens, f.admission_engine_id
+    SELECT p.model_id, p.hardware_id, coalesce(r.engine_id, f.engine_id) AS engine_id,
+           coalesce(r.weights_dtype, f.weights_dtype) AS weights_dtype, coalesce(r.kv_dtype, f.kv_dtype) AS kv_dtype,
+           min(p.tp) AS tp, f.longest_context_tokens, f.admission_engine_id
     FROM report_memory_pools p
     CROSS JOIN firsts f
+    LEFT JOIN rec r ON r.model_id = p.model_id
     JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = p.model_id
     JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = p.hardware_id
     JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = p.tp
-    WHERE p.engine_id = f.engine_id AND p.weights_dtype = f.weights_dtype AND p.pool_bytes > 0
+    WHERE p.engine_id = coalesce(r.engine_id, f.engine_id) AND p.weights_dtype = coalesce(r.weights_dtype, f.weights_dtype)
+      AND p.pool_bytes > 0
     GROUP BY ALL
 )
 SELECT c.model_id, c.hardware_id, c.engine_id, c.weights_dtype, c.kv_dtype, c.tp, c.context_tokens,

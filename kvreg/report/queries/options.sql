@@ -1,7 +1,7 @@
 -- options: every configuration the report lists, sized for its workload from capacity alone
 -- (used when the plans macro of the roofline issue is absent).
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp, at the workload's context.
--- Inputs: report_capacity (scope_capacity.sql), report_items, report_workloads, hardware (price), report_engine_admission.
+-- Inputs: report_capacity (scope_capacity.sql), report_items, report_workloads, hardware, report_rates (the report's cost basis), report_engine_admission.
 -- Units: sequences, devices, USD per hour and per month.
 --   planned_seqs  sequences one replica serves: engine-admitted when known, else first principles
 --   replicas      ceil(users / planned_seqs); devices = replicas × tp
@@ -20,9 +20,9 @@ sized AS (
                 THEN ceil(w.users / coalesce(e.admitted_seqs, c.max_seqs))::BIGINT END AS replicas,
            replicas * c.tp AS devices,
            CASE WHEN c.naive_max_seqs > 0 THEN ceil(w.users / c.naive_max_seqs)::BIGINT * c.tp END AS naive_devices,
-           h.price_usd_per_hour, h.price_provider, h.price_date,
-           h.price_usd_per_hour * devices AS usd_per_hour,
-           h.price_usd_per_hour * devices * w.hours_per_month AS usd_per_month,
+           rt.usd_per_hour AS price_usd_per_hour, rt.price_provider, rt.price_date,
+           rt.usd_per_hour * devices AS usd_per_hour,
+           rt.usd_per_hour * devices * w.hours_per_month AS usd_per_month,
            replicas * coalesce(e.admitted_seqs, c.max_seqs) AS users_capacity,
            CASE WHEN c.pool_bytes <= 0 THEN 'weights do not fit'
                 WHEN coalesce(e.admitted_seqs, c.max_seqs) = 0 THEN 'one sequence does not fit'
@@ -41,6 +41,7 @@ sized AS (
     JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = c.tp
     JOIN models m ON m.model_id = c.model_id
     JOIN hardware h ON h.hardware_id = c.hardware_id
+    JOIN report_rates rt ON rt.hardware_id = c.hardware_id
     LEFT JOIN report_engine_admission e
            ON e.model_id = c.model_id AND e.hardware_id = c.hardware_id AND e.engine_id = c.engine_id
           AND e.weights_dtype = c.weights_dtype AND e.kv_dtype = c.kv_dtype AND e.tp = c.tp
@@ -49,7 +50,8 @@ sized AS (
 )
 SELECT *, devices IS NOT NULL AS meets, devices IS NOT NULL AS feasible,
        CASE WHEN devices IS NULL THEN binding END AS reason, NULL::BIGINT AS max_context_tokens,
-       NULL::DOUBLE AS tpot_at_batch_s, engine_seqs IS NOT NULL AND engine_seqs < max_seqs AS engine_limited,
+       NULL::DOUBLE AS tpot_at_batch_s, NULL::BIGINT AS batch_per_replica, NULL::BIGINT AS rate_max_batch,
+       NULL::BIGINT AS max_seqs_per_replica, engine_seqs IS NOT NULL AND engine_seqs < max_seqs AS engine_limited,
        row_number() OVER (PARTITION BY model_id
                           ORDER BY devices IS NULL, usd_per_hour IS NULL, usd_per_hour, devices,
                                    hardware_idx, weights_idx, kv_idx, tp_idx, engine_idx) AS rank_in_model

@@ -7,7 +7,8 @@
 -- Inputs: report_plans (scope_plans.sql: model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, feasible,
 --   reason, max_seqs_per_replica, rate_max_batch, replicas, batch_per_replica, gpus, usd_per_hour,
 --   binding_constraint, tpot_at_batch_s, prefill_floor_s, max_context_tokens, pool_basis, engine_starts,
---   rank_list, rank_in_model), report_capacity (naive plan), report_items, report_workloads, models, hardware.
+--   rank_list, rank_in_model; priced on the report's cost basis), report_capacity (naive plan), report_items,
+--   report_workloads, models, hardware, report_rates (scope_rates.sql: the rate per device-hour on that basis).
 -- Units: sequences, devices, seconds, tokens, USD per hour and per month.
 --   planned_seqs   sequences one replica serves: least(capacity — the engine's admission for an engine release
 --                  with accounting data —, largest batch meeting TPOT)
@@ -29,7 +30,7 @@ SELECT p.model_id, coalesce(m.name, p.model_id) AS model_name, p.hardware_id,
        p.max_seqs_per_replica, p.rate_max_batch, p.batch_per_replica, p.replicas AS plans_replicas,
        p.binding_constraint, p.tpot_at_batch_s, p.prefill_floor_s, p.max_context_tokens,
        CASE WHEN c.naive_max_seqs > 0 THEN ceil(w.users / c.naive_max_seqs)::BIGINT * p.tp END AS naive_devices,
-       h.price_usd_per_hour, h.price_provider, h.price_date,
+       rt.usd_per_hour AS price_usd_per_hour, rt.price_provider, rt.price_date,
        pm.item_idx AS model_idx, ph.item_idx AS hardware_idx, pw.item_idx AS weights_idx,
        pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx,
        p.feasible, p.reason, p.binding_constraint = 'admission' AS engine_limited,
@@ -52,6 +53,7 @@ JOIN pick pk ON pk.item_kind = 'kv_dtype' AND pk.item_id = p.kv_dtype
 JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = p.tp
 JOIN models m ON m.model_id = p.model_id
 JOIN hardware h ON h.hardware_id = p.hardware_id
+JOIN report_rates rt ON rt.hardware_id = p.hardware_id
 LEFT JOIN report_capacity c
        ON c.model_id = p.model_id AND c.hardware_id = p.hardware_id AND c.engine_id = p.engine_id
       AND c.weights_dtype = p.weights_dtype AND c.kv_dtype = p.kv_dtype AND c.tp = p.tp

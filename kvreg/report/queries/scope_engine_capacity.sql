@@ -1,13 +1,17 @@
--- scope_engine_capacity: engine_capacity at each engine release's default max_num_batched_tokens
--- (default_batched), restricted to what one report lists; materialised once per report as the temp table
+-- scope_engine_capacity: engine_capacity_at over the max_model_lens axis with the report's engine_settings
+-- (NULL = each release's default for the device: then exactly the engine_capacity rows with default_batched),
+-- restricted to what one report lists; materialised once per report as the temp table
 -- report_engine_capacity, from which report_engine_admission and engine_quirks read (one pass over the
 -- deep engine_capacity view instead of two).  Every max_model_len of the axis is kept (the capacity chart).
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp × max_model_len
 --   (× max_num_batched_tokens should a release have several defaults).
--- Inputs: engine_capacity (kvreg/sql/220_engine_capacity.sql); parameters $models, $hardware, $engines,
---   $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]).
+-- Inputs: engine_capacity_at (kvreg/sql/220_engine_capacity.sql); parameters $models, $hardware, $engines,
+--   $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]), and the knobs $gpu_memory_utilization,
+--   $max_num_seqs, $max_num_batched_tokens, $enforce_eager, $num_speculative_tokens.
 -- Units: as engine_capacity (sequences, tokens, bytes).
-SELECT * FROM engine_capacity
+SELECT * FROM engine_capacity_at((SELECT list(max_model_len ORDER BY max_model_len) FROM max_model_lens),
+                                 gpu_memory_utilization := $gpu_memory_utilization, max_num_seqs := $max_num_seqs,
+                                 max_num_batched_tokens := $max_num_batched_tokens, enforce_eager := $enforce_eager,
+                                 num_speculative_tokens := $num_speculative_tokens)
 WHERE list_contains($models, model_id) AND list_contains($hardware, hardware_id) AND list_contains($engines, engine_id)
   AND list_contains($weights_dtypes, weights_dtype) AND list_contains($kv_dtypes, kv_dtype) AND list_contains($tp, tp)
-  AND default_batched

@@ -3,9 +3,14 @@
 -- (kvreg/sql/280_ranked_plans.sql over 275_plans.sql), so the report and the CLI give the same rows.
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp.
 -- Inputs: ranked_plans macro; parameters $users, $context_tokens, $tpot_s, $ttft_s (the report's workload),
---   $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]).
+--   $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]); the report's cost basis
+--   $cost_basis, $tco_years, $tco_usd_per_kwh, $tco_pue (ranked_plans prices on it).
 -- Units: as plans (sequences, devices, seconds, USD per hour); rank_list, rank_in_list, rank_in_model as
 --   ranked_plans.
 SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, models := $models,
                            hardware := $hardware, engines := $engines, weights_dtypes := $weights_dtypes,
-                           kv_dtypes := $kv_dtypes, tps := $tp)
+                           kv_dtypes := $kv_dtypes, tps := $tp, cost_basis := $cost_basis, tco_years := $tco_years,
+                           tco_usd_per_kwh := $tco_usd_per_kwh, tco_pue := $tco_pue,
+                           gpu_memory_utilization := $gpu_memory_utilization,
+                           max_num_seqs := $max_num_seqs, max_num_batched_tokens := $max_num_batched_tokens,
+                           enforce_eager := $enforce_eager, num_speculative_tokens := $num_speculative_tokens)

@@ -14,7 +14,45 @@
 --   single_seq_context_tokens  the plans view's max_context_tokens (longest context at which one sequence fits
 --                           and meets the TPOT on one replica), capped at the model's native context
 --   native_limited          true when that cap is the model's native context
+--   tok_per_s_per_replica   sustained output tokens/s of one replica: batch_per_replica ÷ tpot_at_batch_s (each
+--                           running sequence emits one token per decode step); NULL without the plans figures
+--   tok_per_s_total         replicas × tok_per_s_per_replica
+--   usd_per_million_output_tokens  usd_per_hour ÷ (tok_per_s_total × 3,600) × 10^6 (output tokens only: prefill
+--                           is paid in the same hours and not counted apart)
+--   limit_memory_seqs, limit_tpot_seqs, limit_engine_seqs  sequences per replica each constraint allows (KV pool,
+--                           largest batch meeting the TPOT, engine admission; NULL where not known)
+--   margin_next             how much more the next constraint allows than the binding one (0.25 = 25 % more);
+--                           next_constraint names it ('memory' | 'tpot' | 'engine')
+--   ru_*                    the runner-up: the cheapest option that meets the workload on other hardware, same
+--                           engine; ru_extra = its cost ÷ the recommendation's − 1
+--   ru_flip_usd_per_device_hour  the runner-up's price per device-hour at which the two cost the same
+--                           (recommended $/h ÷ runner-up devices); ru_flip_change its change in price (−0.2 = 20 % lower)
 WITH rec AS (SELECT * FROM report_options WHERE rank_in_model = 1 AND meets),
+ru AS (
+    SELECT o.model_id, arg_min(o.hardware_id, o.rank_in_model) AS ru_hardware_id,
+           arg_min(o.tp, o.rank_in_model) AS ru_tp, arg_min(o.weights_dtype, o.rank_in_model) AS ru_weights_dtype,
+           arg_min(o.kv_dtype, o.rank_in_model) AS ru_kv_dtype, arg_min(o.devices, o.rank_in_model) AS ru_devices,
+           arg_min(o.usd_per_hour, o.rank_in_model) AS ru_usd_per_hour,
+           arg_min(o.price_usd_per_hour, o.rank_in_model) AS ru_price_usd_per_hour
+    FROM report_options o JOIN rec r USING (model_id)
+    WHERE o.meets AND o.engine_id = r.engine_id AND o.hardware_id <> r.hardware_id
+    GROUP BY o.model_id
+),
+limits AS (
+    SELECT model_id, limit_memory_seqs, limit_tpot_seqs, limit_engine_seqs, binding_seqs,
+           CASE WHEN list_count(others) > 0 THEN list_min(others) / binding_seqs - 1 END AS margin_next,
+           CASE WHEN list_count(others) = 0 THEN NULL
+                WHEN list_min(others) = limit_engine_seqs THEN 'engine'
+                WHEN list_min(others) = limit_tpot_seqs THEN 'tpot' ELSE 'memory' END AS next_constraint
+    FROM (
+        SELECT model_id, lm AS limit_memory_seqs, lt AS limit_tpot_seqs, le AS limit_engine_seqs,
+               least(lm, coalesce(lt, lm), coalesce(le, lm)) AS binding_seqs,
+               list_filter([lm, lt, le], lambda x: x IS NOT NULL AND x > least(lm, coalesce(lt, lm), coalesce(le, lm)))
+                   AS others
+        FROM (SELECT model_id, coalesce(max_seqs_per_replica, max_seqs) AS lm, rate_max_batch AS lt,
+                     engine_seqs AS le FROM rec)
+    )
+),
 alt AS (
     SELECT o.model_id, arg_min(o.hardware_id, o.rank_in_model) AS alt_hardware_id,
            arg_min(o.weights_dtype, o.rank_in_model) AS alt_weights_dtype,
@@ -56,7 +94,15 @@ SELECT o.model_id, o.users, o.users_capacity, o.devices, o.naive_devices,
        any_value(a.alt_devices) AS alt_devices, any_value(a.alt_usd_per_hour) AS alt_usd_per_hour,
        any_value(COLUMNS(n.* EXCLUDE (model_id))), any_value(COLUMNS(g.* EXCLUDE (model_id))),
        least(any_value(o.max_context_tokens), any_value(m.native_context_tokens)) AS single_seq_context_tokens,
-       any_value(o.max_context_tokens) > any_value(m.native_context_tokens) AS native_limited
+       any_value(o.max_context_tokens) > any_value(m.native_context_tokens) AS native_limited,
+       any_value(o.batch_per_replica / o.tpot_at_batch_s) AS tok_per_s_per_replica,
+       any_value(o.replicas * o.batch_per_replica / o.tpot_at_batch_s) AS tok_per_s_total,
+       any_value(o.usd_per_hour / (o.replicas * o.batch_per_replica / o.tpot_at_batch_s * 3600) * 1e6)
+           AS usd_per_million_output_tokens,
+       any_value(COLUMNS(l.* EXCLUDE (model_id))), any_value(COLUMNS(u.* EXCLUDE (model_id))),
+       any_value(u.ru_usd_per_hour / o.usd_per_hour - 1) AS ru_extra,
+       any_value(o.usd_per_hour / u.ru_devices) AS ru_flip_usd_per_device_hour,
+       any_value(o.usd_per_hour / u.ru_devices / u.ru_price_usd_per_hour - 1) AS ru_flip_change
 FROM rec o
 JOIN models m ON m.model_id = o.model_id
 JOIN report_capacity c ON c.model_id = o.model_id AND c.hardware_id = o.hardware_id AND c.engine_id = o.engine_id
@@ -68,5 +114,7 @@ LEFT JOIN report_engine_admission e
 LEFT JOIN alt a ON a.model_id = o.model_id
 LEFT JOIN nxt n ON n.model_id = o.model_id
 LEFT JOIN eng g ON g.model_id = o.model_id
+LEFT JOIN limits l ON l.model_id = o.model_id
+LEFT JOIN ru u ON u.model_id = o.model_id
 GROUP BY o.model_id, o.users, o.users_capacity, o.devices, o.naive_devices
 ORDER BY o.model_id

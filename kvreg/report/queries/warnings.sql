@@ -1,6 +1,6 @@
 -- warnings: what the reader must not miss, most serious first.
 -- Grain: one row per warning.  Inputs: report_grid, report_engine_admission (via report_grid),
---   report_items, provenance, hardware, hardware_precisions, models.
+--   report_items, provenance, hardware, hardware_precisions, models, report_rates.
 -- Columns: severity (1 = the option is unusable, 2 = the number is uncertain, 3 = information),
 --   kind (stable code), subject, detail (text), amount_bytes (bytes to print with a unit, or NULL).
 -- Unusable combinations are grouped per model × hardware, listing the configurations affected.
@@ -72,10 +72,11 @@ SELECT * FROM (
     FROM g JOIN hardware h USING (hardware_id)
     WHERE g.tp > h.interconnect_domain_size
     UNION ALL
-    SELECT 3, 'price-unknown', h.hardware_id,
-           'no rental price in the registry: options on it are ranked by device count only', NULL,
+    SELECT 3, 'price-unknown', rt.hardware_id,
+           format('no price on this report''s basis ({}) in the registry: options on it are ranked by device'
+                  ' count only', rt.basis_label), NULL,
            0, i.item_idx, 0
-    FROM hardware h JOIN pick i ON i.item_kind = 'hardware' AND i.item_id = h.hardware_id
-    WHERE h.price_usd_per_hour IS NULL
+    FROM report_rates rt JOIN pick i ON i.item_kind = 'hardware' AND i.item_id = rt.hardware_id
+    WHERE rt.usd_per_hour IS NULL
 )
 ORDER BY severity, model_idx, hardware_idx, sub_idx, kind, subject

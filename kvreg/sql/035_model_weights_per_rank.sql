@@ -1,0 +1,67 @@
+-- model_weights_at(tp_list): table macro, the weight bytes one tensor-parallel rank holds — the ONE
+-- definition of the per-rank split; the view model_weights_per_rank applies it to the tp_sizes axis.
+-- Grain: one row per model × checkpoint (every listed one and each generic one) × tp (each distinct
+--   positive value of tp_list).
+-- Inputs: checkpoints, checkpoint_tensors, models.
+-- Units: bytes per rank, except the *_total columns (whole model).  What vLLM 0.19.0 logs as "Model
+--   loading took X GiB" (gpu_model_runner.py:4821: torch bytes allocated while loading, parameters
+--   plus buffers, per rank) is weights_bytes_per_rank.
+--   vocab_bytes_per_rank      embed + lm_head: vocab padded to 64, ÷ tp rows (VocabParallelEmbedding,
+--                             vocab_parallel_embedding.py:75 pad_vocab_size, :289 per partition)
+--   sharded_bytes_per_rank    split groups × max(1/tp, 1/parts): attention q/o over heads, k/v over KV
+--                             heads and replicated once tp exceeds them (QKVParallelLinear), MLP, experts,
+--                             recurrent mixers, towers ÷ tp.  With measured checkpoint bytes, the split
+--                             groups are scaled so the whole model equals the measurement
+--                             (measured − vocab − replicated, the rule only splitting it)
+--   replicated_bytes          norms, MoE router gates (ReplicatedLinear) and buffers (rotary cos/sin
+--                             cache), on every rank
+--   weights_bytes_per_rank    vocab + sharded + replicated
+--   basis                     'measured' (checkpoint bytes given) or 'rule' (per-tensor rule only)
+-- Source: kvreg/weights.py (tensor groups, vLLM 0.19.0 file:line); checked against the 18 vLLM 0.19.0
+--   H100 "Model loading took" figures (tests/test_checkpoints.py).
+CREATE OR REPLACE MACRO model_weights_at(tp_list) AS TABLE
+WITH tps AS (
+    SELECT DISTINCT t::BIGINT AS tp FROM (SELECT unnest(tp_list) AS t) WHERE t IS NOT NULL AND t > 0
+),
+totals AS (
+    SELECT model_id, checkpoint_id,
+           sum(CASE WHEN shard = 'split' THEN bytes ELSE 0 END) AS split_total,
+           sum(CASE WHEN shard = 'vocab' THEN bytes ELSE 0 END) AS vocab_total,
+           sum(CASE WHEN shard = 'replicated' THEN bytes ELSE 0 END) AS replicated_bytes,
+           sum(CASE WHEN tensor_group = 'buffers' THEN bytes ELSE 0 END) AS buffer_bytes
+    FROM checkpoint_tensors GROUP BY ALL
+),
+per_rank AS (
+    SELECT t.model_id, t.checkpoint_id, p.tp,
+           sum(CASE t.shard
+                   WHEN 'vocab' THEN t.bytes / nullif(m.vocab_size, 0) * ceil(m.vocab_size / 64.0) * 64 / p.tp
+                   ELSE 0 END) AS vocab_bytes_per_rank,
+           sum(CASE t.shard
+                   WHEN 'split' THEN t.bytes * greatest(1.0 / p.tp, 1.0 / coalesce(t.shard_parts, p.tp))
+                   ELSE 0 END) AS split_rule_per_rank
+    FROM checkpoint_tensors t JOIN models m USING (model_id) CROSS JOIN tps p
+    GROUP BY ALL
+),
+scaled AS (
+    SELECT r.*, c.hf_id, c.weights_dtype, c.listed, c.is_default, c.checkpoint_bytes,
+           o.split_total, o.vocab_total, o.replicated_bytes, o.buffer_bytes,
+           -- measured bytes hold no buffers; what the rule cannot place is in the split groups
+           CASE WHEN c.checkpoint_bytes IS NULL OR o.split_total = 0 THEN 1.0
+                ELSE (c.checkpoint_bytes - o.vocab_total - (o.replicated_bytes - o.buffer_bytes)) / o.split_total
+                END AS split_scale
+    FROM per_rank r
+    JOIN totals o USING (model_id, checkpoint_id)
+    JOIN checkpoints c USING (model_id, checkpoint_id)
+)
+SELECT model_id, checkpoint_id, hf_id, weights_dtype, listed, is_default, tp,
+       coalesce(vocab_bytes_per_rank, 0) + split_rule_per_rank * split_scale + replicated_bytes
+           AS weights_bytes_per_rank,
+       coalesce(vocab_bytes_per_rank, 0) AS vocab_bytes_per_rank,
+       split_rule_per_rank * split_scale AS sharded_bytes_per_rank,
+       replicated_bytes, buffer_bytes,
+       split_total * split_scale AS sharded_bytes_total, vocab_total AS vocab_bytes_total,
+       CASE WHEN checkpoint_bytes IS NULL THEN 'rule' ELSE 'measured' END AS basis
+FROM scaled;
+
+CREATE OR REPLACE VIEW model_weights_per_rank AS
+SELECT * FROM model_weights_at((SELECT list(tp ORDER BY tp) FROM tp_sizes))

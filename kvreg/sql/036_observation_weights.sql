@@ -1,0 +1,20 @@
+-- observation_weights: each observation's checkpoint weights per rank beside what the engine logged.
+-- Grain: one row per observation with a model (observations), its default checkpoint at the logged
+--   weights_dtype (the model's dtype when the log names none) and the observation's tp.
+-- Inputs: observations, models; table macro model_weights_at (035).
+-- Units: bytes per rank.
+--   weights_bytes_per_rank   model_weights_at at the observation's tp (pipeline stages hold layers ÷ pp:
+--                            divided by pp, as calibration divides the weights)
+--   logged_bytes             the log's "Model loading took" (model_loading_bytes), NULL when not logged
+--   residual_bytes           weights_bytes_per_rank − logged_bytes
+-- Source: docs/import-hf.md "Checkpoints and the weights rule".
+CREATE OR REPLACE VIEW observation_weights AS
+SELECT o.observation_id, o.model_id, coalesce(o.weights_dtype, m.dtype) AS weights_dtype, o.tp, o.pp,
+       w.checkpoint_id, w.hf_id, w.basis, w.weights_bytes_per_rank / o.pp AS weights_bytes_per_rank,
+       o.model_loading_bytes AS logged_bytes,
+       w.weights_bytes_per_rank / o.pp - o.model_loading_bytes AS residual_bytes
+FROM observations o
+JOIN models m ON m.model_id = o.model_id
+JOIN model_weights_at((SELECT list(DISTINCT tp) FROM observations)) w
+  ON w.model_id = o.model_id AND w.weights_dtype = coalesce(o.weights_dtype, m.dtype) AND w.is_default
+ AND w.tp = o.tp

@@ -1,0 +1,283 @@
+"""ingest-log never destroys and never tracebacks (issue 15 item 2): refusal without --force, curated
+fields kept with it, ids checked, umask honoured, excerpts not logs, and hypothesis mutations of a
+real vLLM 0.19.0 startup log ending in exit 0 or a located exit 1/2."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from kvreg.cli import main
+from kvreg.ingest import check_entry, observation_from_log
+from kvreg.logparse import LogError
+
+ROOT = Path(__file__).resolve().parents[1]
+# the lines kvreg read from a real log (shipped observation excerpt, numbers stripped): a real startup
+REAL = "\n".join(ln.partition(": ")[2] for ln in yaml.safe_load(
+    (ROOT / "registry/observations/v0.19-h100-phi-4-tp1.yaml").read_text())["excerpt"].splitlines()) + "\n"
+# the config line in full (the excerpt keeps only its head): TP, PP, dtype, quantization, KV dtype, eager
+CONFIG = ("(EngineCore pid=283) INFO 04-22 15:12:23 [v1/engine/core.py:105] Initializing a V1 LLM engine (v0.19.0) "
+          "with config: model='microsoft/phi-4', speculative_config=None, tokenizer='microsoft/phi-4', "
+          "dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=1, pipeline_parallel_size=1, "
+          "data_parallel_size=1, quantization=None, enforce_eager=False, kv_cache_dtype=auto, device_config=cuda\n")
+FULL = CONFIG + REAL
+
+
+@pytest.fixture()
+def project(tmp_path):
+    for sub in ("registry/engines", "hardware"):
+        shutil.copytree(ROOT / sub, tmp_path / sub)
+    (tmp_path / "registry/models").mkdir(parents=True)
+    shutil.copy(ROOT / "registry/models/phi-4.yaml", tmp_path / "registry/models/phi-4.yaml")
+    return tmp_path
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_real_log_settings_from_its_own_lines(project):
+    log = project / "phi4.log"
+    log.write_text(FULL)
+    r = run("ingest-log", log, "--project", project, "--hardware", "h100-sxm-80gb")
+    assert r.exit_code == 0, r.output
+    e = yaml.safe_load((project / "registry/observations/phi4.yaml").read_text())
+    assert e["settings"] == {"tp": 1, "pp": 1, "dp": 1, "max_model_len": 8192, "gpu_memory_utilization": 0.95,
+                             "max_num_batched_tokens": 8192, "max_num_seqs": 1024, "enforce_eager": False,
+                             "dtype": "bf16"}
+    assert "settings.tp" not in e.get("unknown", [])
+    assert e["engine"] == "vllm-0.9-0.19" and e["release_confidence"] == "stated"
+    assert e["logged"]["activation_peak_gib"] == 1.52 and e["logged"]["cuda_graph_memory_gib"] == 1.07
+    assert e["excerpt"].startswith("1: (EngineCore pid=283)")
+
+
+def test_existing_id_is_refused_then_force_keeps_curated_fields(project):
+    log = project / "phi4.log"
+    log.write_text(FULL)
+    assert run("ingest-log", log, "--project", project).exit_code == 0
+    path = project / "registry/observations/phi4.yaml"
+    e = yaml.safe_load(path.read_text())
+    e["hardware"] = "h100-sxm-80gb"
+    e["notes"] = "curated: run by hand on node 7"
+    e["unknown"] = [u for u in e["unknown"] if u != "hardware"]
+    path.write_text(yaml.safe_dump(e, sort_keys=False))
+    before = path.read_bytes()
+    log.write_text(FULL.replace("GPU KV cache size: 241,568 tokens", "GPU KV cache size: 241,584 tokens"))
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 2 and "phi4.yaml exists" in r.output and "--force" in r.output
+    assert path.read_bytes() == before                                   # untouched
+    r = run("ingest-log", log, "--project", project, "--force")
+    assert r.exit_code == 0, r.output
+    assert "kept from the replaced phi4.yaml: hardware, notes" in r.output
+    e = yaml.safe_load(path.read_text())
+    assert e["logged"]["kv_cache_tokens"] == 241584                      # the new log's figure
+    assert e["hardware"] == "h100-sxm-80gb" and e["notes"] == "curated: run by hand on node 7"
+    assert "hardware" not in e.get("unknown", [])
+    assert run("validate", "--project", project).exit_code == 0
+
+
+@pytest.mark.parametrize("bad", ["Bad_ID", "-x", "a b", "ÿ"])
+def test_invalid_id_is_a_usage_error(project, bad):
+    log = project / "phi4.log"
+    log.write_text(FULL)
+    r = run("ingest-log", log, "--project", project, "--id", bad)
+    assert r.exit_code == 2 and "is not a valid id" in r.output and r.exception is None or \
+        isinstance(r.exception, SystemExit)
+    assert "Traceback" not in r.output
+    assert not list((project / "registry").glob("observations/*.yaml"))
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_written_with_the_users_umask(project, umask, mode):
+    log = project / "phi4.log"
+    log.write_text(FULL)
+    old = os.umask(umask)
+    try:
+        assert run("ingest-log", log, "--project", project).exit_code == 0
+    finally:
+        os.umask(old)
+    assert (project / "registry/observations/phi4.yaml").stat().st_mode & 0o777 == mode
+
+
+def test_a_50_mb_log_becomes_a_small_observation(project):
+    log = project / "big.log"
+    filler = "(EngineCore pid=283) DEBUG 04-22 15:13:07 [compilation/backends.py:1074]  'VLLM_SOME_FLAG': False,\n"
+    with open(log, "w") as fh:
+        fh.write(CONFIG)
+        fh.write(filler * (25 * 2 ** 20 // len(filler)))
+        fh.write(REAL)
+        fh.write(filler * (25 * 2 ** 20 // len(filler)))
+    assert log.stat().st_size > 50 * 10 ** 6
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 0, r.output
+    out = project / "registry/observations/big.yaml"
+    assert out.stat().st_size < 12_000
+    e = yaml.safe_load(out.read_text())
+    n = int(next(ln for ln in e["excerpt"].splitlines() if "GPU KV cache size" in ln).split(":")[0])
+    k = next(i for i, ln in enumerate(REAL.splitlines()) if "GPU KV cache size" in ln)
+    assert n == 1 + 25 * 2 ** 20 // len(filler) + k + 1                 # its line number in the big log
+
+
+def test_conflicting_token_lines_exit_1_naming_both(project):
+    log = project / "two.log"
+    log.write_text(FULL + "(EngineCore pid=283) INFO [v1/core/kv_cache_utils.py:1319] GPU KV cache size: "
+                   "999,999 tokens\n")
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 1
+    assert re.search(r"line \d+ says 241568 .* but line \d+ says 999999", r.output)
+    assert not (project / "registry/observations/two.yaml").exists()
+
+
+# --- hypothesis: mutations of the real log -----------------------------------------------------
+
+_LINES = FULL.splitlines(keepends=True)
+
+
+@st.composite
+def mutated_log(draw):
+    lines = list(_LINES)
+    for _ in range(draw(st.integers(1, 6))):
+        op = draw(st.sampled_from(["delete", "duplicate", "number", "truncate", "insert", "swap", "chars"]))
+        i = draw(st.integers(0, len(lines) - 1)) if lines else 0
+        if not lines:
+            lines = [draw(st.text(max_size=80))]
+            continue
+        if op == "delete":
+            lines.pop(i)
+        elif op == "duplicate":
+            lines.insert(i, lines[i])
+        elif op == "number":
+            nums = list(re.finditer(r"[0-9][0-9,.]*", lines[i]))
+            if nums:
+                m = draw(st.sampled_from(nums))
+                new = draw(st.sampled_from(["0", "-1", "1e400", "99999999999999999999999", "nan", "1,2,3", "", ".",
+                                            str(draw(st.integers(-10 ** 6, 10 ** 12)))]))
+                lines[i] = lines[i][:m.start()] + new + lines[i][m.end():]
+        elif op == "truncate":
+            lines[i] = lines[i][:draw(st.integers(0, len(lines[i])))]
+            lines = lines[:i + 1]
+        elif op == "insert":
+            lines.insert(i, draw(st.text(max_size=120)) + "\n")
+        elif op == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op == "chars":
+            s = lines[i]
+            k = draw(st.integers(0, len(s)))
+            lines[i] = s[:k] + draw(st.text(alphabet="{}()[]',=:x0 \t\x00é", max_size=6)) + s[k:]
+    return "".join(lines)
+
+
+@pytest.fixture(scope="module")
+def registry():
+    from kvreg.registry import load_registry
+
+    return load_registry(ROOT)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                    HealthCheck.too_slow])
+@given(text=mutated_log())
+def test_mutated_logs_give_an_entry_or_a_located_error(registry, text):
+    try:
+        entry, msgs = observation_from_log(text, registry, obs_id="m", source={"title": "fuzz"},
+                                           hardware="h100-sxm-80gb")
+        check_entry(entry)
+    except LogError as exc:
+        assert str(exc)                                                 # a message, never a bare error
+        return
+    assert entry["logged"] and isinstance(msgs, list)
+    yaml.safe_dump(entry)                                               # writable
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.too_slow])
+@given(text=mutated_log())
+def test_mutated_logs_through_the_cli_exit_0_1_or_2(tmp_path_factory, text):
+    proj = tmp_path_factory.mktemp("fz")
+    for sub in ("registry/engines", "hardware"):
+        shutil.copytree(ROOT / sub, proj / sub)
+    (proj / "registry/models").mkdir(parents=True)
+    log = proj / "m.log"
+    log.write_text(text, errors="surrogateescape")
+    r = run("ingest-log", log, "--project", proj)
+    assert r.exit_code in (0, 1, 2), r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    if r.exit_code == 1:
+        assert r.output.startswith(f"error: {log}:")
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("GPU KV cache size: 241,568 tokens", "GPU KV cache size: 99999999999999999999999 tokens",
+     "logged.kv_cache_tokens = 99999999999999999999999 from the log (line "),
+    ("tensor_parallel_size=1,", "tensor_parallel_size=2.5,", "tp is '2.5', not an integer"),
+    ("tensor_parallel_size=1,", "tensor_parallel_size=0,", "settings.tp = '0' from the log"),
+    ("'gpu_memory_utilization': 0.95", "'gpu_memory_utilization': 9.5", "settings.gpu_memory_utilization"),
+    ("'max_model_len': 8192", "'max_model_len': [8192", "not a complete Python dict"),
+])
+def test_implausible_values_from_the_log_are_located_errors(project, old, new, message):
+    assert old in FULL
+    log = project / "bad.log"
+    log.write_text(FULL.replace(old, new))
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 1, r.output
+    assert message in r.output and "Traceback" not in r.output
+    assert not (project / "registry/observations/bad.yaml").exists()
+
+
+def test_speculative_config_from_the_config_line(project):
+    log = project / "spec.log"
+    log.write_text(FULL.replace("speculative_config=None", "speculative_config=SpeculativeConfig(method='eagle3', "
+                                "model='yuhuili/EAGLE3-phi-4', num_spec_tokens=3)"))
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 0, r.output
+    assert "speculative decoding is on: set settings.draft_model" in r.output
+    e = yaml.safe_load((project / "registry/observations/spec.yaml").read_text())
+    assert e["settings"]["num_speculative_tokens"] == 3
+    assert e["settings"]["speculative"] == {"method": "eagle3", "model": "yuhuili/EAGLE3-phi-4"}
+
+
+def test_a_checkpoint_the_registry_lists_names_the_model_and_its_weights_dtype(project):
+    """The fp8-dynamic checkpoint logs quantization=compressed-tensors, which does not fix the weights
+    dtype; the model entry listing that checkpoint (HF ids compare case-insensitively) does."""
+    from kvreg.schema import model as model_schema
+
+    if not hasattr(model_schema, "Checkpoint"):
+        pytest.skip("model entries list checkpoints from the ckpt branch on")
+    m = yaml.safe_load((ROOT / "registry/models/llama-3.3-70b.yaml").read_text())
+    if not any("fp8-dynamic" in (c.get("hf_id") or "").lower() for c in m.get("checkpoints") or []):
+        pytest.skip("llama-3.3-70b lists no fp8-dynamic checkpoint")
+    shutil.copy(ROOT / "registry/models/llama-3.3-70b.yaml", project / "registry/models/llama-3.3-70b.yaml")
+    log = project / "l70.log"
+    log.write_text(FULL.replace("microsoft/phi-4", "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic")
+                   .replace("quantization=None", "quantization=compressed-tensors"))
+    r = run("ingest-log", log, "--project", project, "--hardware", "h100-sxm-80gb")
+    assert r.exit_code == 0, r.output
+    e = yaml.safe_load((project / "registry/observations/l70.yaml").read_text())
+    assert e["model"] == "llama-3.3-70b" and e["settings"]["weights_dtype"] == "fp8"
+    assert "settings.weights_dtype" not in e.get("unknown", [])
+
+
+def test_force_keeps_a_curated_model_over_a_name_derived_from_the_log():
+    from kvreg.ingest import keep_curated
+
+    new = {"id": "x", "model": "foo-instruct", "inferred": {"model": "id derived from the logged model name O/Foo-Instruct",
+                                                              "engine": "version 0.19.0 printed at line 3"},
+           "unknown": ["hardware"], "settings": {"tp": 1}, "sources": [{"title": "log"}], "engine": "vllm-0.9-0.19",
+           "release_confidence": "stated"}
+    old = {"id": "x", "model": "foo", "hardware": "h100-sxm-80gb", "settings": {"tp": 2, "kv_dtype": "fp8"},
+           "engine": "vllm-v0", "inferred": {"hardware": "GPU named 'H100'"}, "sources": [{"url": "https://x.org/1"}]}
+    out, kept = keep_curated(new, old)
+    assert kept == ["model", "hardware", "inferred", "settings.kv_dtype"]
+    assert out["model"] == "foo" and out["hardware"] == "h100-sxm-80gb" and "unknown" not in out
+    assert out["engine"] == "vllm-0.9-0.19"                       # a printed version beats the old choice
+    assert out["settings"] == {"tp": 1, "kv_dtype": "fp8"}         # the log's tp, the curated kv dtype
+    assert out["inferred"] == {"hardware": "GPU named 'H100'", "engine": "version 0.19.0 printed at line 3"}
+    assert out["sources"] == [{"url": "https://x.org/1"}, {"title": "log"}]

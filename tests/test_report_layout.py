@@ -1,0 +1,98 @@
+"""Report layout: the HTML's contents links and collapsible appendix work in Chromium; the PDF has a short
+body, no blank page and no text outside the page."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from tests.report_tools import ROOT, ink_fraction, need_tool, pdf_pages
+
+PROBE = """<script>
+// Runs in Chromium after load: every contents link must land on an element, and the first appendix
+// block must open when its summary is clicked (and show its grid table).
+window.addEventListener('load', () => {
+  const links = [...document.querySelectorAll('nav#contents a')];
+  const missing = links.map(a => a.getAttribute('href').slice(1)).filter(id => !document.getElementById(id));
+  const d = document.querySelector('details.appendix-model');
+  const wasOpen = d.open;
+  d.querySelector('summary').click();
+  const table = d.querySelector('table.capacity');
+  const visible = table !== null && table.getBoundingClientRect().height > 0;
+  const target = document.getElementById(links[1].getAttribute('href').slice(1));
+  links[1].click();
+  const out = {links: links.length, missing, wasOpen, open: d.open, visible,
+               hash: location.hash, targetTop: Math.round(target.getBoundingClientRect().top)};
+  document.body.setAttribute('data-probe', JSON.stringify(out));
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def q4_html():
+    from kvreg.report.make import render
+
+    return render(ROOT, "2026-q4", ["html"])["html"].decode()
+
+
+def test_contents_links_and_collapsible_appendix_in_chromium(q4_html, tmp_path):
+    exe = need_tool("chromium")
+    page = tmp_path / "probe.html"
+    page.write_text(q4_html.replace("</body>", PROBE + "</body>"))
+    dom = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'p'}",
+                          "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    probe = json.loads(re.search(r"data-probe=\"([^\"]*)\"", dom).group(1).replace("&quot;", '"'))
+    assert probe["links"] == 1 + 10 + 3 + 1 + 10          # summary, 10 models, 3 sections, appendix + 10 entries
+    assert probe["missing"] == []
+    assert (probe["wasOpen"], probe["open"], probe["visible"]) == (False, True, True)
+    assert probe["hash"] == "#model-llama-3.1-8b" and abs(probe["targetTop"]) < 5   # scrolled to the section
+
+
+@pytest.fixture(scope="module")
+def q4_pdf(tmp_path_factory):
+    from kvreg.report.make import render
+
+    path = tmp_path_factory.mktemp("q4pdf") / "q4.pdf"
+    path.write_bytes(render(ROOT, "2026-q4", ["pdf"])["pdf"])
+    return path
+
+
+def _page_texts(pdf):
+    text = subprocess.run([need_tool("pdftotext"), "-layout", str(pdf), "-"], capture_output=True, text=True,
+                          check=True, timeout=120).stdout
+    return text.split("\f")[:-1]
+
+
+def test_pdf_body_is_short_and_the_grids_are_in_the_appendix(q4_pdf):
+    pages = _page_texts(q4_pdf)
+    appendix = next(i for i, t in enumerate(pages) if "Appendix: grids and memory budgets" in t
+                    and "Contents" not in t)
+    assert appendix <= 30, f"the body runs to {appendix} pages (issue: about 25; 28 on 2026-12-01)"
+    assert not any("Concurrency by hardware and precision" in t for t in pages[:appendix])
+    assert sum("Concurrency by hardware and precision" in t for t in pages[appendix:]) >= 10   # every model's grid
+
+
+def test_pdf_has_no_blank_page(q4_pdf, tmp_path):
+    pngs = pdf_pages(q4_pdf, tmp_path, dpi=20)
+    blank = [i + 1 for i, p in enumerate(pngs) if ink_fraction(p) < 0.004]
+    assert blank == []
+
+
+def test_no_table_runs_off_the_page(q4_pdf):
+    """Every word box (pdftotext -bbox) lies inside its page: a table wider than the page would push its right
+    columns past the edge."""
+    xml = subprocess.run([need_tool("pdftotext"), "-bbox", str(q4_pdf), "-"], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    outside = []
+    for page in re.finditer(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', xml, re.S):
+        w, h = float(page.group(1)), float(page.group(2))
+        for m in re.finditer(r'<word xMin="([\d.-]+)" yMin="([\d.-]+)" xMax="([\d.-]+)" yMax="([\d.-]+)">([^<]*)',
+                             page.group(3)):
+            x0, y0, x1, y1 = map(float, m.groups()[:4])
+            if x0 < 0 or y0 < 0 or x1 > w + 0.5 or y1 > h + 0.5:
+                outside.append(m.group(5))
+    assert outside == []

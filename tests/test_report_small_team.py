@@ -1,0 +1,115 @@
+"""The small-team report (TCO basis, devices that drop out named with the reason) and the unpriced list."""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+
+import pytest
+import yaml
+
+from tests.registry_factory import SOURCE, engine_entry, hardware_entry, write_project
+from tests.report_tools import ROOT
+
+
+def _text(fragment: str) -> str:
+    return re.sub(r"\s+", " ", htmllib.unescape(re.sub(r"<[^>]+>", "", fragment)))
+
+
+@pytest.fixture(scope="module")
+def small_team():
+    from kvreg.report.make import render
+
+    return render(ROOT, "2026-q4-small-team", ["html"])["html"].decode()
+
+
+def test_tco_basis_is_stated_and_used(small_team):
+    text = _text(small_team)
+    assert "total cost of ownership: purchase over 4.0 years + power at $0.17/kWh, PUE 1.2" in text
+    # Mac Studio: $3,999 ÷ (4 × 8,760 h) + 0.480 kW × 1.2 × $0.17/kWh = $0.1141 + $0.0979 = $0.2121 per hour
+    assert "$0.21/h" in text and "$0.11/h purchase + $0.10/h power" in text
+
+
+def test_every_device_that_drops_out_says_why(small_team):
+    drops = [_text(m) for m in re.findall(r"Devices that drop out:(.*?)</li>", small_team, re.S)]
+    assert len(drops) == 2                                    # both models lose the RTX 5090
+    gemma, qwen = drops
+    assert "rtx-5090: the weights alone do not fit the device memory at this TP" in gemma
+    # sized on the engine's pool (main, 2026-12-01): bf16 weights do not fit, vLLM refuses to start, and under
+    # first principles one 128Ki sequence does not fit the fp8 configurations' pool
+    assert "rtx-5090: the weights alone do not fit the device memory at this TP (4 configurations); engine: refuses" \
+           " to start" in qwen
+    assert ("does not fit the KV pool (2 configurations: fp8/bf16 TP 1 first-principles; fp8/fp8 TP 1"
+            " first-principles).") in qwen
+    assert "m3-ultra-96gb" not in gemma and "m3-ultra-96gb" not in qwen     # the Mac serves both
+
+
+def test_recommendations_on_the_mac(small_team):
+    summary = _text(small_team[small_team.index('id="summary"'):small_team.index('class="model"')])
+    # both models get a priced decision on the TCO basis (every listed device has a purchase price and a TDP)
+    for name in ("Gemma 4 31B", "Qwen3.6-27B"):
+        assert re.search(rf"{re.escape(name)}: [\d,]+ × [a-z0-9-]+ \(TP 1, [a-z0-9]+ weights / [a-z0-9]+ KV, [a-z0-9.-]+\):"
+                         r" \$[\d,.]+ per hour", summary), name
+
+
+def test_an_unpriced_device_that_needs_fewer_devices_has_its_own_list(tmp_path):
+    """A 192 GB device without a price needs fewer devices than the priced 80 GB one: it is not ranked after it
+    as if it cost more; the priced list and the unpriced list are shown apart, each in its order."""
+    from kvreg.report.make import render
+
+    src = SOURCE + [{"id": "p", "title": "price list"}]
+    price = {"rental": [{"usd_per_hour": {"value": 2.0, "source": "p"}, "provider": "A", "date": "2026-05-01"}]}
+    write_project(tmp_path, models={"m": {"layers": 32, "groups": [
+                      {"kind": "full", "count": 32, "kv_heads": 8, "head_dim": 128}]}},
+                  hardware={"priced-80": hardware_entry("priced-80", price=price, sources=src),
+                            "priced-80b": hardware_entry("priced-80b", sources=src, price={"rental": [
+                                {"usd_per_hour": {"value": 2.5, "source": "p"}, "provider": "B",
+                                 "date": "2026-05-01"}]}),
+                            "big-unpriced": hardware_entry("big-unpriced", memory_marketed="192 GB",
+                                                           memory_usable="180 GiB")},
+                  engines={"first-principles": engine_entry()})
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "r.yaml").write_text(yaml.safe_dump({
+        "id": "r", "title": "r", "period": "test", "models": ["m"],
+        "hardware": ["big-unpriced", "priced-80b", "priced-80"], "contexts": ["32Ki"],
+        "workload": {"users": 100, "context": "32Ki", "tpot_ms": 1000}}, sort_keys=False))
+    page = render(tmp_path, "r", ["html"])["html"].decode()
+    section = page[page.index("<h3>Options for the workload</h3>"):]
+    priced = section[:section.index("</table>")]
+    unpriced = section[section.index('id="unpriced-m"'):]
+    unpriced = unpriced[:unpriced.index("</table>")]
+    def table(fragment):   # rows of cells: [#, hardware, weights / KV, TP, seqs per replica, devices, ...]
+        return [[_text(c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
+                for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", fragment, re.S) if "<td" in tr]
+    priced_rows, unpriced_rows = table(priced), table(unpriced)
+    assert [r[1] for r in priced_rows] == ["priced-80", "priced-80b"]          # cheaper first
+    assert [r[1] for r in unpriced_rows] == ["big-unpriced"]
+    devices = {r[1]: int(r[5].replace(",", "")) for r in priced_rows + unpriced_rows}
+    assert devices["big-unpriced"] < devices["priced-80"] == devices["priced-80b"]
+    summary = _text(page[page.index('id="summary"'):page.index('class="model"')])
+    assert f"{devices['priced-80']} × priced-80 (TP 1" in summary                # the recommendation is priced
+    assert (f"Without a price on this basis (ranked apart, on device count): {devices['big-unpriced']} × big-unpriced"
+            " (TP 1, bf16 / bf16), fewer devices than the recommendation.") in summary
+
+
+def test_device_style_comes_from_the_id_and_is_unique_in_a_report():
+    from kvreg.report.charts import PALETTE, device_style, report_styles
+
+    q4 = ["h100-sxm-80gb", "h200", "b200", "b300", "mi300x", "mi325x", "mi355x", "rtx-pro-6000"]
+    styles = report_styles(q4)
+    assert len({s["color"] for s in styles.values()}) == len(q4)            # no two devices share a colour
+    assert report_styles(list(reversed(q4))) == styles                       # report order does not matter
+    assert styles["b200"] == device_style("b200")                            # its hashed colour was free
+    assert all(s["color"] in PALETTE for s in styles.values())
+    # the same device keeps its style in another report whose hashed colours are free
+    assert report_styles(["b200", "rtx-5090"])["b200"] == styles["b200"]
+
+
+def test_log_axes_have_no_zero_tick_and_name_their_units(small_team):
+    svgs = [re.findall(r"<text[^>]*>([^<]*)</text>", svg) for svg in re.findall(r"<svg.*?</svg>", small_team, re.S)]
+    log_charts = [[t.strip() for t in labels] for labels in svgs if any("log" in t for t in labels)]
+    assert len(log_charts) >= 3                       # capacity (log-log), roofline, cost per million
+    for labels in log_charts:
+        assert "0" not in labels, labels              # a log axis has no zero
+    cost = small_team[small_team.index('id="cost-chart"'):]
+    assert "US dollars per million output tokens (log scale)" in cost[:cost.index("</svg>")]
