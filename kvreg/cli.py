@@ -339,18 +339,29 @@ def ingest_log(file, obs_id, source, model, hardware, engine, force, project):
 
 @main.command()
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
+@click.option("--speed", is_flag=True, help="Published throughput measurements beside kvreg's speed predictions.")
 @project_option
 @db_option
-def calibrate(fmt, project, db):
-    """Observed engine startups beside kvreg's predictions; median and worst error per release."""
+def calibrate(fmt, speed, project, db):
+    """Observed engine startups beside kvreg's predictions; median and worst error per release.
+
+    With --speed: measured throughput beside predicted, error per hardware and engine, in-sample and
+    leave-one-source-out (kvreg/speed_calibrate.py).  The Markdown form carries both (docs/calibration.md).
+    """
     from kvreg.build import connect
     from kvreg.calibrate import render
+    from kvreg.speed_calibrate import render_speed
 
     try:
         con = connect(project, db, progress=progress)
     except KvregError as exc:
         _fail(exc)
-    click.echo(render(con, fmt))
+    if speed:
+        click.echo(render_speed(con, fmt))
+    elif fmt == "markdown":
+        click.echo(render(con, fmt) + "\n" + render_speed(con, fmt))
+    else:
+        click.echo(render(con, fmt))
 
 
 @main.command()

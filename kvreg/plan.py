@@ -182,7 +182,8 @@ def _reason_groups(rows: list[dict]) -> list[str]:
     out = []
     for (hw, w, kv, reason), ps in sorted(groups.items(), key=lambda g: first[g[0][0]]):
         ps = sorted(ps, key=lambda p: p["tp"])
-        longest = [p for p in ps if p["max_context_tokens"] is not None]
+        # 0: no context at all would do (the weights alone miss the TPOT), so nothing to offer.
+        longest = [p for p in ps if p["max_context_tokens"]]
         if len(ps) == 1 and longest:
             tail = f" (longest context that would: {longest[0]['max_context_tokens']:,})"
         elif longest:
@@ -234,6 +235,10 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
                        " (optimistic).")
         out.append(f"Best: {best['replicas']} × {best['hardware_id']} TP {best['tp']} = {best['gpus']} GPUs"
                    f" at {f.usd(best['usd_per_hour'])}/hour; binding constraint: {best['binding_constraint']}.")
+        # Every plan states the efficiency its rates used and the evidence (speed_efficiency, kvreg/sql/254).
+        shown = {p["hardware_id"]: p.get("efficiency_evidence") for p in r.feasible[:top]}
+        out.append("Efficiency used: " + "; ".join(f"{hw}: {ev or 'none (bandwidth ceiling)'}"
+                                                   for hw, ev in shown.items()) + ".")
     else:
         out.append("No configuration serves this workload.")
         worst = r.infeasible[0] if r.infeasible else None

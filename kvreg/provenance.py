@@ -30,7 +30,7 @@ from pydantic import BaseModel
 
 from kvreg.schema.common import Entry, Measure
 
-FACT_KINDS = ("model", "hardware", "engine", "observation")
+FACT_KINDS = ("model", "hardware", "engine", "observation", "throughput")
 """Entry kinds whose numbers are facts and must be sourced; a report definition asks a question."""
 
 SHIPPED_CONFIG_SOURCE = "shipped-config"

@@ -22,6 +22,7 @@ from kvreg.schema.hardware import HardwareEntry
 from kvreg.schema.model import ModelEntry
 from kvreg.schema.report import ReportEntry
 from kvreg.schema.observation import ObservationEntry
+from kvreg.schema.throughput import ThroughputEntry
 from kvreg.yamlsrc import Document, load_document
 
 
@@ -40,6 +41,7 @@ KINDS: list[Kind] = [
     Kind("hardware", "hardware", HardwareEntry),
     Kind("report", "reports", ReportEntry),
     Kind("observation", "registry/observations", ObservationEntry),
+    Kind("throughput", "registry/throughput", ThroughputEntry),
 ]
 
 

@@ -12,6 +12,7 @@ import pandera.pandas as pa
 
 from kvreg.engine_tables import ENGINE_TABLES, engine_rows
 from kvreg.provenance import FACT_KINDS, field_facts
+from kvreg.throughput_tables import THROUGHPUT_TABLES, throughput_rows
 from kvreg.registry import Registry
 from kvreg.units import KIB, MIB
 
@@ -90,7 +91,8 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "shard": (S, False), "shard_parts": (I, True), "dtype": (S, True),
     },
     "hardware": {
-        "hardware_id": (S, False), "name": (S, True), "vendor": (S, False), "kind": (S, False),
+        "hardware_id": (S, False), "name": (S, True), "vendor": (S, False), "architecture": (S, True),
+        "kind": (S, False),
         "marketed_bytes": (I, False), "usable_bytes": (I, False), "memory_basis": (S, False),
         "unified_memory": (B, False), "bandwidth_bytes_per_s": (F, True),
         "interconnect_name": (S, True), "interconnect_bytes_per_s": (F, True),
@@ -154,6 +156,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "enforce_eager": (B, True), "num_speculative_tokens": (I, True),
     },
     **ENGINE_TABLES,
+    **THROUGHPUT_TABLES,
 }
 
 SCHEMAS = {
@@ -252,7 +255,7 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
     for hid, item in sorted(registry.entries.get("hardware", {}).items()):
         h, doc = item.entry, item.doc
         rows["hardware"].append(dict(
-            hardware_id=hid, name=h.name, vendor=h.vendor, kind=h.kind, marketed_bytes=h.memory_marketed.value,
+            hardware_id=hid, name=h.name, vendor=h.vendor, architecture=h.architecture, kind=h.kind, marketed_bytes=h.memory_marketed.value,
             usable_bytes=h.memory_usable.value, memory_basis=h.memory_basis, unified_memory=h.unified_memory,
             bandwidth_bytes_per_s=h.bandwidth.value if h.bandwidth else None,
             interconnect_name=h.interconnect.name if h.interconnect else None,
@@ -304,6 +307,7 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
     rows["tp_sizes"] = [dict(tp=t) for t in sorted(set(TP_SIZES) | tps)]
     rows["batch_sizes"] = [dict(batch=b) for b in BATCH_SIZES]
     rows.update(engine_rows(registry))
+    rows.update(throughput_rows(registry))
     return rows
 
 

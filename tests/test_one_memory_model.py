@@ -39,7 +39,7 @@ def test_capacity_is_the_engine_admission_for_an_engine_with_accounting(con):
 def test_the_issue_case_plans_on_the_engine_reserve_and_admission(con):
     # vllm-0.33 on H100, fp8/fp8, 32Ki: 2.95 GiB reserve (204_engine_reserve.sql: non-torch 0.25, cuBLAS 0.06,
     # sampler 1.84, CUDA graphs 0.80), 62.42 GiB available, 31 admitted (not 32 from a 1 GiB reserve); plans
-    # sizes on the same 31, so TPOT no longer binds: the admission does.
+    # sizes on the same 31; at the H100's fitted bandwidth efficiency (issue 13) the rate allows fewer, so TPOT binds.
     m, h, e, w, kv = SCEN
     c = one(con, "SELECT * FROM capacity WHERE model_id=? AND hardware_id=? AND engine_id=? AND weights_dtype=?"
                  " AND kv_dtype=? AND tp=1 AND context_tokens=32768", SCEN)
@@ -47,7 +47,11 @@ def test_the_issue_case_plans_on_the_engine_reserve_and_admission(con):
     assert (c["max_seqs"], c["first_principles_seqs"], c["pool_basis"]) == (31, 31, "engine")
     p = one(con, "SELECT * FROM plans(200, 32768, 0.05) WHERE model_id=? AND hardware_id=? AND engine_id=?"
                  " AND weights_dtype=? AND kv_dtype=? AND tp=1", SCEN)
-    assert (p["max_seqs_per_replica"], p["binding_constraint"], p["replicas"]) == (31, "admission", 7)
+    # At the H100's fitted bandwidth efficiency (0.40, from its TensorRT-LLM measurements, issue 13) the rate
+    # allows fewer than the 31 admitted: TPOT binds, and the replicas follow the rate.
+    assert p["rate_max_batch"] < 31 and "derived" in p["efficiency_evidence"]
+    assert (p["max_seqs_per_replica"], p["binding_constraint"]) == (31, "tpot")
+    assert p["replicas"] == -(-200 // p["rate_max_batch"])
     # first-principles keeps its own simple budget (6 GiB reserve): 32 fit, TPOT binds
     f = one(con, "SELECT * FROM plans(200, 32768, 0.05) WHERE model_id=? AND hardware_id=?"
                  " AND engine_id='first-principles' AND weights_dtype=? AND kv_dtype=? AND tp=1", (m, h, w, kv))
@@ -238,13 +242,17 @@ def test_report_summary_and_plan_json_agree_row_by_row(tmp_path):
     assert report_rows == plan_rows and len(plan_rows) == 20
     # the recommendation is the plan's best, sized on the engine's admission
     rec = model.recommended
-    assert (rec.hardware_id, rec.tp, rec.planned_seqs, rec.binding) == ("h100-sxm-80gb", 1, 31, "engine admission")
+    # At the fitted efficiencies (issue 13: H100 0.40, A100 0.47, from their TensorRT-LLM measurements) the H100's
+    # 30 admitted no longer meet the TPOT; with the H200 priced (lowest quote $4.54/h) the cheapest option is an
+    # H200 configuration where the TPOT binds.
+    assert (rec.hardware_id, rec.binding) == ("h200", "decode speed (TPOT)")
 
 
 def test_unpriced_hardware_is_ranked_apart_on_devices(con):
+    # b300: no price in the registry (the H200 got one with the price blocks).
     rows = con.execute("SELECT hardware_id, rank_list, rank_in_list, gpus, usd_per_hour FROM ranked_plans("
                        "200, 32768, 0.05, models := ['llama-3.1-8b'], engines := ['vllm-0.33'],"
-                       " weights_dtypes := ['fp8'], kv_dtypes := ['fp8'], hardware := ['h100-sxm-80gb', 'h200'])"
+                       " weights_dtypes := ['fp8'], kv_dtypes := ['fp8'], hardware := ['h100-sxm-80gb', 'b300'])"
                        " WHERE feasible ORDER BY rank_in_model").fetchall()
     priced = [r for r in rows if r[1] == "priced"]
     unpriced = [r for r in rows if r[1] == "no price"]

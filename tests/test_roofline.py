@@ -310,10 +310,13 @@ def test_costs_llama70b_h100(con):
                  " AND weights_dtype='bf16' AND kv_dtype='bf16' AND context_tokens=8192 AND batch=32")
     assert c["gpus"] == 8 and c["usd_per_hour"] == pytest.approx(8 * 2.99)
     assert c["usd_per_million_output_tokens"] == pytest.approx(8 * 2.99 / (c["decode_tok_per_s"] * 3600) * 1e6)
-    # Expected: at 45 % of the bandwidth (the all-reduce time is not scaled), so a little under 1/0.45 × the ceiling.
+    # Expected: at the fitted bandwidth efficiency (speed_efficiency; the all-reduce at the same share of its
+    # link, expected_step_s), so exactly 1/eff × the ceiling's cost when the memory roof binds.
+    eff = one(con, "SELECT bandwidth_efficiency FROM speed_efficiency WHERE hardware_id = 'h100-sxm-80gb'"
+                   " AND engine_family = 'first-principles'")["bandwidth_efficiency"]
     assert c["expected_usd_per_million_output_tokens"] == pytest.approx(
         8 * 2.99 / (c["expected_decode_tok_per_s"] * 3600) * 1e6)
-    assert 2 < c["expected_usd_per_million_output_tokens"] / c["usd_per_million_output_tokens"] < 1 / 0.45
+    assert c["expected_usd_per_million_output_tokens"] / c["usd_per_million_output_tokens"] == pytest.approx(1 / eff)
     assert c["usd_per_concurrent_seq_month"] == pytest.approx(8 * 2.99 * 730 / 32)
 
 

@@ -137,6 +137,11 @@ class HardwareEntry(Entry):
     """One accelerator (per-device figures) or one host with unified memory."""
 
     vendor: str
+    architecture: str | None = None
+    """Architecture family for speed (``hopper``, ``blackwell``, ``blackwell-gddr``, ``ada``, ``ampere``,
+    ``cdna3``, …): the die generation AND its memory system, since the achieved share of bandwidth is a property
+    of both (an RTX PRO 6000's GDDR7 is not a B200's HBM3e).  Hardware without throughput measurements of its
+    own borrows its family's fitted efficiency (kvreg/sql/253_speed_efficiency_by_holdout.sql)."""
     kind: Literal["accelerator", "host"] = "accelerator"
     memory_marketed: Measure[Bytes]
     memory_usable: Measure[Bytes]

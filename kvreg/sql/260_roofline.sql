@@ -7,8 +7,11 @@
 --   decode_coefficients, hardware_peaks, batch_sizes, precisions; macro params_read.
 -- CEILINGS: every column without the expected_ prefix assumes bandwidth and peak are reached
 --   (efficiency 1.0) and is a ceiling on speed (a floor on time).  expected_* columns divide by
---   the hardware entry's stated efficiencies (NULL when it states none; a missing compute
---   efficiency counts as 1.0 there).
+--   the efficiencies of speed_efficiency for this hardware × the engine's family (engines.engine):
+--   fitted to published throughput measurements where there are any, else the hardware entry's
+--   stated figure (NULL when neither; a missing compute efficiency counts as 1.0 there).
+--   efficiency_evidence says which, with n (speed_efficiency.evidence).  The expected step is
+--   expected_step_s (104): each roof, with the all-reduce serial to it, at that roof's efficiency.
 -- Tensor parallel: one replica is tp devices; bandwidth and FLOP/s are summed over ranks (ideal);
 --   bytes are the per-rank bytes of the core views × tp (so KV heads replicated when tp > kv_heads
 --   are read on every rank); FLOP are the whole model's.
@@ -67,7 +70,8 @@ WITH scen AS (
                AS constant_flop_beyond_windows,
            4 * k.hidden_size * k.unbounded_attn_layers AS flop_per_context_token,
            h.compute_dtype, h.peak_flop_per_s, h.bandwidth_bytes_per_s, h.ridge_flop_per_byte,
-           h.bandwidth_efficiency, h.compute_efficiency, h.interconnect_bytes_per_s,
+           se.bandwidth_efficiency, se.compute_efficiency, se.evidence AS efficiency_evidence,
+           h.interconnect_bytes_per_s,
            -- seconds of all-reduce per token in flight (a decode sequence or a prompt token)
            CASE WHEN c.tp = 1 THEN TRUE
                 WHEN h.interconnect_bytes_per_s IS NULL THEN FALSE
@@ -82,6 +86,8 @@ WITH scen AS (
                        AND d.context_tokens = c.context_tokens
     JOIN decode_coefficients k ON k.model_id = c.model_id AND k.kv_dtype = c.kv_dtype AND k.tp = c.tp
     JOIN hardware_peaks h ON h.hardware_id = c.hardware_id AND h.weights_dtype = c.weights_dtype
+    JOIN engines en ON en.engine_id = c.engine_id
+    LEFT JOIN speed_efficiency se ON se.hardware_id = c.hardware_id AND se.engine_family = en.engine
     CROSS JOIN (SELECT bytes_per_element FROM precisions WHERE dtype = 'bf16') a
 ),
 step AS (
@@ -129,16 +135,14 @@ SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_to
        CASE WHEN peak_flop_per_s IS NOT NULL
             THEN greatest(prefill_flop / (tp * peak_flop_per_s), prefill_bytes / (tp * bandwidth_bytes_per_s))
                  + coalesce(context_tokens * allreduce_s_per_token, 0) END AS prefill_floor_s,
-       bandwidth_efficiency, compute_efficiency,
+       bandwidth_efficiency, compute_efficiency, efficiency_evidence,
        CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN greatest(decode_memory_s / bandwidth_efficiency, decode_compute_s / coalesce(compute_efficiency, 1))
-                 + coalesce(allreduce_s, 0) END AS expected_decode_step_s,
+            THEN expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
+                                 compute_efficiency) END AS expected_decode_step_s,
        CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN batch / (greatest(decode_memory_s / bandwidth_efficiency,
-                                   decode_compute_s / coalesce(compute_efficiency, 1))
-                          + coalesce(allreduce_s, 0)) END AS expected_decode_tok_per_s,
+            THEN batch / expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
+                                         compute_efficiency) END AS expected_decode_tok_per_s,
        CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN 1 / (greatest(decode_memory_s / bandwidth_efficiency,
-                               decode_compute_s / coalesce(compute_efficiency, 1))
-                      + coalesce(allreduce_s, 0)) END AS expected_tok_per_s_per_seq
+            THEN 1 / expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
+                                     compute_efficiency) END AS expected_tok_per_s_per_seq
 FROM timed

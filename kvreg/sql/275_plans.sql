@@ -7,18 +7,22 @@
 --   enforce_eager, num_speculative_tokens, passed to capacity_at, so the plan is sized on the same memory
 --   model as every other figure: for an engine release with accounting rules the release's pool and its
 --   admission (engine_capacity_at), for first-principles the simple budget.
--- Inputs: capacity_at (245), decode_coefficients, hardware_peaks, model_weights; macros kv_read_bytes,
+-- Inputs: capacity_at (245), decode_coefficients, hardware_peaks, model_weights, engines, speed_efficiency;
+--   macros kv_read_bytes,
 --   decode_flop, params_read.
--- Rates use the hardware's stated bandwidth/compute efficiency when it has one (rate_basis =
---   'expected'), else the ceiling (rate_basis = 'ceiling'); the TTFT check uses the prefill floor.
+-- Rates use the bandwidth/compute efficiency of speed_efficiency (254: fitted to throughput measurements
+--   for this hardware × engine family, else the hardware entry's stated figure) when there is one
+--   (rate_basis = 'expected'), else the ceiling (rate_basis = 'ceiling'); the TTFT check uses the prefill floor.
 -- Units: sequences, devices, seconds, tokens, USD per hour, bytes.
 --   max_seqs_per_replica  capacity_at's max_seqs at the context: the sequences the engine release admits
 --                         (pool_basis 'engine'), or floor(KV pool per rank ÷ per-rank bytes of one sequence)
 --   first_principles_seqs floor(the same pool ÷ one sequence), for comparison
 --   rate_max_batch        the largest batch whose decode step still fits in tpot_s:
---                         memory: (W + B·kv)/BW + B·allreduce ≤ tpot; compute: B·(f/peak + allreduce) ≤ tpot.
---                         MoE: W is the weight read at min(capacity, users) (experts hit, uniform routing
---                         assumed), an upper bound for any smaller batch, so the answer is safe
+--                         memory: (W + B·kv)/BW + B·allreduce/eff ≤ tpot; compute: B·(f/peak + allreduce/eff) ≤ tpot
+--                         (BW, peak and eff at the efficiencies: the all-reduce at its roof's share, expected_step_s).
+--                         MoE: each candidate batch B is costed with the weights B actually reads (expected
+--                         distinct experts hit by B tokens, uniform routing assumed: params_read) through
+--                         decode_step_s (104); the largest B within tpot_s is found by bisection
 --   replicas              ceil(users ÷ min(max_seqs_per_replica, rate_max_batch))
 --   batch_per_replica     ceil(users ÷ replicas): the batch each replica actually runs
 --   tpot_at_batch_s       the decode step at that batch (expected or ceiling, see rate_basis)
@@ -39,8 +43,10 @@
 --                         name the TP, so `kvreg plan` can group one hardware's TPs that fail alike.
 --   tp_fits_interconnect  as in roofline: TRUE at tp = 1 or tp ≤ the interconnect's domain size; FALSE when
 --                         tp > 1 without an interconnect or beyond its domain; NULL when the domain is unknown
---   rate_basis            'expected' (rates at the stated bandwidth efficiency) or 'ceiling' (none stated:
+--   rate_basis            'expected' (rates at the bandwidth efficiency) or 'ceiling' (none fitted or stated:
 --                         the full bandwidth, optimistic); `kvreg plan` never ranks the two together
+--   bandwidth_efficiency, compute_efficiency, efficiency_evidence  the efficiencies the rates used and their
+--                         evidence ("bandwidth 0.58 measured (n=7, hardware); …" or "… estimated (stated …)")
 --   max_context_tokens    the longest context at which ONE sequence fits and meets tpot on one replica
 --                         (linear beyond every window; NULL when the cache does not grow with context, or
 --                         when the configuration fails for a reason no shorter context mends)
@@ -65,10 +71,11 @@ WITH base AS (
                + 4 * k.hidden_size * coalesce(list_sum(list_transform(k.bounded_groups,
                                                      lambda g: g.layers * g.window_tokens)), 0) AS constant_flop,
            4 * k.hidden_size * k.unbounded_attn_layers AS flop_per_context_token,
-           p.tp * h.bandwidth_bytes_per_s * coalesce(h.bandwidth_efficiency, 1) AS bw,
-           p.tp * h.peak_flop_per_s * coalesce(h.compute_efficiency, 1) AS peak,
+           p.tp * h.bandwidth_bytes_per_s * coalesce(se.bandwidth_efficiency, 1) AS bw,
+           p.tp * h.peak_flop_per_s * coalesce(se.compute_efficiency, 1) AS peak,
+           se.bandwidth_efficiency, se.compute_efficiency, se.evidence AS efficiency_evidence,
            p.tp * h.bandwidth_bytes_per_s AS ceiling_bw, p.tp * h.peak_flop_per_s AS ceiling_peak,
-           CASE WHEN h.bandwidth_efficiency IS NULL THEN 'ceiling' ELSE 'expected' END AS rate_basis,
+           CASE WHEN se.bandwidth_efficiency IS NULL THEN 'ceiling' ELSE 'expected' END AS rate_basis,
            CASE WHEN p.tp = 1 THEN TRUE
                 WHEN h.interconnect_bytes_per_s IS NULL THEN FALSE
                 ELSE p.tp <= h.interconnect_domain_size END AS tp_fits_interconnect,
@@ -77,6 +84,7 @@ WITH base AS (
                 WHEN p.tp > h.interconnect_domain_size THEN NULL
                 ELSE 2 * k.layers * 2.0 * (p.tp - 1) / p.tp * k.hidden_size * 2 / h.interconnect_bytes_per_s
                 END AS ar_s,
+           coalesce(se.bandwidth_efficiency, 1) AS eb, coalesce(se.compute_efficiency, 1) AS ec,
            h.price_usd_per_hour
     FROM capacity_at([context_tokens], gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                      max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
@@ -84,6 +92,8 @@ WITH base AS (
     JOIN model_weights mw ON mw.model_id = p.model_id AND mw.weights_dtype = p.weights_dtype
     JOIN decode_coefficients k ON k.model_id = p.model_id AND k.kv_dtype = p.kv_dtype AND k.tp = p.tp
     JOIN hardware_peaks h ON h.hardware_id = p.hardware_id AND h.weights_dtype = p.weights_dtype
+    JOIN engines en ON en.engine_id = p.engine_id
+    LEFT JOIN speed_efficiency se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
 ),
 cap AS (
     SELECT b.*, b.seq_rank_bytes * b.tp AS seq_bytes,
@@ -96,9 +106,6 @@ cap AS (
 ),
 rate AS (
     SELECT c.*,
-           c.weights_bytes * params_read(c.params_total, c.params_active, c.moe_experts, c.moe_experts_per_token,
-                                         greatest(1, least(c.max_seqs_per_replica, users))) / c.params_total
-               AS weights_read_cap,
            CASE WHEN c.ceiling_peak IS NOT NULL
                 THEN greatest(context_tokens * c.flop_per_token / c.ceiling_peak,
                               (c.prefill_weights_read + c.seq_bytes) / c.ceiling_bw)
@@ -106,10 +113,29 @@ rate AS (
     FROM cap c
 ),
 batch AS (
+    -- ub: the closed form with the weight read of ONE sequence (exact for dense models; for MoE an upper
+    -- bound, since a larger batch reads more experts); full: the closed form with every expert read (a lower
+    -- bound).  MoE: the decode step grows with B, so the largest B in [full, ub] whose step — costed with the
+    -- experts THAT batch reads (decode_step_s, 104) — is within tpot_s is found by bisection (lo stays
+    -- feasible, hi infeasible; 40 halvings cover any range).
     SELECT r.*,
-           least(floor((tpot_s - r.weights_read_cap / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0))),
-                 floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0))))::BIGINT AS rate_max_batch
-    FROM rate r
+           CASE WHEN r.moe_experts IS NULL OR r.moe_experts <= r.moe_experts_per_token OR r.ub < 1 THEN r.ub
+                ELSE list_reduce(range(40), lambda acc, i:
+                         CASE WHEN acc.hi - acc.lo <= 1 THEN acc
+                              WHEN decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
+                                                 r.moe_experts_per_token, (acc.lo + acc.hi) // 2, r.seq_bytes,
+                                                 r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb,
+                                                 r.ec) <= tpot_s
+                              THEN struct_pack(lo := (acc.lo + acc.hi) // 2, hi := acc.hi)
+                              ELSE struct_pack(lo := acc.lo, hi := (acc.lo + acc.hi) // 2) END,
+                         struct_pack(lo := greatest(r.full, 0), hi := r.ub + 1)).lo
+           END::BIGINT AS rate_max_batch
+    FROM (SELECT r.*,
+                 least(floor((tpot_s - r.weights_read_b1 / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0) / r.eb)),
+                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0) / r.ec)))::BIGINT AS ub,
+                 least(floor((tpot_s - r.weights_bytes / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0) / r.eb)),
+                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0) / r.ec)))::BIGINT AS full
+          FROM rate r) r
 ),
 judged AS (
     SELECT b.*,
@@ -156,13 +182,12 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
             WHEN r.max_seqs_per_replica <= r.rate_max_batch
                 THEN CASE WHEN r.pool_basis = 'engine' THEN 'admission' ELSE 'capacity' END
             ELSE 'tpot' END AS binding_constraint,
-       r.rate_basis,
-       greatest((r.weights_bytes * params_read(r.params_total, r.params_active, r.moe_experts,
-                                               r.moe_experts_per_token, r.batch_per_replica) / r.params_total
-                 + r.batch_per_replica * r.seq_bytes) / r.bw,
-                r.batch_per_replica * r.flop_per_token / r.peak)
-           + r.batch_per_replica * coalesce(r.ar_s, 0) AS tpot_at_batch_s,
-       greatest((r.weights_read_b1 + r.seq_bytes) / r.bw, r.flop_per_token / r.peak) + coalesce(r.ar_s, 0)
+       r.rate_basis, r.bandwidth_efficiency, r.compute_efficiency, r.efficiency_evidence,
+       decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
+                     r.batch_per_replica, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s,
+                     r.eb, r.ec) AS tpot_at_batch_s,
+       decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
+                     1, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb, r.ec)
            AS single_seq_tpot_s,
        r.prefill_floor_s,
        r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
@@ -173,9 +198,9 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
                  AND coalesce(r.tp_fits_interconnect, FALSE) THEN greatest(0, floor(least(
                 (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
-                ((tpot_s - coalesce(r.ar_s, 0)) * r.bw - r.weights_read_b1 - r.constant_rank_bytes * r.tp)
+                ((tpot_s - coalesce(r.ar_s, 0) / r.eb) * r.bw - r.weights_read_b1 - r.constant_rank_bytes * r.tp)
                     / r.growing_token_bytes,
                 CASE WHEN r.flop_per_context_token > 0
-                     THEN ((tpot_s - coalesce(r.ar_s, 0)) * r.peak - r.constant_flop) / r.flop_per_context_token END
+                     THEN ((tpot_s - coalesce(r.ar_s, 0) / r.ec) * r.peak - r.constant_flop) / r.flop_per_context_token END
             )))::BIGINT END AS max_context_tokens
 FROM run r

@@ -1,0 +1,159 @@
+"""``kvreg calibrate --speed``: published throughput measurements beside kvreg's predictions.
+
+All arithmetic is in the views ``throughput_ceilings`` (the roofline ceiling of each measured
+workload), ``speed_fit`` / ``speed_efficiency_by_holdout`` (efficiencies fitted in SQL, per
+hardware × engine family, with and without each source) and ``speed_calibration`` (each
+measurement predicted in-sample and leave-one-source-out); see docs/sql.md.  This module only
+picks rows and lays them out: a terminal table, Markdown (the "Speed" section of
+docs/calibration.md) or JSON.
+"""
+
+from __future__ import annotations
+
+import json
+
+LOSO = "leave-one-source-out"
+
+SUMMARY_SQL = """
+SELECT hardware_id, engine_family, count(*) AS n,
+       median(abs_error) FILTER (WHERE mode = 'in-sample') AS in_sample_median,
+       max(abs_error) FILTER (WHERE mode = 'in-sample') AS in_sample_worst,
+       median(abs_error) FILTER (WHERE mode = ?) AS loso_median,
+       max(abs_error) FILTER (WHERE mode = ?) AS loso_worst,
+       any_value(bandwidth_efficiency) FILTER (WHERE mode = 'in-sample') AS bandwidth_efficiency,
+       any_value(compute_efficiency) FILTER (WHERE mode = 'in-sample') AS compute_efficiency
+FROM _speed_calibration
+GROUP BY ALL
+ORDER BY hardware_id, engine_family
+"""
+
+OVERALL_SQL = """
+SELECT mode, count(*) AS n, median(abs_error) AS median_abs_error, max(abs_error) AS worst_abs_error,
+       quantile_cont(abs_error, 0.9) AS p90_abs_error, count(DISTINCT source_id) AS sources,
+       count(DISTINCT hardware_id) AS hardware, count(tpot_error) AS tpot_checked,
+       median(abs(tpot_error)) AS tpot_median_abs_error
+FROM _speed_calibration
+GROUP BY mode
+ORDER BY mode
+"""
+
+
+def speed_report(con) -> dict:
+    """The speed calibration as plain data.
+
+    Returns ``{"overall": [...], "by_hardware": [...], "measurements": [...]}``: overall errors per
+    mode (in-sample, leave-one-source-out), per hardware × engine family, and every measurement
+    with its ceiling and both predictions.  Errors are fractions, predicted ÷ measured − 1; rates in
+    output tokens per second over the replica (``tp`` devices).
+    """
+    cols = lambda cur: [d[0] for d in cur.description]  # noqa: E731
+    # The view chain (ceilings, fits with each source held out, predictions) is evaluated once: the three
+    # queries below read a temporary copy of its 2 × measurements rows.
+    con.execute("CREATE OR REPLACE TEMP TABLE _speed_calibration AS SELECT * FROM speed_calibration")
+    cur = con.execute(OVERALL_SQL)
+    overall = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
+    cur = con.execute(SUMMARY_SQL, [LOSO, LOSO])
+    by_hw = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
+    cur = con.execute(
+        """SELECT i.source_id, i.measurement_idx, i.hardware_id, i.engine_family, i.model_id, i.weights_dtype, i.tp,
+                  i.input_tokens, i.output_tokens, i.batch, i.bound, i.output_tok_per_s, i.ceiling_tok_per_s,
+                  i.predicted_tok_per_s AS predicted_in_sample, i.error AS error_in_sample,
+                  l.predicted_tok_per_s AS predicted_loso, l.error AS error_loso,
+                  l.bandwidth_level AS loso_bandwidth_level, l.compute_level AS loso_compute_level
+           FROM _speed_calibration i
+           JOIN _speed_calibration l ON l.mode = ? AND l.source_id = i.source_id
+                                   AND l.measurement_idx = i.measurement_idx
+           WHERE i.mode = 'in-sample'
+           ORDER BY i.source_id, i.measurement_idx""", [LOSO])
+    rows = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
+    con.execute("DROP TABLE _speed_calibration")
+    return {"overall": overall, "by_hardware": by_hw, "measurements": rows}
+
+
+def _pct(x) -> str:
+    return "" if x is None else f"{100 * x:.1f}"
+
+
+def _signed(x) -> str:
+    return "" if x is None else f"{100 * x:+.1f}"
+
+
+def _num(x) -> str:
+    return "" if x is None else f"{x:,.0f}"
+
+
+def _eff(x) -> str:
+    return "" if x is None else f"{x:.2f}"
+
+
+def _tables(rep: dict, with_rows: bool) -> list[tuple[str, list[str], list[list[str]]]]:
+    overall = ("Overall", ["mode", "measurements", "sources", "hardware", "median abs error %", "p90 abs error %",
+                           "worst abs error %"],
+               [[o["mode"], f"{o['n']:,}", str(o["sources"]), str(o["hardware"]), _pct(o["median_abs_error"]),
+                 _pct(o["p90_abs_error"]), _pct(o["worst_abs_error"])] for o in rep["overall"]])
+    by_hw = ("Per hardware and engine family",
+             ["hardware", "engine", "measurements", "bandwidth eff", "compute eff", "in-sample median abs error %",
+              "in-sample worst %", "leave-one-source-out median abs error %", "leave-one-source-out worst %"],
+             [[h["hardware_id"], h["engine_family"], str(h["n"] // 2), _eff(h["bandwidth_efficiency"]),
+               _eff(h["compute_efficiency"]), _pct(h["in_sample_median"]), _pct(h["in_sample_worst"]),
+               _pct(h["loso_median"]), _pct(h["loso_worst"])] for h in rep["by_hardware"]])
+    out = [overall, by_hw]
+    if with_rows:
+        out.append(("Measurements",
+                    ["source", "hardware", "model", "weights", "tp", "in/out tokens", "batch", "bound",
+                     "measured tok/s", "ceiling tok/s", "predicted tok/s", "error %", "left-out predicted tok/s",
+                     "left-out error %", "left-out efficiency from"],
+                    [[m["source_id"], m["hardware_id"], m["model_id"], m["weights_dtype"], str(m["tp"]),
+                      f"{m['input_tokens']:,}/{m['output_tokens']:,}", f"{m['batch']:,}", m["bound"] or "",
+                      _num(m["output_tok_per_s"]), _num(m["ceiling_tok_per_s"]), _num(m["predicted_in_sample"]),
+                      _signed(m["error_in_sample"]), _num(m["predicted_loso"]), _signed(m["error_loso"]),
+                      m["loso_bandwidth_level"] if m["bound"] != "compute" else m["loso_compute_level"]]
+                     for m in rep["measurements"]]))
+    return out
+
+
+def _text(header, rows) -> str:
+    table = [header] + rows
+    widths = [max(len(t[i]) for t in table) for i in range(len(header))]
+    out = []
+    for i, t in enumerate(table):
+        out.append("  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(t, widths))).rstrip())
+        if i == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def _md(header, rows) -> str:
+    esc = lambda s: s.replace("|", "\\|")  # noqa: E731
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+MD_INTRO = [
+    "## Speed: published throughput against kvreg's prediction",
+    "",
+    "Generated by `kvreg calibrate --format markdown` (also `kvreg calibrate --speed`); do not edit by hand.",
+    "Each measurement (registry/throughput/*.yaml: output tokens per second of one replica, offline, at the",
+    "stated input/output lengths) is set beside the roofline ceiling of its workload (`throughput_ceilings`:",
+    "decode at the mean context plus the prompt's causal prefill, per output token, at the largest batch the",
+    "memory beside the weights could hold) and beside kvreg's prediction: the ceiling with each roof scaled by",
+    "the efficiency `speed_efficiency` fits in SQL (median implied efficiency per hardware × engine family,",
+    "falling back to the architecture family, the hardware entry's stated figure, the engine, all).",
+    "*In-sample*: efficiencies fitted on every source.  *Leave-one-source-out*: efficiencies fitted without the",
+    "measurement's own source, so it predicts a source kvreg has not seen.  Error = predicted ÷ measured − 1.",
+    "",
+]
+
+
+def render_speed(con, fmt: str = "table", heading: bool = True) -> str:
+    """The speed calibration report as a terminal table, Markdown (docs/calibration.md's section) or JSON."""
+    rep = speed_report(con)
+    if fmt == "json":
+        return json.dumps(rep, indent=2, default=float)
+    if fmt == "markdown":
+        out = list(MD_INTRO) if heading else []
+        for title, header, rows in _tables(rep, with_rows=True):
+            out += [f"### {title}", "", _md(header, rows), ""]
+        return "\n".join(out)
+    return "\n\n".join(f"{title}\n{_text(header, rows)}" for title, header, rows in _tables(rep, with_rows=False))

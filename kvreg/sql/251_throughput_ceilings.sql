@@ -1,0 +1,94 @@
+-- throughput_ceilings: every published throughput measurement beside the roofline ceiling of the workload it
+-- ran — the evidence the speed efficiencies are fitted to (252_speed_fit) and checked against (255).
+-- Grain: one row per throughput measurement (source × measurement_idx).
+-- Inputs: throughput_measurements, engines, engine_accounting (max_num_seqs), memory_pools (usable, weights), model_weights, decode_coefficients,
+--   hardware_peaks, hardware, precisions; macros kv_read_bytes, decode_flop, params_read.
+-- The workload of a measurement: requests of input_tokens prompt and output_tokens generated, batched
+--   continuously (prompt chunks ride along with decode steps).  Per OUTPUT token, on one replica (tp devices):
+--   context_mean_tokens   input + output/2: the mean context over a request's decode steps (exact for full and
+--                         MLA layers, whose reads grow linearly; windows read min(s, W) at that mean)
+--   batch                 concurrency when the source fixes it; else the most sequences at the mean context that
+--                         ALL the memory not holding weights (usable − residents − weights, per rank) could hold,
+--                         capped by max_batch or the engine's max_num_seqs.  An UPPER bound on any engine's batch
+--                         (every engine keeps a reserve; TensorRT-LLM's default GUARANTEED_NO_EVICT policy even
+--                         reserves each request's whole input + output, docs/source/performance/
+--                         performance-tuning-guide/useful-runtime-flags.md), so the ceiling stays a ceiling
+--   flop_per_output_token decode_flop at the mean context + the prompt's prefill FLOP ÷ output_tokens; the prompt
+--                         costs n·decode_flop(n/2): token i attends to i earlier tokens (causal), Σ 4·d·L·i = 4·d·L·n²/2
+--   bytes_per_output_token the weights one decode step reads at this batch (MoE: experts hit by B tokens,
+--                         params_read) ÷ B + the KV one sequence reads at the mean context (all ranks)
+--   memory_s, compute_s   bytes ÷ (tp·bandwidth), FLOP ÷ (tp·peak), per output token
+--   allreduce_s           (1 + input/output) tokens of all-reduce per output token (decode and prompt tokens):
+--                         2 per layer, ring 2(tp−1)/tp of d_model bf16 values ÷ interconnect (as in roofline);
+--                         0 at tp 1, NULL when the interconnect is unknown (then left out: still a ceiling)
+--   ceiling_tok_per_s     1 ÷ (greatest(memory_s, compute_s) + allreduce_s): output tokens per second no engine
+--                         can beat on this replica (efficiency 1.0)
+--   bound                 'memory' | 'compute': the roof that sets the ceiling (NULL without a FLOP figure:
+--                         the ceiling is then the memory roof alone, still a ceiling, but not fitted)
+--   ratio                 output_tok_per_s ÷ ceiling_tok_per_s (≤ 1 when the model holds)
+-- Units: tokens, sequences, FLOP, bytes, seconds, tokens per second.
+-- Source: kv-cache-chapter.txt §2.4 (bytes per step P·p + B·s·k, FLOP 2P + 4·L·d·s); Megatron-LM all-reduces.
+CREATE OR REPLACE VIEW throughput_ceilings AS
+WITH m AS (
+    SELECT t.*, e.engine AS engine_family, hw.architecture, hw.vendor,
+           t.input_tokens + t.output_tokens / 2.0 AS context_mean_tokens,
+           p.usable_bytes - p.resident_bytes - p.weights_bytes AS pool_bytes, w.weights_bytes, k.growing_token_bytes, k.bounded_groups, k.state_bytes,
+           k.unbounded_attn_layers, k.state_flop_per_token, k.hidden_size, k.layers, k.params_total,
+           k.params_active, k.moe_experts, k.moe_experts_per_token,
+           h.peak_flop_per_s, h.bandwidth_bytes_per_s, h.interconnect_bytes_per_s, h.interconnect_domain_size,
+           coalesce(t.max_batch, a.max_num_seqs) AS batch_cap
+    FROM throughput_measurements t
+    JOIN engines e ON e.engine_id = t.engine_id
+    LEFT JOIN engine_accounting a ON a.engine_id = t.engine_id
+    JOIN hardware hw ON hw.hardware_id = t.hardware_id
+    JOIN memory_pools p ON p.model_id = t.model_id AND p.hardware_id = t.hardware_id AND p.engine_id = t.engine_id
+                       AND p.weights_dtype = t.weights_dtype AND p.tp = t.tp
+    JOIN model_weights w ON w.model_id = t.model_id AND w.weights_dtype = t.weights_dtype
+    JOIN decode_coefficients k ON k.model_id = t.model_id AND k.kv_dtype = t.kv_dtype AND k.tp = t.tp
+    JOIN hardware_peaks h ON h.hardware_id = t.hardware_id AND h.weights_dtype = t.weights_dtype
+),
+b AS (
+    SELECT m.*,
+           kv_read_bytes(m.growing_token_bytes, m.bounded_groups, m.state_bytes, m.context_mean_tokens)
+               AS kv_mean_rank_bytes,
+           CASE WHEN m.tp = 1 THEN 0.0
+                WHEN m.interconnect_bytes_per_s IS NULL OR m.tp > m.interconnect_domain_size THEN NULL
+                ELSE 2 * m.layers * 2.0 * (m.tp - 1) / m.tp * m.hidden_size * bf.bytes_per_element
+                     / m.interconnect_bytes_per_s END AS allreduce_s_per_token
+    FROM m CROSS JOIN (SELECT bytes_per_element FROM precisions WHERE dtype = 'bf16') bf
+),
+sized AS (
+    SELECT b.*,
+           coalesce(b.concurrency,
+                    least(greatest(1, floor(b.pool_bytes / b.kv_mean_rank_bytes)), coalesce(b.batch_cap, 1e9)))::BIGINT
+               AS batch,
+           decode_flop(b.params_active, b.hidden_size, b.unbounded_attn_layers, b.bounded_groups,
+                       b.state_flop_per_token, b.context_mean_tokens)
+           + b.input_tokens * decode_flop(b.params_active, b.hidden_size, b.unbounded_attn_layers, b.bounded_groups,
+                                          b.state_flop_per_token, b.input_tokens / 2.0) / b.output_tokens
+               AS flop_per_output_token
+    FROM b
+),
+timed AS (
+    SELECT s.*,
+           s.weights_bytes * params_read(s.params_total, s.params_active, s.moe_experts, s.moe_experts_per_token,
+                                         s.batch) / s.params_total / s.batch
+           + s.kv_mean_rank_bytes * s.tp AS bytes_per_output_token,
+           (s.weights_bytes * params_read(s.params_total, s.params_active, s.moe_experts, s.moe_experts_per_token,
+                                          s.batch) / s.params_total / s.batch + s.kv_mean_rank_bytes * s.tp)
+               / (s.tp * s.bandwidth_bytes_per_s) AS memory_s,
+           s.flop_per_output_token / (s.tp * s.peak_flop_per_s) AS compute_s,
+           (1 + s.input_tokens / s.output_tokens) * s.allreduce_s_per_token AS allreduce_s
+    FROM sized s
+)
+SELECT source_id, measurement_idx, engine_id, engine_family, engine_version, scenario, source_date, source_url,
+       hardware_id, architecture, vendor, model_id, weights_dtype, kv_dtype, tp, input_tokens, output_tokens,
+       concurrency, context_mean_tokens, batch, moe_experts IS NOT NULL AS moe,
+       output_tok_per_s, ttft_p50_s, ttft_p99_s, tpot_p50_s, tpot_p99_s,
+       flop_per_output_token, bytes_per_output_token, memory_s, compute_s, allreduce_s,
+       1 / (greatest(memory_s, compute_s) + coalesce(allreduce_s, 0)) AS ceiling_tok_per_s,
+       CASE WHEN compute_s IS NULL OR memory_s IS NULL THEN NULL
+            WHEN compute_s > memory_s THEN 'compute' ELSE 'memory' END AS bound,
+       output_tok_per_s * (greatest(memory_s, compute_s) + coalesce(allreduce_s, 0)) AS ratio,
+       file, line
+FROM timed

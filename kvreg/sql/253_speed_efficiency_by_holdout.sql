@@ -1,0 +1,75 @@
+-- speed_efficiency_by_holdout: the bandwidth and compute efficiency kvreg uses for each
+-- hardware × engine family, and the evidence behind it.
+-- Grain: one row per holdout × hardware × engine family (engines.engine); holdout '' = every source
+-- Inputs: speed_fit, throughput_measurements (the holdouts), hardware, engines, hardware_efficiency, provenance.
+-- Resolution, per roof (memory → bandwidth_*, compute → compute_*), first level with data:
+--   hardware (this hardware, this engine family)               basis 'measured'
+--   hardware_any (this hardware, other engine families)        basis 'derived'
+--   architecture (same architecture family, this engine family) basis 'derived'
+--   architecture_any (same architecture family, other engines)  basis 'derived'
+--   stated (the hardware entry's efficiency block)              basis = its confidence (e.g. 'estimated'):
+--     a figure stated for THIS hardware beats a pool of other architectures' measurements
+--   engine (this engine family on any hardware)                 basis 'derived'
+--   all (every measurement)                                     basis 'derived'
+--   With no measurements at all, kvreg behaves as before the fit (the stated figures).
+-- Columns: *_efficiency (fraction), *_basis, *_level, *_n (measurements behind it; NULL when stated),
+--   evidence: one line for people, e.g. "bandwidth 0.43 measured (n=38, h100-sxm-80gb × trtllm); compute …".
+CREATE OR REPLACE VIEW speed_efficiency_by_holdout AS
+WITH grid AS (
+    SELECT x.holdout, h.hardware_id, h.architecture, f.engine_family, he.bandwidth_efficiency AS stated_bw,
+           he.compute_efficiency AS stated_compute
+    FROM (SELECT DISTINCT source_id AS holdout FROM throughput_measurements UNION SELECT '') x
+    CROSS JOIN hardware h
+    CROSS JOIN (SELECT DISTINCT engine AS engine_family FROM engines) f
+    LEFT JOIN hardware_efficiency he ON he.hardware_id = h.hardware_id
+),
+candidates AS (
+    -- every fit level that applies to the grid row, most specific first (ORDER of the resolution above)
+    SELECT g.holdout, g.hardware_id, g.engine_family, r.roof, f.efficiency, f.level, f.n,
+           row_number() OVER (PARTITION BY g.holdout, g.hardware_id, g.engine_family, r.roof
+                              ORDER BY CASE f.level WHEN 'hardware' THEN 1 WHEN 'hardware_any' THEN 2
+                                                    WHEN 'architecture' THEN 3 WHEN 'architecture_any' THEN 4
+                                                    WHEN 'engine' THEN 5 ELSE 6 END) AS pick
+    FROM grid g
+    CROSS JOIN (VALUES ('memory'), ('compute')) r(roof)
+    JOIN speed_fit f ON f.holdout = g.holdout AND f.roof = r.roof
+     AND ((f.level = 'hardware' AND f.key = g.hardware_id AND f.engine_family = g.engine_family)
+       OR (f.level = 'hardware_any' AND f.key = g.hardware_id)
+       OR (f.level = 'architecture' AND f.key = g.architecture AND f.engine_family = g.engine_family)
+       OR (f.level = 'architecture_any' AND f.key = g.architecture)
+       OR ((CASE r.roof WHEN 'memory' THEN g.stated_bw ELSE g.stated_compute END) IS NULL
+           AND ((f.level = 'engine' AND f.key = g.engine_family) OR f.level = 'all')))
+),
+picked AS (
+    SELECT g.*, r.roof,
+           CASE WHEN c.level IS NOT NULL THEN struct_pack(efficiency := c.efficiency, level := c.level, n := c.n) END
+               AS fit
+    FROM grid g
+    CROSS JOIN (VALUES ('memory'), ('compute')) r(roof)
+    LEFT JOIN candidates c ON c.holdout = g.holdout AND c.hardware_id = g.hardware_id
+                          AND c.engine_family = g.engine_family AND c.roof = r.roof AND c.pick = 1
+),
+wide AS (
+    SELECT holdout, hardware_id, engine_family,
+           any_value(fit) FILTER (WHERE roof = 'memory') AS bw_fit,
+           any_value(fit) FILTER (WHERE roof = 'compute') AS c_fit,
+           any_value(stated_bw) AS stated_bw, any_value(stated_compute) AS stated_compute
+    FROM picked GROUP BY ALL
+)
+SELECT w.holdout, w.hardware_id, w.engine_family,
+       coalesce(w.bw_fit.efficiency, w.stated_bw) AS bandwidth_efficiency,  -- fit levels after 'stated' only
+                                                                           -- match when nothing is stated
+       CASE WHEN w.bw_fit IS NOT NULL THEN CASE WHEN w.bw_fit.level = 'hardware' THEN 'measured' ELSE 'derived' END
+            WHEN w.stated_bw IS NOT NULL THEN coalesce(pb.confidence, 'read') END AS bandwidth_basis,
+       CASE WHEN w.bw_fit IS NOT NULL THEN w.bw_fit.level WHEN w.stated_bw IS NOT NULL THEN 'stated' END
+           AS bandwidth_level,
+       w.bw_fit.n AS bandwidth_n,
+       coalesce(w.c_fit.efficiency, w.stated_compute) AS compute_efficiency,
+       CASE WHEN w.c_fit IS NOT NULL THEN CASE WHEN w.c_fit.level = 'hardware' THEN 'measured' ELSE 'derived' END
+            WHEN w.stated_compute IS NOT NULL THEN coalesce(pc.confidence, 'read') END AS compute_basis,
+       CASE WHEN w.c_fit IS NOT NULL THEN w.c_fit.level WHEN w.stated_compute IS NOT NULL THEN 'stated' END
+           AS compute_level,
+       w.c_fit.n AS compute_n
+FROM wide w
+LEFT JOIN provenance pb ON pb.kind = 'hardware' AND pb.entry_id = w.hardware_id AND pb.field = 'efficiency.bandwidth'
+LEFT JOIN provenance pc ON pc.kind = 'hardware' AND pc.entry_id = w.hardware_id AND pc.field = 'efficiency.compute'

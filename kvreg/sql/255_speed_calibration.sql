@@ -1,0 +1,39 @@
+-- speed_calibration: every throughput measurement beside kvreg's prediction of it, in two modes:
+--   'in-sample'             efficiencies fitted on every source (what roofline and plans use)
+--   'leave-one-source-out'  efficiencies fitted WITHOUT the measurement's own source (speed_efficiency_by_holdout
+--                           at holdout = source_id): how well kvreg predicts a source it has not seen
+-- Grain: one row per mode × throughput measurement.
+-- Inputs: throughput_ceilings, speed_efficiency_by_holdout.
+-- Units: tokens per second, seconds, fractions.
+--   predicted_tok_per_s   1 ÷ greatest((memory_s + allreduce_s) ÷ bandwidth_eff, (compute_s + allreduce_s) ÷ compute_eff):
+--                         the ceiling's time per output token with each roof, and the all-reduce serial with it,
+--                         scaled by that roof's efficiency (expected_step_s, 104; 252)
+--   error                 predicted ÷ measured − 1 (signed: + over-predicts); abs_error its magnitude
+--   predicted_step_s      batch ÷ predicted_tok_per_s: one engine step of the whole batch (each sequence's TPOT
+--                         when prompts ride along with decode steps); tpot_error against tpot_p50_s where published
+--   bandwidth_basis, bandwidth_level, bandwidth_n, compute_*: the evidence behind the efficiencies used
+CREATE OR REPLACE VIEW speed_calibration AS
+WITH modes AS (
+    SELECT 'in-sample' AS mode, c.*, '' AS holdout FROM throughput_ceilings c
+    UNION ALL
+    SELECT 'leave-one-source-out', c.*, c.source_id FROM throughput_ceilings c
+),
+p AS (
+    SELECT m.*, e.bandwidth_efficiency, e.bandwidth_basis, e.bandwidth_level, e.bandwidth_n,
+           e.compute_efficiency, e.compute_basis, e.compute_level, e.compute_n,
+           1 / expected_step_s(m.memory_s, m.compute_s, m.allreduce_s, e.bandwidth_efficiency,
+                               e.compute_efficiency) AS predicted_tok_per_s
+    FROM modes m
+    JOIN speed_efficiency_by_holdout e ON e.holdout = m.holdout AND e.hardware_id = m.hardware_id
+                                      AND e.engine_family = m.engine_family
+)
+SELECT mode, source_id, measurement_idx, engine_id, engine_family, engine_version, scenario, source_url,
+       hardware_id, architecture, model_id, moe, weights_dtype, kv_dtype, tp, input_tokens, output_tokens, batch, bound,
+       output_tok_per_s, ceiling_tok_per_s, predicted_tok_per_s,
+       predicted_tok_per_s / output_tok_per_s - 1 AS error,
+       abs(predicted_tok_per_s / output_tok_per_s - 1) AS abs_error,
+       batch / predicted_tok_per_s AS predicted_step_s, tpot_p50_s,
+       batch / predicted_tok_per_s / tpot_p50_s - 1 AS tpot_error,
+       bandwidth_efficiency, bandwidth_basis, bandwidth_level, bandwidth_n,
+       compute_efficiency, compute_basis, compute_level, compute_n, file, line
+FROM p

@@ -1,0 +1,218 @@
+"""Speed measured: throughput observations, their roofline ceilings, fitted efficiencies, calibrate --speed.
+
+The hand case (TensorRT-LLM 0.17 perf overview, H200, Llama 3.1 8B fp8/fp8, TP 1, 1000 in / 1000 out,
+17,537.96 output tok/s) is worked below from the registry's facts, independently of the views.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import statistics
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kvreg.cli import main
+from tests.conftest import ROOT, one
+from tests.registry_factory import SOURCE, con_for, engine_entry, hardware_entry, write_project
+
+P_8B = 8_030_261_248                 # registry/models/llama-3.1-8b.yaml params_total (dense: all active)
+H200_USABLE = 143156 * 2**20         # hardware/h200.yaml memory_usable
+H200_BW, H200_FP8 = 4.8e12, 1979e12  # hardware/h200.yaml bandwidth, peak_flops.fp8
+
+
+def test_ceiling_of_one_measurement_by_hand(con):
+    c = one(con, "SELECT * FROM throughput_ceilings WHERE source_id = 'trtllm-perf-overview-0.17'"
+                 " AND hardware_id = 'h200' AND model_id = 'llama-3.1-8b' AND input_tokens = 1000"
+                 " AND output_tokens = 1000")
+    kv_token = 2 * 32 * 8 * 128 * 1                  # K and V, 32 layers × 8 KV heads × 128, fp8
+    ctx = 1000 + 1000 / 2                            # mean context over the decode steps
+    kv_mean = kv_token * ctx
+    weights = P_8B * 1                               # fp8: one byte per parameter (model_weights, derived)
+    batch = min(math.floor((H200_USABLE - weights) / kv_mean), 2048)   # trtllm-pytorch max_num_seqs 2048
+    assert c["batch"] == batch == 1445
+    decode = lambda s: 2 * P_8B + 4 * 4096 * 32 * s  # noqa: E731  chapter §2.4, full attention
+    flop = decode(ctx) + 1000 * decode(1000 / 2) / 1000          # decode + causal prefill of the prompt
+    byte = weights / batch + kv_mean
+    assert c["flop_per_output_token"] == pytest.approx(flop)
+    assert c["bytes_per_output_token"] == pytest.approx(byte)
+    ceiling = 1 / max(byte / H200_BW, flop / H200_FP8)
+    assert c["ceiling_tok_per_s"] == pytest.approx(ceiling)
+    assert c["bound"] == ("compute" if flop / H200_FP8 > byte / H200_BW else "memory") == "memory"  # 21.6 > 16.8 µs
+    assert c["ratio"] == pytest.approx(17537.96 / ceiling)
+
+
+def test_no_measurement_exceeds_its_ceiling(con):
+    rows = con.execute("SELECT source_id, measurement_idx, ratio FROM throughput_ceilings").fetchall()
+    n = con.execute("SELECT count(*) FROM throughput_measurements").fetchone()[0]
+    assert len(rows) == n > 0, "every measurement has a ceiling (hardware, model, engine and precision resolve)"
+    over = [r for r in rows if r[2] > 1]
+    assert not over, f"measured above the roofline ceiling (a modelling error): {over[:5]}"
+
+
+def test_the_evidence_is_broad_enough(con):
+    # Issue 13: ≥ 40 measurements, ≥ 5 accelerators, ≥ 3 architecture families, dense and MoE.
+    n, hw, arch, moe, dense = con.execute(
+        "SELECT count(*), count(DISTINCT hardware_id), count(DISTINCT architecture), count(*) FILTER (WHERE moe),"
+        " count(*) FILTER (WHERE NOT moe) FROM throughput_ceilings").fetchone()
+    assert n >= 40 and hw >= 5 and arch >= 3 and moe > 0 and dense > 0
+
+
+def _implied(con, where: str) -> dict[str, list[float]]:
+    """Implied efficiency per roof, computed here in Python from the ceiling components."""
+    out: dict[str, list[float]] = {"memory": [], "compute": []}
+    for bound, mem, comp, ar, meas in con.execute(
+            f"SELECT bound, memory_s, compute_s, allreduce_s, output_tok_per_s FROM throughput_ceilings WHERE {where}"
+            " AND bound IS NOT NULL").fetchall():
+        out[bound].append(((mem if bound == "memory" else comp) + (ar or 0)) * meas)
+    return out
+
+
+def test_fitted_efficiency_is_the_median_implied_efficiency(con):
+    e = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'h200' AND engine_family = 'trtllm'")
+    imp = _implied(con, "hardware_id = 'h200' AND engine_family = 'trtllm'")
+    assert e["bandwidth_basis"] == e["compute_basis"] == "measured"
+    assert e["bandwidth_n"] == len(imp["memory"]) and e["compute_n"] == len(imp["compute"])
+    assert e["bandwidth_efficiency"] == pytest.approx(statistics.median(imp["memory"]))
+    assert e["compute_efficiency"] == pytest.approx(statistics.median(imp["compute"]))
+    assert "measured (n=" in e["evidence"]
+
+
+def test_hardware_without_measurements_borrows_its_architecture(con):
+    # H100 PCIe has no throughput entry: it takes the Hopper family's fit, labelled derived.
+    e = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'h100-pcie-80gb' AND engine_family = 'trtllm'")
+    imp = _implied(con, "architecture = 'hopper' AND engine_family = 'trtllm'")
+    assert e["bandwidth_basis"] == "derived" and e["bandwidth_level"] == "architecture"
+    assert e["bandwidth_efficiency"] == pytest.approx(statistics.median(imp["memory"]))
+
+
+def test_leave_one_source_out_fits_without_the_source(con):
+    src = "trtllm-perf-overview-1.0"
+    f = one(con, "SELECT * FROM speed_fit WHERE holdout = ? AND roof = 'memory' AND level = 'hardware'"
+                 " AND key = 'h200' AND engine_family = 'trtllm'", [src])
+    imp = _implied(con, f"hardware_id = 'h200' AND source_id <> '{src}'")
+    assert f["n"] == len(imp["memory"]) and f["sources"] == 2
+    assert f["efficiency"] == pytest.approx(statistics.median(imp["memory"]))
+    # The left-out prediction of a source's measurement uses that fit, never its own source's rows.
+    p = one(con, "SELECT * FROM speed_calibration WHERE mode = 'leave-one-source-out' AND source_id = ?"
+                 " AND hardware_id = 'h200' AND bound = 'memory' ORDER BY measurement_idx LIMIT 1", [src])
+    assert p["bandwidth_efficiency"] == pytest.approx(f["efficiency"])
+
+
+def test_prediction_is_the_ceiling_at_the_efficiencies(con):
+    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency, s.error"
+                 " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"
+                 " WHERE s.mode = 'in-sample' AND c.hardware_id = 'h200' AND c.model_id = 'llama-3.1-8b'"
+                 " AND c.input_tokens = 1000 AND c.output_tokens = 1000 AND c.source_id = 'trtllm-perf-overview-0.17'")
+    ar = p["allreduce_s"] or 0                      # 0 at TP 1
+    pred = 1 / max((p["memory_s"] + ar) / p["bandwidth_efficiency"], (p["compute_s"] + ar) / p["compute_efficiency"])
+    assert p["predicted_tok_per_s"] == pytest.approx(pred)
+    assert p["error"] == pytest.approx(pred / 17537.96 - 1)
+
+
+def test_tp8_prediction_scales_the_all_reduce_with_its_roof(con):
+    # H200 TP 8, Llama 3.1 405B fp8: the all-reduce (2 per layer, ring, 450 GB/s) is serial with the step and
+    # runs at the binding roof's share: predicted = 1 / ((roof + all-reduce) / eff).
+    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency"
+                 " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"
+                 " WHERE s.mode = 'in-sample' AND c.source_id = 'trtllm-perf-overview-0.17'"
+                 " AND c.hardware_id = 'h200' AND c.model_id = 'llama-3.1-405b' AND c.input_tokens = 1000"
+                 " AND c.output_tokens = 1000")
+    ar_token = 2 * 126 * 2 * 7 / 8 * 16384 * 2 / 450e9      # 126 layers, d_model 16,384, bf16, one direction
+    assert p["allreduce_s"] == pytest.approx((1 + 1000 / 1000) * ar_token)
+    roof = p["compute_s"] if p["bound"] == "compute" else p["memory_s"]
+    eff = p["compute_efficiency"] if p["bound"] == "compute" else p["bandwidth_efficiency"]
+    assert p["predicted_tok_per_s"] == pytest.approx(eff / (roof + p["allreduce_s"]))
+
+
+def test_roofline_and_plans_use_the_fitted_efficiency(con):
+    e = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'h200' AND engine_family = 'trtllm'")
+    r = one(con, "SELECT * FROM roofline WHERE model_id = 'llama-3.1-8b' AND hardware_id = 'h200'"
+                 " AND engine_id = 'trtllm-pytorch' AND weights_dtype = 'fp8' AND kv_dtype = 'bf16' AND tp = 1"
+                 " AND context_tokens = 8192 AND batch = 1")
+    assert r["bandwidth_efficiency"] == pytest.approx(e["bandwidth_efficiency"])
+    assert r["efficiency_evidence"] == e["evidence"]
+    assert r["expected_decode_step_s"] == pytest.approx(
+        max(r["decode_memory_s"] / e["bandwidth_efficiency"], r["decode_compute_s"] / e["compute_efficiency"]))
+    p = one(con, "SELECT * FROM plans(10, 8192, 0.05) WHERE model_id = 'llama-3.1-8b' AND hardware_id = 'h200'"
+                 " AND engine_id = 'trtllm-pytorch' AND weights_dtype = 'bf16' AND kv_dtype = 'bf16' AND tp = 1")
+    assert p["bandwidth_efficiency"] == pytest.approx(e["bandwidth_efficiency"]) and p["rate_basis"] == "expected"
+
+
+def test_without_measurements_the_stated_efficiency_stays():
+    con = con_for(models={"m": {"layers": 2, "groups": [{"kind": "full", "count": 2, "kv_heads": 8, "head_dim": 128}]}},
+                  hardware={"hw": hardware_entry("hw", efficiency={"bandwidth": 0.5})})
+    e = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'hw'")
+    assert (e["bandwidth_efficiency"], e["bandwidth_level"], e["bandwidth_n"]) == (0.5, "stated", None)
+    assert e["compute_efficiency"] is None
+
+
+def _throughput(hw: str = "hw", model: str = "m") -> dict:
+    return {"id": "t", "engine": "first-principles", "engine_version": "1", "scenario": "offline",
+            "date": dt.date(2025, 1, 1), "sources": SOURCE, "field_sources": {"fixture": ["measurements"]},
+            "measurements": [{"hardware": hw, "model": model, "weights_dtype": "bf16", "input_tokens": 128,
+                              "output_tokens": 128, "output_tok_per_s": 1000}]}
+
+
+def _project(tmp_path: Path, entry: dict) -> Path:
+    write_project(tmp_path, models={"m": {"layers": 2, "groups": [{"kind": "full", "count": 2, "kv_heads": 8,
+                                                                    "head_dim": 128}]}},
+                  hardware={"hw": hardware_entry("hw")}, engines={"first-principles": engine_entry()})
+    (tmp_path / "registry/throughput").mkdir(parents=True)
+    (tmp_path / "registry/throughput/t.yaml").write_text(yaml.safe_dump(entry, sort_keys=False))
+    return tmp_path
+
+
+def test_a_throughput_entry_naming_unknown_hardware_is_reported_at_its_line(tmp_path):
+    r = CliRunner().invoke(main, ["validate", "--project", str(_project(tmp_path, _throughput(hw="nope"))),
+                                  "--format", "json"])
+    assert r.exit_code == 1
+    (p,) = json.loads(r.stdout)
+    assert p["code"] == "unknown-throughput-reference" and p["file"] == "registry/throughput/t.yaml"
+    assert p["key"] == "measurements.0.hardware" and "nope" in p["message"] and p["line"] > 1
+
+
+def test_a_measurement_without_its_rate_is_a_missing_key(tmp_path):
+    e = _throughput()
+    del e["measurements"][0]["output_tok_per_s"]
+    r = CliRunner().invoke(main, ["validate", "--project", str(_project(tmp_path, e)), "--format", "json"])
+    assert r.exit_code == 1
+    (p,) = json.loads(r.stdout)
+    assert (p["code"], p["key"]) == ("missing-key", "measurements.0.output_tok_per_s")
+
+
+def test_a_throughput_number_without_a_source_is_unsourced(tmp_path):
+    # Every number of a throughput entry rests on a source (kvreg/provenance.py FACT_KINDS), like hardware's.
+    e = _throughput()
+    del e["field_sources"]
+    r = CliRunner().invoke(main, ["validate", "--project", str(_project(tmp_path, e)), "--format", "json"])
+    assert r.exit_code == 1
+    got = {(p["code"], p["key"]) for p in json.loads(r.stdout)}
+    assert got == {("unsourced-number", f"measurements.0.{k}") for k in ("input_tokens", "output_tokens",
+                                                                         "output_tok_per_s")}
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_calibrate_speed_renders(tmp_path, fmt):
+    r = CliRunner().invoke(main, ["calibrate", "--speed", "--format", fmt, "--project", str(ROOT),
+                                  "--db", str(tmp_path / "k.duckdb")])
+    assert r.exit_code == 0, r.output
+    if fmt == "json":
+        rep = json.loads(r.output)
+        modes = {o["mode"]: o for o in rep["overall"]}
+        assert set(modes) == {"in-sample", "leave-one-source-out"}
+        assert modes["in-sample"]["n"] == len(rep["measurements"]) >= 40
+    else:
+        assert "leave-one-source-out" in r.output and "h200" in r.output
+
+
+def test_plan_states_the_efficiency_and_its_evidence(tmp_path):
+    r = CliRunner().invoke(main, ["plan", "--model", "qwen3-30b-a3b", "--users", "64", "--context", "8Ki",
+                                  "--tpot-ms", "50", "--hardware", "l40s", "--weights-dtype", "fp8",
+                                  "--project", str(ROOT), "--db", str(tmp_path / "k.duckdb")])
+    assert r.exit_code == 0, r.output
+    assert "Efficiency used: l40s: bandwidth 0." in r.output and "(n=" in r.output
