@@ -134,7 +134,9 @@ def _engines_project(tmp_path, engines):
     return tmp_path
 
 
-BASE = {"engine": "first-principles", "gpu_memory_utilization": 0.9, "runtime_reserve": "1 GiB", "sources": SOURCE}
+BASE = {"engine": "first-principles", "gpu_memory_utilization": 0.9, "runtime_reserve": "1 GiB", "sources": SOURCE,
+        # every bare number is the fixture source's; a child inherits the mapping (extends deep-merges)
+        "field_sources": {SOURCE[0]["id"]: ["gpu_memory_utilization", "runtime_reserve", "block_size"]}}
 
 
 def test_extends_unknown_parent_is_located(tmp_path):

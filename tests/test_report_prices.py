@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from tests.registry_factory import SOURCE, con_for, hardware_entry
@@ -16,12 +18,12 @@ def con():
     return con_for(models={"m": {"layers": 2, "groups": [{"kind": "full", "count": 2, "kv_heads": 8, "head_dim": 128}]}},
                    hardware={
                        "two-quotes": _hw("two-quotes", {"rental": [
-                           {"usd_per_hour": {"value": 3.0, "source": "p"}, "provider": "A", "date": "2026-05-01"},
-                           {"usd_per_hour": {"value": 2.5, "source": "p"}, "provider": "B", "date": "2026-04-01"}],
+                           {"usd_per_hour": {"value": 3.0, "source": "p"}, "provider": "A", "date": dt.date(2026, 5, 1)},
+                           {"usd_per_hour": {"value": 2.5, "source": "p"}, "provider": "B", "date": dt.date(2026, 4, 1)}],
                            "purchase": {"usd": {"value": 35040, "source": "p"}, "kind": "MSRP", "date": "2026"},
                            "tdp_w": {"value": 1000, "source": "p"}}),
                        "one-quote-form": _hw("one-quote-form", {"usd_per_hour": {"value": 1.25, "source": "p"},
-                                                                "provider": "C", "date": "2026-05-07"}),
+                                                                "provider": "C", "date": dt.date(2026, 5, 7)}),
                        "purchase-no-tdp": _hw("purchase-no-tdp", {"purchase": {"usd": {"value": 4000, "source": "p"},
                                                                                "kind": "list price"}}),
                        "unpriced": hardware_entry("unpriced"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import html as htmllib
 import re
 
@@ -58,13 +60,13 @@ def test_an_unpriced_device_that_needs_fewer_devices_has_its_own_list(tmp_path):
     from kvreg.report.make import render
 
     src = SOURCE + [{"id": "p", "title": "price list"}]
-    price = {"rental": [{"usd_per_hour": {"value": 2.0, "source": "p"}, "provider": "A", "date": "2026-05-01"}]}
+    price = {"rental": [{"usd_per_hour": {"value": 2.0, "source": "p"}, "provider": "A", "date": dt.date(2026, 5, 1)}]}
     write_project(tmp_path, models={"m": {"layers": 32, "groups": [
                       {"kind": "full", "count": 32, "kv_heads": 8, "head_dim": 128}]}},
                   hardware={"priced-80": hardware_entry("priced-80", price=price, sources=src),
                             "priced-80b": hardware_entry("priced-80b", sources=src, price={"rental": [
                                 {"usd_per_hour": {"value": 2.5, "source": "p"}, "provider": "B",
-                                 "date": "2026-05-01"}]}),
+                                 "date": dt.date(2026, 5, 1)}]}),
                             "big-unpriced": hardware_entry("big-unpriced", memory_marketed="192 GB",
                                                            memory_usable="180 GiB")},
                   engines={"first-principles": engine_entry()})
