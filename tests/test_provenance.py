@@ -36,7 +36,7 @@ def test_every_shipped_number_has_a_source_with_a_reference_and_a_confidence(con
     assert n >= 1400                     # 1,471 numbers in 135 fact entries when this was written
     assert sourced == referenced == conf == n
     kinds = {r[0] for r in con.execute("SELECT DISTINCT kind FROM provenance").fetchall()}
-    assert kinds == {"model", "hardware", "engine", "observation"}
+    assert kinds == {"model", "hardware", "engine", "observation", "throughput"}
 
 
 def test_model_geometry_names_its_source(con):

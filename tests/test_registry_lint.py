@@ -59,7 +59,7 @@ def test_every_observation_gpu_resolves_or_is_named_unknown(reg):
 # Entry kinds that state facts (numbers about a model, a device, an engine release, a log) must cite
 # them; a report definition (reports/*.yaml) states a question, not a fact, and needs none
 # (registry/README.md, "Sources").
-FACT_KINDS = ("model", "hardware", "engine", "observation")
+FACT_KINDS = ("model", "hardware", "engine", "observation", "throughput")   # throughput: measured speed (issue 13)
 
 
 def test_every_entry_has_a_source_with_url_or_title(reg):
