@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+from kvreg.calibrate import _md, _text   # one table renderer for both calibrations
+
 LOSO = "leave-one-source-out"
 
 SUMMARY_SQL = """
@@ -110,24 +112,6 @@ def _tables(rep: dict, with_rows: bool) -> list[tuple[str, list[str], list[list[
                       m["loso_bandwidth_level"] if m["bound"] != "compute" else m["loso_compute_level"]]
                      for m in rep["measurements"]]))
     return out
-
-
-def _text(header, rows) -> str:
-    table = [header] + rows
-    widths = [max(len(t[i]) for t in table) for i in range(len(header))]
-    out = []
-    for i, t in enumerate(table):
-        out.append("  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(t, widths))).rstrip())
-        if i == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
-
-
-def _md(header, rows) -> str:
-    esc = lambda s: s.replace("|", "\\|")  # noqa: E731
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 MD_INTRO = [
