@@ -19,6 +19,8 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "engine_accounting": {
         "engine_id": (S, False), "release_first": (S, False), "release_last": (S, True),
         "util_basis": (S, False), "block_size_mla_tokens": (I, True), "hybrid_allocator": (S, False),
+        # block sizes the release accepts for --block-size, comma-joined (NULL: the knob is not modelled)
+        "block_sizes": (S, True), "block_size_mla_forced": (B, False), "recurrent_alignment_rule": (S, False),
         "group_size_rule": (S, False), "swa_pool_ratio": (F, True), "sliding_as_full": (S, False),
         "chunked_as_full": (S, False), "k_eq_v_stored_once": (B, False), "recurrent_in_pool": (B, False),
         "recurrent_alignment_tokens": (I, True), "recurrent_blocks_per_request": (I, False),
@@ -94,6 +96,9 @@ def engine_rows(registry) -> dict[str, list[dict]]:
         rows["engine_accounting"].append(dict(
             engine_id=eid, release_first=a.release_first, release_last=a.release_last, util_basis=a.util_basis.value,
             block_size_mla_tokens=v(a.block_size_mla), hybrid_allocator=a.hybrid_allocator.value,
+            block_sizes=None if a.block_sizes is None else ",".join(map(str, a.block_sizes.value)),
+            block_size_mla_forced=a.block_size_mla_forced.value,
+            recurrent_alignment_rule=a.recurrent_alignment_rule.value,
             group_size_rule=a.group_size_rule.value, swa_pool_ratio=v(a.swa_pool_ratio),
             sliding_as_full=a.sliding_as_full.value, chunked_as_full=a.chunked_as_full.value,
             k_eq_v_stored_once=a.k_eq_v_stored_once.value, recurrent_in_pool=a.recurrent_in_pool.value,

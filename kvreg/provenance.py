@@ -28,6 +28,7 @@ from typing import Iterator
 
 from pydantic import BaseModel
 
+from kvreg.schema.accounting import Cited
 from kvreg.schema.common import Entry, Measure
 
 FACT_KINDS = ("model", "hardware", "engine", "observation", "throughput")
@@ -68,6 +69,12 @@ def _leaves(obj, path: tuple) -> Iterator[tuple[tuple, float, Measure | None]]:
     if isinstance(obj, Measure):
         if _is_number(obj.value):
             yield path, float(obj.value), obj
+        return
+    if isinstance(obj, Cited) and obj.source and isinstance(obj.value, (list, tuple)):
+        # a cited list of numbers (accounting.block_sizes): each number rests on the rule's source
+        for i, v in enumerate(obj.value):
+            if _is_number(v):
+                yield path + ("value", i), float(v), obj
         return
     if isinstance(obj, BaseModel):
         for name in type(obj).model_fields:
@@ -124,7 +131,7 @@ def field_facts(entry: Entry, checked: dict[tuple, object] | None = None) -> lis
         else:
             src, basis = None, "unsourced"
         note = m.note if m is not None else None
-        if m is not None and m.confidence:
+        if m is not None and getattr(m, "confidence", None):
             conf, cbasis = m.confidence, "own"
         elif key in inferred:
             conf, cbasis, note = "estimated", "inferred", note or inferred[key]

@@ -107,6 +107,13 @@ class Accounting(Strict):
     release_last: str | None = None
     util_basis: Cited[Literal["total", "free", "free_before_load"]]
     block_size_mla: Measure[PositiveInt] | None = None
+    block_sizes: Cited[list[PositiveInt]] | None = None
+    """Block sizes (tokens) the release accepts for ``--block-size`` on CUDA; absent = kvreg does not model the
+    knob for this engine (fit/plan/report refuse it there)."""
+    block_size_mla_forced: Cited[bool] = Cited(value=False)
+    """True where the platform overrides any block size (the user's too) with the MLA backend's own
+    (vLLM ≤0.16: platforms/cuda.py check_and_update_config); false where a user's ``--block-size`` is kept and
+    a backend supporting it is chosen (≥0.17)."""
     hybrid_allocator: Cited[Literal["none", "grouped", "swa_pools"]]
     group_size_rule: Cited[Literal["min", "max_if_below_1_5_min"]] = Cited(value="min")
     swa_pool_ratio: Measure[Annotated[float, Field(gt=0, le=1)]] | None = None
@@ -115,6 +122,10 @@ class Accounting(Strict):
     k_eq_v_stored_once: Cited[bool] = Cited(value=False)
     recurrent_in_pool: Cited[bool]
     recurrent_alignment_tokens: Measure[PositiveInt] | None = None
+    recurrent_alignment_rule: Cited[Literal["fixed", "at_least_block_size"]] = Cited(value="fixed")
+    """How the hybrid attention block is aligned: ``fixed`` = multiples of recurrent_alignment_tokens
+    (≤0.19 HybridAttentionMambaModelConfig); ``at_least_block_size`` = multiples of max(that, block size)
+    (≥0.20 Platform._align_hybrid_block_size: kernel_block_alignment_size = max(min kernel block, block_size))."""
     recurrent_blocks_per_request: Measure[PositiveInt] = Measure(value=1)
     sliding_extra_blocks: Measure[Annotated[int, Field(ge=0)]] = Measure(value=1)
     window_batched_tokens_factor: Measure[PositiveInt] = Measure(value=1)

@@ -1,4 +1,6 @@
--- engine_layer_specs: each layer group as an engine release stores it (its KV-cache spec).
+-- engine_layer_specs_at(block_size := NULL): table macro, each layer group as an engine release stores it (its
+-- KV-cache spec) with the --block-size a user sets (NULL = the release default) — the ONE definition; the view
+-- engine_layer_specs is this macro at the default.
 -- Grain: one row per engine (with accounting) × served model × kv_dtype × tp × layer group.
 --   A served model is a registry model alone, or a target plus a speculative draft whose
 --   layers share the pool (served_models; e.g. Llama-3.1-8B + one EAGLE layer).
@@ -13,13 +15,22 @@
 --     conv rows, and 215 gives each recurrent group that many more blocks (MambaSpec
 --     num_speculative_blocks, model_executor/layers/mamba/abstract.py 0.20.0:54);
 --   token_bytes: kv_layer_costs.token_bytes, ×2 for k_eq_v layers unless the engine stores K once (§2);
---   base_block_tokens: the engine block size, or its MLA block size for mla layers (§2 block_size);
+--   base_block_tokens: the block size before hybrid alignment: the knob, else the engine block size; mla layers:
+--     the release's MLA block size where block_size_mla_forced (vLLM ≤0.16: CudaPlatform.check_and_update_config
+--     replaces any block size, the user's too, with the MLA backend's: platforms/cuda.py 0.11.0:160-182), else the
+--     knob (≥0.17 keeps --block-size, update_block_size_for_backend platforms/interface.py 0.19.0:434-436, and the
+--     selector skips the MLA backends that cannot take it, platforms/cuda.py 0.19.0:313-333), else the MLA default;
+--   block_size: the knob, else the release's engine block size (engines.block_size_tokens); block_size_is_default
+--     says which; mla_block_size_forced: the knob was given and an mla layer kept the release's MLA block instead;
+--   a knob the release does not accept (engine_accounting.block_sizes; NULL = not modelled) gives no rows for it:
+--     the CLI and report definitions refuse it first, naming the allowed values;
 --   in_pool: false for layers that hold neither KV nor state (shared layers reuse another's KV;
 --     MLP/MoE-only blocks have no token mixer: vLLM's get_kv_cache_spec only visits attention and
 --     mamba layers, gpu_model_runner.py 0.19.0 get_kv_cache_spec → AttentionLayerBase/MambaBase), and
 --     for recurrent state kept outside the pool.  Decided by the bytes (no per-token and no state
 --     bytes), never by the kind's name, so every such layer kind is covered.
-CREATE OR REPLACE VIEW engine_layer_specs AS
+-- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
+CREATE OR REPLACE MACRO engine_layer_specs_at(block_size := NULL) AS TABLE
 WITH mix AS (
     SELECT s.served_id, bool_or(g.kind IN ('full', 'mla')) AS has_unbounded
     FROM served_models s JOIN layer_groups g ON g.model_id = s.model_id
@@ -28,7 +39,9 @@ WITH mix AS (
 spec AS (
     SELECT a.engine_id, s.served_id AS model_id, s.model_id AS layer_model_id, s.role, c.group_idx, c.kind,
            c.kv_dtype, c.tp, c.layer_count, g.k_eq_v, a.k_eq_v_stored_once, a.recurrent_in_pool,
-           a.block_size_mla_tokens, e.block_size_tokens,
+           a.block_size_mla_tokens, a.block_size_mla_forced, e.block_size_tokens,
+           coalesce(block_size, e.block_size_tokens)::BIGINT AS block_size_set,
+           block_size IS NULL OR block_size = e.block_size_tokens AS block_size_is_default,
            CASE WHEN c.kind = 'sliding' AND (a.sliding_as_full = 'always'
                                              OR (a.sliding_as_full = 'when_mixed' AND m.has_unbounded)) THEN 'full'
                 WHEN c.kind = 'chunked' AND (a.chunked_as_full = 'always'
@@ -47,15 +60,26 @@ spec AS (
     JOIN kv_layer_costs c ON c.model_id = s.model_id
     JOIN layer_groups g ON g.model_id = c.model_id AND g.group_idx = c.group_idx
     LEFT JOIN recurrent_conv_rows r ON r.model_id = c.model_id AND r.group_idx = c.group_idx
+    WHERE block_size IS NULL
+       OR list_contains(list_transform(string_split(a.block_sizes, ','), lambda x: x::BIGINT), block_size::BIGINT)
 )
-SELECT engine_id, model_id, layer_model_id, role, group_idx, kind, storage_kind, kv_dtype, tp, layer_count,
-       token_bytes * CASE WHEN k_eq_v AND NOT k_eq_v_stored_once THEN 2 ELSE 1 END AS token_bytes,
-       CASE WHEN storage_kind IN ('sliding', 'chunked') THEN window_tokens END AS window_tokens,
-       state_bytes, num_speculative_tokens,
-       CASE WHEN kind = 'mla' THEN coalesce(block_size_mla_tokens, block_size_tokens)
-            ELSE block_size_tokens END AS base_block_tokens,
-       (coalesce(token_bytes, 0) > 0 OR coalesce(state_bytes, 0) > 0)
-           AND (kind <> 'recurrent' OR recurrent_in_pool) AS in_pool,
-       kind IN ('sliding', 'chunked') AND storage_kind = 'full' AS stored_as_full,
-       k_eq_v AND NOT k_eq_v_stored_once AS k_eq_v_stored_twice
-FROM spec
+SELECT p.engine_id, p.model_id, p.layer_model_id, p.role, p.group_idx, p.kind, p.storage_kind, p.kv_dtype, p.tp,
+       p.layer_count,
+       p.token_bytes * CASE WHEN p.k_eq_v AND NOT p.k_eq_v_stored_once THEN 2 ELSE 1 END AS token_bytes,
+       CASE WHEN p.storage_kind IN ('sliding', 'chunked') THEN p.window_tokens END AS window_tokens,
+       p.state_bytes, p.num_speculative_tokens,
+       CASE WHEN p.kind = 'mla' AND (p.block_size_mla_forced OR block_size IS NULL)
+            THEN coalesce(p.block_size_mla_tokens, p.block_size_set)
+            ELSE p.block_size_set END AS base_block_tokens,
+       (coalesce(p.token_bytes, 0) > 0 OR coalesce(p.state_bytes, 0) > 0)
+           AND (p.kind <> 'recurrent' OR p.recurrent_in_pool) AS in_pool,
+       p.kind IN ('sliding', 'chunked') AND p.storage_kind = 'full' AS stored_as_full,
+       p.k_eq_v AND NOT p.k_eq_v_stored_once AS k_eq_v_stored_twice,
+       p.block_size_set AS block_size, p.block_size_is_default,
+       block_size IS NOT NULL AND p.kind = 'mla' AND p.block_size_mla_forced
+           AND coalesce(p.block_size_mla_tokens, p.block_size_set) <> block_size AS mla_block_size_forced
+FROM spec p;
+
+-- engine_layer_specs: engine_layer_specs_at at the release default block size (columns, grain and units as above).
+CREATE OR REPLACE VIEW engine_layer_specs AS
+SELECT * FROM engine_layer_specs_at()

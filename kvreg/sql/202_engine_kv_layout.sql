@@ -1,6 +1,8 @@
--- engine_kv_layout: how one engine release lays out a served model's KV pool.
+-- engine_kv_layout_at(block_size := NULL): table macro, how one engine release lays out a served model's KV pool
+-- at the --block-size a user sets (NULL = the release default) — the ONE definition; the view engine_kv_layout is
+-- it at the default.
 -- Grain: one row per engine × served model × kv_dtype × tp.
--- Inputs: engine_kv_buckets, engine_layer_specs.
+-- Inputs: engine_kv_buckets_at, engine_layer_specs_at.
 -- Units: page_bytes = bytes of one block of one layer (after unification); block_bytes = bytes of
 --   one block id across all shared tensors (page × group_size); tokens; layers.
 -- Rules (engine_accounting.md §3): grouped: num_groups = Σ cdiv(n_b, group_size), padding_layers =
@@ -9,36 +11,41 @@
 --   (SGLang §8): block_bytes = block·Σ(full pages + ratio·sliding pages).
 --   min_block_tokens: the smallest attention block size (the ≤0.20 token report multiplies by it).
 --   Quirk flags say whether a release rule changes this model's figure (engine_quirks.trigger).
-CREATE OR REPLACE VIEW engine_kv_layout AS
+--   block_size, block_size_is_default: the setting (the knob, else the release's block size; engine_layer_specs_at);
+--   mla_block_size_forced: the knob was given but the release keeps its MLA backend's block for the mla layers.
+-- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
+CREATE OR REPLACE MACRO engine_kv_layout_at(block_size := NULL) AS TABLE
 WITH agg AS (
-    SELECT engine_id, model_id, kv_dtype, tp, any_value(layout_mode) AS layout_mode,
-           sum(layers) AS pool_layers,
-           CASE any_value(layout_mode)
-                WHEN 'grouped' THEN any_value(group_size)
-                ELSE sum(layers) END AS group_size,
-           CASE any_value(layout_mode) WHEN 'grouped' THEN sum(request_groups) ELSE 1 END AS num_groups,
-           CASE any_value(layout_mode)
-                WHEN 'grouped' THEN sum(request_groups) * any_value(group_size) - sum(layers) ELSE 0 END
+    SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, any_value(b.layout_mode) AS layout_mode,
+           sum(b.layers) AS pool_layers,
+           CASE any_value(b.layout_mode)
+                WHEN 'grouped' THEN any_value(b.group_size)
+                ELSE sum(b.layers) END AS group_size,
+           CASE any_value(b.layout_mode) WHEN 'grouped' THEN sum(b.request_groups) ELSE 1 END AS num_groups,
+           CASE any_value(b.layout_mode)
+                WHEN 'grouped' THEN sum(b.request_groups) * any_value(b.group_size) - sum(b.layers) ELSE 0 END
                AS padding_layers,
-           CASE any_value(layout_mode)
-                WHEN 'grouped' THEN max(page_bytes) * any_value(group_size)
-                WHEN 'swa_pools' THEN sum(layers * page_bytes * coalesce(pool_ratio, 1))
-                ELSE sum(layers * page_bytes) END AS block_bytes,
-           min(block_tokens) FILTER (WHERE storage_kind <> 'recurrent') AS min_block_tokens,
-           max(block_tokens) FILTER (WHERE storage_kind <> 'recurrent') AS max_block_tokens,
-           bool_or(storage_kind <> 'recurrent' AND attn_block_tokens > base_block_tokens) AS recurrent_page_alignment
-    FROM engine_kv_buckets
+           CASE any_value(b.layout_mode)
+                WHEN 'grouped' THEN max(b.page_bytes) * any_value(b.group_size)
+                WHEN 'swa_pools' THEN sum(b.layers * b.page_bytes * coalesce(b.pool_ratio, 1))
+                ELSE sum(b.layers * b.page_bytes) END AS block_bytes,
+           min(b.block_tokens) FILTER (WHERE b.storage_kind <> 'recurrent') AS min_block_tokens,
+           max(b.block_tokens) FILTER (WHERE b.storage_kind <> 'recurrent') AS max_block_tokens,
+           bool_or(b.storage_kind <> 'recurrent' AND b.attn_block_tokens > b.base_block_tokens) AS recurrent_page_alignment
+    FROM engine_kv_buckets_at(block_size := block_size) b
     GROUP BY ALL
 ),
 flags AS (
-    SELECT engine_id, model_id, kv_dtype, tp,
-           bool_or(stored_as_full AND kind = 'sliding') AS sliding_stored_as_full,
-           bool_or(stored_as_full AND kind = 'chunked') AS chunked_stored_as_full,
-           bool_or(kind = 'recurrent' AND NOT in_pool) AS recurrent_outside_pool,
-           bool_or(k_eq_v_stored_twice) AS k_eq_v_stored_twice,
-           bool_or(kind = 'mla' AND base_block_tokens > 16) AS mla_block_size,
-           bool_or(in_pool AND storage_kind = 'sliding') AS sliding_prefill_reserve
-    FROM engine_layer_specs
+    SELECT l.engine_id, l.model_id, l.kv_dtype, l.tp,
+           bool_or(l.stored_as_full AND l.kind = 'sliding') AS sliding_stored_as_full,
+           bool_or(l.stored_as_full AND l.kind = 'chunked') AS chunked_stored_as_full,
+           bool_or(l.kind = 'recurrent' AND NOT l.in_pool) AS recurrent_outside_pool,
+           bool_or(l.k_eq_v_stored_twice) AS k_eq_v_stored_twice,
+           bool_or(l.kind = 'mla' AND l.base_block_tokens > 16) AS mla_block_size,
+           bool_or(l.in_pool AND l.storage_kind = 'sliding') AS sliding_prefill_reserve,
+           any_value(l.block_size) AS block_size, bool_and(l.block_size_is_default) AS block_size_is_default,
+           bool_or(l.mla_block_size_forced) AS mla_block_size_forced
+    FROM engine_layer_specs_at(block_size := block_size) l
     GROUP BY ALL
 )
 SELECT a.engine_id, a.model_id, a.kv_dtype, a.tp, a.layout_mode, a.pool_layers,
@@ -48,5 +55,10 @@ SELECT a.engine_id, a.model_id, a.kv_dtype, a.tp, a.layout_mode, a.pool_layers,
        f.sliding_stored_as_full, f.chunked_stored_as_full, f.recurrent_outside_pool, f.k_eq_v_stored_twice,
        f.mla_block_size, f.sliding_prefill_reserve, a.recurrent_page_alignment,
        a.padding_layers > 0 AS has_padding_layers,
-       a.layout_mode = 'swa_pools' AS swa_pool_ratio
-FROM agg a JOIN flags f USING (engine_id, model_id, kv_dtype, tp)
+       a.layout_mode = 'swa_pools' AS swa_pool_ratio,
+       f.block_size, f.block_size_is_default, f.mla_block_size_forced
+FROM agg a JOIN flags f USING (engine_id, model_id, kv_dtype, tp);
+
+-- engine_kv_layout: engine_kv_layout_at at the release default block size (columns, grain and units as above).
+CREATE OR REPLACE VIEW engine_kv_layout AS
+SELECT * FROM engine_kv_layout_at()

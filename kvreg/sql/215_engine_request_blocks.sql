@@ -1,16 +1,17 @@
--- engine_request_blocks_at(len_list, batched_list): table macro, blocks one request of max_model_len
+-- engine_request_blocks_at(len_list, batched_list, block_size := NULL): table macro, blocks one request of max_model_len
 -- tokens holds, summed over KV groups — the ONE definition of blocks per request; the view
 -- engine_request_blocks is this macro over the max_model_lens and batched_tokens axes, and
 -- engine_capacity_at (220) applies it at any context and batched-token setting.
 -- Grain: one row per engine × served model × kv_dtype × tp × max_model_len (each distinct value of
 --   len_list, a LIST of token counts) × max_num_batched_tokens (each distinct value of batched_list).
--- Inputs: engine_kv_buckets, engine_accounting; scalar macro engine_group_blocks (210).
+--   block_size: the --block-size a user sets (NULL = the release default), passed to engine_kv_buckets_at.
+-- Inputs: engine_kv_buckets_at, engine_accounting; scalar macro engine_group_blocks (210).
 -- Units: blocks.
 -- Rule (engine_accounting.md §4): recurrent groups hold the release's blocks + num_speculative_tokens
 --   (MambaSpec.max_memory_usage_bytes, v1/kv_cache_interface.py 0.20.0:540-547);
 --   grouped pools sum blocks over all groups (Σ_g blocks_g); a single
 --   group (or SGLang's pools) needs the largest per-bucket figure.
-CREATE OR REPLACE MACRO engine_request_blocks_at(len_list, batched_list) AS TABLE
+CREATE OR REPLACE MACRO engine_request_blocks_at(len_list, batched_list, block_size := NULL) AS TABLE
 SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, l.max_model_len, t.max_num_batched_tokens,
        CASE any_value(b.layout_mode)
             WHEN 'grouped' THEN sum(b.request_groups * engine_group_blocks(
@@ -21,8 +22,8 @@ SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, l.max_model_len, t.max_num_bat
                  b.storage_kind, b.block_tokens, b.window_tokens, l.max_model_len,
                  t.max_num_batched_tokens * a.window_batched_tokens_factor, a.sliding_extra_blocks,
                  a.recurrent_blocks_per_request + b.num_speculative_tokens, b.pool_ratio)) END::BIGINT AS blocks_per_request
-FROM engine_kv_buckets b
-JOIN engine_accounting a USING (engine_id)
+FROM engine_kv_buckets_at(block_size := block_size) b
+JOIN engine_accounting a ON a.engine_id = b.engine_id
 CROSS JOIN (SELECT DISTINCT unnest(len_list)::BIGINT AS max_model_len) l
 CROSS JOIN (SELECT DISTINCT unnest(batched_list)::BIGINT AS max_num_batched_tokens) t
 WHERE l.max_model_len > 0

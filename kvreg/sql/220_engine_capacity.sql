@@ -1,18 +1,21 @@
 -- engine_capacity_at(context_list, max_num_batched_tokens := NULL, gpu_memory_utilization := NULL,
 --   max_num_seqs := NULL, enforce_eager := NULL, num_speculative_tokens := NULL, available_kv_bytes := NULL,
---   batched_axis := NULL): table macro, what an engine release will log and admit at any max_model_len,
+--   batched_axis := NULL, block_size := NULL): table macro, what an engine release will log and admit at any max_model_len,
 -- beside first principles — the ONE definition of the engine's block and admission arithmetic.
 --   The engine knobs (NULL = the release's default for the device) go to engine_memory_pools_at (205);
 --   available_kv_bytes, when given, replaces the predicted pool ("Available KV cache memory" read from a
 --   log): then there is no device (hardware_id, weights_dtype NULL), one row per engine × served model ×
 --   kv_dtype × tp, and max_num_seqs defaults to the release's small-GPU value (engine_capacity_for_memory).
 --   batched_axis (a LIST) takes every max_num_batched_tokens of it instead of one value (the view).
+--   block_size (the --block-size knob) goes to engine_kv_layout_at (202) and engine_request_blocks_at (215): the
+--   pages, blocks and blocks per request at that block size (MLA and hybrid rules in 200/201); a value the
+--   release does not accept (engine_accounting.block_sizes) gives no rows for that release.
 -- Views built on it: engine_capacity (this file: over the axis tables), engine_capacity_for_memory (221),
 --   capacity_at (045: the engine figures every per-scenario view plans on).
 -- Grain: one row per served model × hardware × engine × weights_dtype × kv_dtype × tp × max_model_len
 --   (each distinct positive value of context_list) × max_num_batched_tokens (default_batched marks the
 --   release's default).
--- Inputs: engine_memory_pools_at, engine_kv_layout, engine_request_blocks_at, engine_accounting,
+-- Inputs: engine_memory_pools_at, engine_kv_layout_at, engine_request_blocks_at, engine_accounting,
 --   kv_sequence_costs_at, served_models; scalar macros engine_concurrency, engine_logged_tokens,
 --   engine_starts, engine_admitted_seqs.
 -- Units: bytes per device, blocks, tokens, sequences.
@@ -31,11 +34,16 @@
 --   max_num_seqs, gpu_memory_utilization, max_num_batched_tokens, enforce_eager, num_speculative_tokens:
 --                           the settings used; max_num_seqs_is_default, util_is_default, default_batched
 --                           say whether each is the release default
+--   block_size, block_size_is_default  the block size set (the knob, else the release's) and whether it is the
+--                           release default; block_size_tokens is the smallest attention block actually used
+--                           (after MLA and hybrid alignment), which can differ from it
+--   mla_block_size_forced   the knob was given but the release keeps its MLA backend's block (vLLM ≤0.16)
 -- Every column reference is qualified: a macro parameter shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_capacity_at(context_list, max_num_batched_tokens := NULL,
                                            gpu_memory_utilization := NULL, max_num_seqs := NULL,
                                            enforce_eager := NULL, num_speculative_tokens := NULL,
-                                           available_kv_bytes := NULL, batched_axis := NULL) AS TABLE
+                                           available_kv_bytes := NULL, batched_axis := NULL,
+                                           block_size := NULL) AS TABLE
 WITH pools AS (
     SELECT p.engine_id, p.model_id, p.hardware_id, p.weights_dtype, p.tp, p.max_num_batched_tokens,
            p.default_batched, p.max_num_seqs, p.max_num_seqs_is_default, p.usable_bytes, p.gpu_memory_utilization,
@@ -80,9 +88,10 @@ base AS (
            a.concurrency_rule, a.logged_tokens_rule, a.null_block_in_fit_check,
            k.sliding_stored_as_full, k.chunked_stored_as_full, k.recurrent_outside_pool, k.k_eq_v_stored_twice,
            k.mla_block_size, k.sliding_prefill_reserve, k.recurrent_page_alignment, k.has_padding_layers, k.swa_pool_ratio,
+           k.block_size, k.block_size_is_default, k.mla_block_size_forced,
            f.fp_seq_bytes
     FROM pools p
-    JOIN engine_kv_layout k ON k.engine_id = p.engine_id AND k.model_id = p.model_id AND k.tp = p.tp
+    JOIN engine_kv_layout_at(block_size := block_size) k ON k.engine_id = p.engine_id AND k.model_id = p.model_id AND k.tp = p.tp
     -- the batched-token settings the pools can have, without reading the pools again (a CTE read twice is
     -- materialised whole, which would stop the filters of a one-scenario query reaching its scans)
     JOIN engine_request_blocks_at(context_list,
@@ -92,7 +101,8 @@ base AS (
                                            (SELECT list(DISTINCT v.t) FILTER (WHERE v.t IS NOT NULL)
                                             FROM (SELECT unnest([x.max_num_batched_tokens,
                                                                  x.max_num_batched_tokens_large_gpu]) AS t
-                                                  FROM engine_accounting x) v))) r
+                                                  FROM engine_accounting x) v)),
+                                  block_size := block_size) r
       ON r.engine_id = k.engine_id AND r.model_id = k.model_id AND r.kv_dtype = k.kv_dtype
      AND r.tp = k.tp AND r.max_num_batched_tokens = p.max_num_batched_tokens
     JOIN engine_accounting a ON a.engine_id = p.engine_id
