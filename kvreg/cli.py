@@ -57,6 +57,9 @@ def engine_knob_options(f):
                      help="No CUDA graphs (default: off, graphs captured)."),
         click.option("--num-speculative-tokens", type=click.IntRange(min=0), default=None,
                      help="Draft tokens per step (default: the served model's own; plumbed, no effect yet)."),
+        # plain int: kvreg.plan.check_block_size names the option and the release's allowed values
+        click.option("--block-size", type=int, default=None,
+                     help="KV-cache block size in tokens (default: the release's; vLLM: 16, 32, 64, 128 from 0.17)."),
     ]
     for o in reversed(opts):
         f = o(f)

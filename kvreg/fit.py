@@ -71,8 +71,8 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         kv_pool_bytes: when given, the KV pool per device in bytes ("I have this much
             free"), replacing the hardware/engine budget.
         knobs: engine settings by name (kvreg.plan.KNOBS: gpu_memory_utilization, max_num_seqs,
-            max_num_batched_tokens, enforce_eager, num_speculative_tokens); None or missing = the
-            release default.  For an engine release with accounting rules the rows are sized on its
+            max_num_batched_tokens, enforce_eager, num_speculative_tokens, block_size); None or missing = the
+            release default; a block size the engine does not accept is a UsageError.  For an engine release with accounting rules the rows are sized on its
             pool and admission (capacity_at: max_seqs = what the engine admits).
 
     Returns:
@@ -82,10 +82,11 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         UsageError: an id, dtype or tp value that the database does not know, a context
             that is not a positive whole number of tokens, or an out-of-range setting.
     """
-    from kvreg.plan import KNOBS, check_knobs, knob_params
+    from kvreg.plan import KNOBS, POOL_KNOBS, check_block_size, check_knobs, knob_params
 
     check_knobs(knobs)
     knob_sql = ", ".join(f"{k} := ?" for k in KNOBS)
+    pool_knob_sql = ", ".join(f"{k} := ?" for k in POOL_KNOBS)
     check_known(con, "models", "model_id", model, "model")
     check_known(con, "precisions WHERE for_kv", "dtype", kv_dtype, "KV dtype")
     check_known(con, "tp_sizes", "tp::VARCHAR", str(tp), "tp size")
@@ -112,6 +113,7 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         check_known(con, "hardware", "hardware_id", hardware, "hardware")
         check_known(con, "engines", "engine_id", engine, "engine")
         check_known(con, "precisions WHERE for_weights", "dtype", weights_dtype, "weights dtype")
+        check_block_size(con, [engine], (knobs or {}).get("block_size"))
         cur = con.execute(
             f"SELECT * FROM capacity_at(?::BIGINT[], {knob_sql}) WHERE model_id = ? AND hardware_id = ?"
             " AND engine_id = ? AND weights_dtype = ? AND kv_dtype = ? AND tp = ? ORDER BY context_tokens",
@@ -121,9 +123,9 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
     min_tp = None
     if kv_pool_bytes is None and rows and rows[0]["pool_bytes"] < 0:
         min_tp = con.execute(
-            f"SELECT min(tp) FROM memory_pools_at({knob_sql}) WHERE model_id = ? AND hardware_id = ?"
+            f"SELECT min(tp) FROM memory_pools_at({pool_knob_sql}) WHERE model_id = ? AND hardware_id = ?"
             " AND engine_id = ? AND weights_dtype = ? AND pool_bytes > 0",
-            [*knob_params(knobs), model, hardware, engine, weights_dtype]).fetchone()[0]
+            [*knob_params(knobs, POOL_KNOBS), model, hardware, engine, weights_dtype]).fetchone()[0]
     return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows, native, min_tp,
                      {k: v for k, v in (knobs or {}).items() if v is not None})
 

@@ -12,8 +12,12 @@ from kvreg import formats as f
 from kvreg.fit import UsageError, check_known, dict_rows
 
 
-KNOBS = ("gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "enforce_eager", "num_speculative_tokens")
-"""Engine knobs a user may set (``kvreg fit``/``plan`` options, report ``engine_settings``); None = the default."""
+POOL_KNOBS = ("gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "enforce_eager",
+              "num_speculative_tokens")
+"""The knobs the memory pool macros take (``memory_pools_at``, ``engine_memory_pools_at``)."""
+KNOBS = POOL_KNOBS + ("block_size",)
+"""Engine knobs a user may set (``kvreg fit``/``plan`` options, report ``engine_settings``); None = the default.
+``block_size`` changes blocks, not the pool: only the block macros take it (engine_capacity_at, capacity_at, plans)."""
 
 
 @dataclasses.dataclass
@@ -49,13 +53,14 @@ class PlanResult:
                       key=lambda r: r["rank_in_model"])
 
 
-def knob_params(knobs: dict | None) -> list:
-    """The engine knob values in :data:`KNOBS` order (None = the release default), as SQL parameters."""
+def knob_params(knobs: dict | None, names: tuple[str, ...] = KNOBS) -> list:
+    """The engine knob values in ``names`` order (default :data:`KNOBS`; None = the release default), as SQL
+    parameters."""
     knobs = knobs or {}
     unknown = set(knobs) - set(KNOBS)
     if unknown:
         raise UsageError(f"unknown engine setting(s) {', '.join(sorted(unknown))} (known: {', '.join(KNOBS)})")
-    return [knobs.get(k) for k in KNOBS]
+    return [knobs.get(k) for k in names]
 
 
 def check_knobs(knobs: dict | None) -> None:
@@ -69,6 +74,33 @@ def check_knobs(knobs: dict | None) -> None:
             raise UsageError(f"--{name.replace('_', '-')} {k[name]} must be at least 1")
     if k.get("num_speculative_tokens") is not None and k["num_speculative_tokens"] < 0:
         raise UsageError("--num-speculative-tokens must be 0 or more")
+    if k.get("block_size") is not None and k["block_size"] < 1:
+        raise UsageError(f"--block-size {k['block_size']} must be a positive number of tokens")
+
+
+def allowed_block_sizes(con, engine: str) -> list[int] | None:
+    """Block sizes (tokens) ``engine`` accepts for ``--block-size`` (engine_accounting.block_sizes, read from
+    the release's code), or None when kvreg does not model the knob for it (first-principles, SGLang, TRT-LLM)."""
+    row = con.execute("SELECT block_sizes FROM engine_accounting WHERE engine_id = ?", [engine]).fetchone()
+    return [int(x) for x in row[0].split(",")] if row and row[0] else None
+
+
+def check_block_size(con, engines: list[str], block_size: int | None, option: str = "--block-size") -> None:
+    """Raise :class:`UsageError` when ``block_size`` is set and one of ``engines`` does not accept it.
+
+    The message names the option, the release and its allowed values (the SQL macros would give no rows for
+    such a release: refused here first, never an empty or silently unchanged figure)."""
+    if block_size is None:
+        return
+    check_knobs({"block_size": block_size})
+    for e in engines:
+        allowed = allowed_block_sizes(con, e)
+        if allowed is None:
+            raise UsageError(f"{option} {block_size}: engine {e} has no block-size knob in kvreg (only vLLM"
+                             " releases model it); leave it unset")
+        if block_size not in allowed:
+            raise UsageError(f"{option} {block_size} is not a block size {e} accepts"
+                             f" (allowed: {', '.join(map(str, allowed))} tokens)")
 
 
 _KNOB_SQL = ", ".join(f"{k} := ?" for k in KNOBS)
@@ -105,6 +137,7 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
     check_known(con, "models", "model_id", model, "model")
     check_known(con, "engines", "engine_id", engine, "engine")
     check_knobs(knobs)
+    check_block_size(con, [engine], (knobs or {}).get("block_size"))
     if not weights_dtypes:
         weights_dtypes = [con.execute("SELECT dtype FROM models WHERE model_id = ?", [model]).fetchone()[0]]
     kv_dtypes = kv_dtypes or ["bf16"]
@@ -147,6 +180,11 @@ def settings_line(row: dict, engine: str) -> str | None:
     spec = row.get("num_speculative_tokens")
     parts.append(f"num_speculative_tokens {spec} (set; no effect on this release's pool yet)" if spec is not None
                  else "num_speculative_tokens: the served model's own")
+    if row.get("block_size") is not None:
+        forced = " — the MLA layers keep the backend's own block (the release overrides it)" \
+            if row.get("mla_block_size_forced") else ""
+        parts.append(f"block_size {row['block_size']}"
+                     f" ({'release default' if row.get('block_size_is_default') else 'set'}){forced}")
     return f"Engine {engine} settings: " + " · ".join(parts)
 
 

@@ -153,7 +153,9 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "cost_basis": (S, False), "tco_years": (F, True), "tco_usd_per_kwh": (F, True), "tco_pue": (F, True),
         # the report's engine_settings (NULL = each release's default), passed to the macros' knob parameters
         "gpu_memory_utilization": (F, True), "max_num_seqs": (I, True), "max_num_batched_tokens": (I, True),
-        "enforce_eager": (B, True), "num_speculative_tokens": (I, True),
+        "enforce_eager": (B, True), "num_speculative_tokens": (I, True), "block_size": (I, True),
+        # where engine_settings.block_size is written (for the check that every listed release accepts it)
+        "file": (S, True), "block_size_line": (I, True),
     },
     **ENGINE_TABLES,
     **THROUGHPUT_TABLES,
@@ -330,7 +332,9 @@ def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
             report_id=rid, users=w.users, context_tokens=w.context,
             tpot_s=None if w.tpot_ms is None else w.tpot_ms / 1e3, ttft_s=w.ttft_s, hours_per_month=w.hours_per_month,
             cost_basis=r.cost_basis.kind, tco_years=r.cost_basis.years, tco_usd_per_kwh=r.cost_basis.usd_per_kwh,
-            tco_pue=r.cost_basis.pue, **r.engine_settings.model_dump()))
+            tco_pue=r.cost_basis.pue, **r.engine_settings.model_dump(), file=doc.file,
+            block_size_line=doc.where(("engine_settings", "block_size"))[0]
+            if r.engine_settings.block_size is not None else None))
 
 
 def frames(registry: Registry) -> dict[str, pd.DataFrame]:

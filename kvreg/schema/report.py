@@ -37,13 +37,16 @@ class EngineSettings(Strict):
     """Engine knobs the report's engines run with — the options of ``kvreg fit`` and ``kvreg plan``
     (``--gpu-memory-utilization`` …); unset = each release's default for the device.  They size every
     engine figure of the report (capacity, engine admission, plans) through the macros' knob parameters.
-    ``enforce_eager`` drops the CUDA-graph reserve; ``num_speculative_tokens`` is plumbed, no effect yet."""
+    ``enforce_eager`` drops the CUDA-graph reserve; ``num_speculative_tokens`` is plumbed, no effect yet;
+    ``block_size`` (tokens) sets the KV block size of every listed engine release, which must accept it
+    (engine ``accounting.block_sizes``; check kvreg/checks/046_report_block_size.sql)."""
 
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
     max_num_seqs: PositiveInt | None = None
     max_num_batched_tokens: PositiveInt | None = None
     enforce_eager: bool | None = None
     num_speculative_tokens: Annotated[int, Field(ge=0)] | None = None
+    block_size: PositiveInt | None = None
 
 
 class CostBasis(Strict):

@@ -1,5 +1,6 @@
 -- capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
---   max_num_batched_tokens := NULL, enforce_eager := NULL, num_speculative_tokens := NULL): table macro,
+--   max_num_batched_tokens := NULL, enforce_eager := NULL, num_speculative_tokens := NULL, block_size := NULL): table
+--   macro,
 -- how many sequences fit at any context lengths, naive vs first principles vs what the engine admits —
 -- the ONE definition of the capacity every per-scenario view plans on; the view capacity is this macro
 -- applied to the contexts axis table.  The knobs (NULL = the engine's default) go to memory_pools_at and
@@ -23,16 +24,21 @@
 --   engine_starts   the release starts at this max_model_len (NULL for first principles)
 --   kv_pool_share   fraction of the claimed memory that is KV pool (the rest weights, reserve, residents)
 --   pool_basis and the knob columns: as memory_pools_at
+--   block_size, block_size_is_default, mla_block_size_forced  engine rows: the block size set (the --block-size knob,
+--                   passed to engine_capacity_at only: it changes blocks, not the pool) as engine_capacity_at; NULL for
+--                   first principles
 -- Source: kv-budget-lesson.txt (36 vs 48 sequences), kv-arithmetic-hybrid-attention.txt; engine rows:
 --   engine_accounting.md (220).
 CREATE OR REPLACE MACRO capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
                                     max_num_batched_tokens := NULL, enforce_eager := NULL,
-                                    num_speculative_tokens := NULL) AS TABLE
+                                    num_speculative_tokens := NULL, block_size := NULL) AS TABLE
 WITH joined AS (
     -- first-principles rows: the simple budget and the per-kind arithmetic
     SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
            s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
-           NULL::BOOLEAN AS engine_starts, NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens
+           NULL::BOOLEAN AS engine_starts, NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens,
+           NULL::BIGINT AS engine_block_size, NULL::BOOLEAN AS engine_block_size_is_default,
+           NULL::BOOLEAN AS engine_mla_block_size_forced
     FROM memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                          max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                          num_speculative_tokens := num_speculative_tokens) p
@@ -43,10 +49,11 @@ WITH joined AS (
     -- probed against the small pool and per-sequence tables instead of joined to a second large table
     SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
            s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
-           e.starts, e.admitted_seqs, e.logged_kv_tokens
+           e.starts, e.admitted_seqs, e.logged_kv_tokens, e.block_size, e.block_size_is_default, e.mla_block_size_forced
     FROM engine_capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
                             max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
-                            enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens) e
+                            enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
+                            block_size := block_size) e
     JOIN memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                          max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                          num_speculative_tokens := num_speculative_tokens) p
@@ -79,5 +86,7 @@ SELECT z.model_id, z.hardware_id, z.engine_id, z.weights_dtype, z.kv_dtype, z.tp
        greatest(0, z.pool_bytes) / z.claimed_bytes AS kv_pool_share,
        z.first_principles_seqs, z.first_principles_tokens, z.engine_starts, z.engine_admitted_seqs,
        z.pool_basis, z.gpu_memory_utilization, z.util_is_default, z.max_num_seqs, z.max_num_seqs_is_default,
-       z.max_num_batched_tokens, z.default_batched, z.enforce_eager, z.num_speculative_tokens
+       z.max_num_batched_tokens, z.default_batched, z.enforce_eager, z.num_speculative_tokens,
+       z.engine_block_size AS block_size, z.engine_block_size_is_default AS block_size_is_default,
+       z.engine_mla_block_size_forced AS mla_block_size_forced
 FROM sized z

@@ -33,7 +33,7 @@
 --                         rate allows fewer), or 'none' (one replica holds every user within both)
 --   pool_basis, engine_starts and the knob columns (gpu_memory_utilization, util_is_default, max_num_seqs,
 --                         max_num_seqs_is_default, max_num_batched_tokens, default_batched, enforce_eager,
---                         num_speculative_tokens): as capacity_at
+--                         num_speculative_tokens, block_size, block_size_is_default): as capacity_at
 --   feasible, reason      why a configuration cannot serve the workload at all (no bandwidth figure; TP > 1
 --                         without an interconnect figure, or without its domain size, or wider than its
 --                         domain: the stated link bandwidth does not reach such a group, so it is not
@@ -53,13 +53,14 @@
 -- Source: kv-cache-chapter.txt §2.4–2.5 (step = (P·p + B·s·k) ÷ BW), Megatron-LM all-reduces (see roofline).
 CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL, gpu_memory_utilization := NULL,
                               max_num_seqs := NULL, max_num_batched_tokens := NULL, enforce_eager := NULL,
-                              num_speculative_tokens := NULL) AS TABLE
+                              num_speculative_tokens := NULL, block_size := NULL) AS TABLE
 WITH base AS (
     SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.kv_dtype, p.tp,
            p.pool_bytes, p.max_seqs AS capacity_seqs, p.first_principles_seqs, p.engine_starts, p.pool_basis,
            p.gpu_memory_utilization AS knob_util, p.util_is_default, p.max_num_seqs AS knob_max_num_seqs,
            p.max_num_seqs_is_default, p.max_num_batched_tokens AS knob_batched, p.default_batched,
-           p.enforce_eager AS knob_eager, p.num_speculative_tokens AS knob_spec,
+           p.enforce_eager AS knob_eager, p.num_speculative_tokens AS knob_spec, p.block_size AS knob_block_size,
+           p.block_size_is_default,
            mw.weights_bytes, k.params_total, k.params_active, k.moe_experts, k.moe_experts_per_token,
            kv_read_bytes(k.growing_token_bytes, k.bounded_groups, k.state_bytes, context_tokens) AS seq_rank_bytes,
            decode_flop(k.params_active, k.hidden_size, k.unbounded_attn_layers, k.bounded_groups,
@@ -88,7 +89,7 @@ WITH base AS (
            h.price_usd_per_hour
     FROM capacity_at([context_tokens], gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                      max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
-                     num_speculative_tokens := num_speculative_tokens) p
+                     num_speculative_tokens := num_speculative_tokens, block_size := block_size) p
     JOIN model_weights mw ON mw.model_id = p.model_id AND mw.weights_dtype = p.weights_dtype
     JOIN decode_coefficients k ON k.model_id = p.model_id AND k.kv_dtype = p.kv_dtype AND k.tp = p.tp
     JOIN hardware_peaks h ON h.hardware_id = p.hardware_id AND h.weights_dtype = p.weights_dtype
@@ -194,7 +195,8 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.first_principles_seqs, r.pool_basis, r.engine_starts,
        r.knob_util AS gpu_memory_utilization, r.util_is_default, r.knob_max_num_seqs AS max_num_seqs,
        r.max_num_seqs_is_default, r.knob_batched AS max_num_batched_tokens, r.default_batched,
-       r.knob_eager AS enforce_eager, r.knob_spec AS num_speculative_tokens,
+       r.knob_eager AS enforce_eager, r.knob_spec AS num_speculative_tokens, r.knob_block_size AS block_size,
+       r.block_size_is_default,
        CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
                  AND coalesce(r.tp_fits_interconnect, FALSE) THEN greatest(0, floor(least(
                 (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),

@@ -26,14 +26,16 @@ CREATE OR REPLACE MACRO ranked_plans(users, context_tokens, tpot_s, ttft_s := NU
                                      engines := NULL, weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL,
                                      gpu_memory_utilization := NULL, max_num_seqs := NULL,
                                      max_num_batched_tokens := NULL, enforce_eager := NULL,
-                                     num_speculative_tokens := NULL, cost_basis := 'rental', tco_years := NULL,
+                                     num_speculative_tokens := NULL, block_size := NULL, cost_basis := 'rental',
+                                     tco_years := NULL,
                                      tco_usd_per_kwh := NULL, tco_pue := NULL) AS TABLE
 WITH listed AS (
     -- priced on the stated cost basis (kvreg/sql/115_hardware_rates.sql; 'rental' = the plans' own price)
     SELECT p.* REPLACE (rt.usd_per_hour * p.gpus AS usd_per_hour)
     FROM plans(users, context_tokens, tpot_s, ttft_s := ttft_s, gpu_memory_utilization := gpu_memory_utilization,
                max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
-               enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens) p
+               enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
+               block_size := block_size) p
     LEFT JOIN hardware_rates_at(cost_basis, tco_years := tco_years, tco_usd_per_kwh := tco_usd_per_kwh,
                                 tco_pue := tco_pue) rt ON rt.hardware_id = p.hardware_id
     WHERE (models IS NULL OR list_contains(models, p.model_id))

@@ -13,4 +13,4 @@ SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, 
                            tco_usd_per_kwh := $tco_usd_per_kwh, tco_pue := $tco_pue,
                            gpu_memory_utilization := $gpu_memory_utilization,
                            max_num_seqs := $max_num_seqs, max_num_batched_tokens := $max_num_batched_tokens,
-                           enforce_eager := $enforce_eager, num_speculative_tokens := $num_speculative_tokens)
+                           enforce_eager := $enforce_eager, num_speculative_tokens := $num_speculative_tokens, block_size := $block_size)
