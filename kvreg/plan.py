@@ -64,7 +64,9 @@ def knob_params(knobs: dict | None, names: tuple[str, ...] = KNOBS) -> list:
 
 
 def check_knobs(knobs: dict | None) -> None:
-    """Raise :class:`UsageError` for a knob value out of range (utilization in (0, 1], counts ≥ 1 or ≥ 0)."""
+    """Raise :class:`UsageError` for a knob value out of range (utilization in (0, 1], counts ≥ 1 or ≥ 0).
+
+    ``block_size`` depends on the release: :func:`check_block_size`."""
     k = knobs or {}
     u = k.get("gpu_memory_utilization")
     if u is not None and not 0 < u <= 1:
@@ -74,8 +76,7 @@ def check_knobs(knobs: dict | None) -> None:
             raise UsageError(f"--{name.replace('_', '-')} {k[name]} must be at least 1")
     if k.get("num_speculative_tokens") is not None and k["num_speculative_tokens"] < 0:
         raise UsageError("--num-speculative-tokens must be 0 or more")
-    if k.get("block_size") is not None and k["block_size"] < 1:
-        raise UsageError(f"--block-size {k['block_size']} must be a positive number of tokens")
+    # block_size: checked against each release's allowed sizes by check_block_size (the message names them)
 
 
 def allowed_block_sizes(con, engine: str) -> list[int] | None:
@@ -92,15 +93,14 @@ def check_block_size(con, engines: list[str], block_size: int | None, option: st
     such a release: refused here first, never an empty or silently unchanged figure)."""
     if block_size is None:
         return
-    check_knobs({"block_size": block_size})
     for e in engines:
         allowed = allowed_block_sizes(con, e)
         if allowed is None:
             raise UsageError(f"{option} {block_size}: engine {e} has no block-size knob in kvreg (only vLLM"
                              " releases model it); leave it unset")
         if block_size not in allowed:
-            raise UsageError(f"{option} {block_size} is not a block size {e} accepts"
-                             f" (allowed: {', '.join(map(str, allowed))} tokens)")
+            raise UsageError(f"{option} {block_size} is not a block size {e} accepts (a power of two in tokens;"
+                             f" allowed: {', '.join(map(str, allowed))})")
 
 
 _KNOB_SQL = ", ".join(f"{k} := ?" for k in KNOBS)

@@ -20,8 +20,10 @@
 --     replaces any block size, the user's too, with the MLA backend's: platforms/cuda.py 0.11.0:160-182), else the
 --     knob (≥0.17 keeps --block-size, update_block_size_for_backend platforms/interface.py 0.19.0:434-436, and the
 --     selector skips the MLA backends that cannot take it, platforms/cuda.py 0.19.0:313-333), else the MLA default;
---   block_size: the knob, else the release's engine block size (engines.block_size_tokens); block_size_is_default
---     says which; mla_block_size_forced: the knob was given and an mla layer kept the release's MLA block instead;
+--   block_size: the knob, else the release's engine block size (engines.block_size_tokens); block_size_is_default:
+--     this layer's block is the one it has with no knob (false for --block-size 16 on an MLA layer whose release
+--     default is 64: a user-set size replaces the backend's preference); mla_block_size_forced: the knob was
+--     given and an mla layer kept the release's MLA block instead;
 --   a knob the release does not accept (engine_accounting.block_sizes; NULL = not modelled) gives no rows for it:
 --     the CLI and report definitions refuse it first, naming the allowed values;
 --   in_pool: false for layers that hold neither KV nor state (shared layers reuse another's KV;
@@ -41,7 +43,9 @@ spec AS (
            c.kv_dtype, c.tp, c.layer_count, g.k_eq_v, a.k_eq_v_stored_once, a.recurrent_in_pool,
            a.block_size_mla_tokens, a.block_size_mla_forced, e.block_size_tokens,
            coalesce(block_size, e.block_size_tokens)::BIGINT AS block_size_set,
-           block_size IS NULL OR block_size = e.block_size_tokens AS block_size_is_default,
+           -- the block this layer has at the release default (no --block-size given)
+           CASE WHEN c.kind = 'mla' THEN coalesce(a.block_size_mla_tokens, e.block_size_tokens)
+                ELSE e.block_size_tokens END AS default_block_tokens,
            CASE WHEN c.kind = 'sliding' AND (a.sliding_as_full = 'always'
                                              OR (a.sliding_as_full = 'when_mixed' AND m.has_unbounded)) THEN 'full'
                 WHEN c.kind = 'chunked' AND (a.chunked_as_full = 'always'
@@ -68,16 +72,16 @@ SELECT p.engine_id, p.model_id, p.layer_model_id, p.role, p.group_idx, p.kind, p
        p.token_bytes * CASE WHEN p.k_eq_v AND NOT p.k_eq_v_stored_once THEN 2 ELSE 1 END AS token_bytes,
        CASE WHEN p.storage_kind IN ('sliding', 'chunked') THEN p.window_tokens END AS window_tokens,
        p.state_bytes, p.num_speculative_tokens,
-       CASE WHEN p.kind = 'mla' AND (p.block_size_mla_forced OR block_size IS NULL)
-            THEN coalesce(p.block_size_mla_tokens, p.block_size_set)
+       CASE WHEN block_size IS NULL OR (p.kind = 'mla' AND p.block_size_mla_forced) THEN p.default_block_tokens
             ELSE p.block_size_set END AS base_block_tokens,
        (coalesce(p.token_bytes, 0) > 0 OR coalesce(p.state_bytes, 0) > 0)
            AND (p.kind <> 'recurrent' OR p.recurrent_in_pool) AS in_pool,
        p.kind IN ('sliding', 'chunked') AND p.storage_kind = 'full' AS stored_as_full,
        p.k_eq_v AND NOT p.k_eq_v_stored_once AS k_eq_v_stored_twice,
-       p.block_size_set AS block_size, p.block_size_is_default,
+       p.block_size_set AS block_size,
+       block_size IS NULL OR base_block_tokens = p.default_block_tokens AS block_size_is_default,
        block_size IS NOT NULL AND p.kind = 'mla' AND p.block_size_mla_forced
-           AND coalesce(p.block_size_mla_tokens, p.block_size_set) <> block_size AS mla_block_size_forced
+           AND p.default_block_tokens <> block_size AS mla_block_size_forced
 FROM spec p;
 
 -- engine_layer_specs: engine_layer_specs_at at the release default block size (columns, grain and units as above).
