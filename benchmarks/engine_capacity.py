@@ -27,6 +27,10 @@ QUERIES = {
         "SELECT * FROM engine_capacity_at([8192, 32000, 131072]) WHERE model_id = 'gemma-4-31b'"
         " AND hardware_id = 'b300' AND engine_id = 'vllm-0.22-0.26' AND weights_dtype = 'fp8' AND kv_dtype = 'fp8'"
         " AND tp = 1"),
+    "fit --engine --block-size 32: engine_capacity_at, 3 contexts": (
+        "SELECT * FROM engine_capacity_at([8192, 32000, 131072], block_size := 32) WHERE model_id = 'gemma-4-31b'"
+        " AND hardware_id = 'b300' AND engine_id = 'vllm-0.22-0.26' AND weights_dtype = 'fp8' AND kv_dtype = 'fp8'"
+        " AND tp = 1"),
     "plan --engine: ranked_plans, one model": (
         "SELECT * FROM ranked_plans(200, 32768, 0.05, models := ['llama-3.1-8b'], engines := ['vllm-0.33'],"
         " weights_dtypes := ['fp8'], kv_dtypes := ['fp8'])"),
