@@ -7,8 +7,10 @@
 --   (batched_axis when given, else the one value max_num_batched_tokens or the release default).
 -- Inputs: engine_accounting, engines, served_models, models, model_weights, model_weights_per_rank, hardware, tp_sizes.
 -- Units: bytes per device (per TP rank); tokens; sequences.
---   weights_bytes      served weights per rank: a listed checkpoint's model_weights_per_rank (035), else the
---                      model's weights ÷ tp; a draft model's weights at its own dtype ÷ tp are added
+--   weights_bytes      served weights per rank: the served checkpoint's model_weights_per_rank (035) — a
+--                      listed one, or the precision's generic checkpoint under the same per-tensor rule;
+--                      the model's weights ÷ tp only where no tensor table exists; a draft model's weights
+--                      at its own dtype ÷ tp are added
 --   default_batched    true for the release's default max_num_batched_tokens on this device
 --                      (vLLM get_batch_defaults: larger defaults from large_gpu_min_bytes, except
 --                      the excluded device names)
@@ -108,9 +110,11 @@ pool AS (
            s.hidden_size, s.vocab_size, s.act_bytes, s.intermediate_size, s.moe_intermediate_size, s.moe_top_k,
            d.sampler_bytes_per_seq_vocab, d.sampler_buffer_rows, d.profile_hidden_kept
     FROM set_knobs d CROSS JOIN served s CROSS JOIN tp_sizes t
-    -- a listed checkpoint's bytes per rank (035: vocab padded and split, k/v replicated past the KV
-    -- heads, norms/routers/rotary caches on every rank); a generic precision splits evenly
-    LEFT JOIN model_weights_per_rank r ON s.weights_basis = 'checkpoint' AND r.model_id = s.target_model_id
+    -- the served checkpoint's bytes per rank (035: vocab padded and split, k/v replicated past the KV
+    -- heads, norms/routers/rotary caches on every rank).  A precision the entry lists no checkpoint for
+    -- is served as its generic checkpoint under the same per-tensor rule (16-bit embeddings and norms,
+    -- rotary buffers): the engine holds a real checkpoint, never params × bytes (that is first principles')
+    LEFT JOIN model_weights_per_rank r ON r.model_id = s.target_model_id
                                       AND r.checkpoint_id = s.checkpoint_id AND r.tp = t.tp
 ),
 reserved AS (   -- the release's reserve (204): cudagraph_bytes is already 0 with enforce_eager
