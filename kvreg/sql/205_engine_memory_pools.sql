@@ -30,7 +30,7 @@
 --   sampler_bytes_per_seq_vocab, sampler_buffer_rows, profile_hidden_kept  the geometry and rules these use
 --   reserve_bytes      engine_reserve_bytes (204): persistent terms + max(forward, sampler) + cudagraph
 --                      (docs/engine.md: each term's source in vLLM's code)
---   available_kv_bytes predicted "Available KV cache memory" by util_basis:
+--   available_kv_bytes predicted "Available KV cache memory" by util_basis (engine_available_kv_bytes, 203):
 --                      total:            usable·util − weights − reserve                (vLLM §1)
 --                      free:             (usable − weights − reserve)·util             (TRT-LLM §9)
 --                      free_before_load: (usable − non_torch)·util − weights − (reserve − non_torch) (SGLang §8)
@@ -62,10 +62,7 @@ served AS (
 dev AS (
     SELECT a.*, e.gpu_memory_utilization AS release_gpu_memory_utilization, h.hardware_id, h.usable_bytes,
            h.interconnect_domain_size,
-           a.large_gpu_min_bytes IS NOT NULL AND h.usable_bytes >= a.large_gpu_min_bytes
-               AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(a.large_gpu_excludes, ''), ','),
-                                                            lambda x: x <> '' AND starts_with(h.hardware_id, x))), false)
-               AS large_gpu
+           engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id) AS large_gpu
     FROM engine_accounting a JOIN engines e USING (engine_id) CROSS JOIN hardware h
 ),
 knobs AS (
@@ -124,13 +121,8 @@ reserved AS (   -- the release's reserve (204): cudagraph_bytes is already 0 wit
     FROM pool p
 )
 SELECT r.* EXCLUDE (torch_reserve_bytes), r.non_torch_bytes + r.torch_reserve_bytes AS reserve_bytes,
-       CASE r.util_basis
-            WHEN 'total' THEN r.usable_bytes * r.gpu_memory_utilization - r.weights_bytes
-                              - (r.non_torch_bytes + r.torch_reserve_bytes)
-            WHEN 'free' THEN (r.usable_bytes - r.weights_bytes - (r.non_torch_bytes + r.torch_reserve_bytes))
-                             * r.gpu_memory_utilization
-            ELSE (r.usable_bytes - r.non_torch_bytes) * r.gpu_memory_utilization - r.weights_bytes
-                 - r.torch_reserve_bytes END AS available_kv_bytes
+       engine_available_kv_bytes(r.util_basis, r.usable_bytes, r.gpu_memory_utilization, r.weights_bytes,
+                                 r.non_torch_bytes + r.torch_reserve_bytes, r.non_torch_bytes) AS available_kv_bytes
 FROM reserved r;
 
 -- engine_memory_pools: engine_memory_pools_at over the batched_tokens axis, every knob at the release default

@@ -42,14 +42,10 @@ WITH o AS (
            m.model_id IS NOT NULL AS model_known, a.engine_id IS NOT NULL AS engine_known,
            h.hardware_id IS NOT NULL AS hardware_known,
            a.logged_tokens_rule, a.concurrency_rule, a.available_log_decimals,
-           CASE WHEN a.large_gpu_min_bytes IS NOT NULL AND h.usable_bytes >= a.large_gpu_min_bytes
-                     AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(a.large_gpu_excludes, ''), ','),
-                                      lambda x: x <> '' AND starts_with(h.hardware_id, x))), false)
+           CASE WHEN engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id)
                 THEN coalesce(a.max_num_batched_tokens_large_gpu, a.max_num_batched_tokens)
                 ELSE a.max_num_batched_tokens END AS default_T,
-           CASE WHEN a.large_gpu_min_bytes IS NOT NULL AND h.usable_bytes >= a.large_gpu_min_bytes
-                     AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(a.large_gpu_excludes, ''), ','),
-                                      lambda x: x <> '' AND starts_with(h.hardware_id, x))), false)
+           CASE WHEN engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id)
                 THEN coalesce(a.max_num_seqs_large_gpu, a.max_num_seqs)
                 ELSE a.max_num_seqs END AS default_seqs
     FROM observations o
@@ -98,9 +94,8 @@ e2e AS (
 e2e_avail AS (
     SELECT observation_id, usable_bytes, util, weights_bytes, reserve_bytes, e2e_non_torch_bytes,
            e2e_activation_bytes, e2e_cuda_graph_bytes, util_basis,
-           CASE util_basis WHEN 'total' THEN usable_bytes * util - weights_bytes - reserve_bytes
-                           WHEN 'free' THEN (usable_bytes - weights_bytes - reserve_bytes) * util
-                           ELSE usable_bytes * util - weights_bytes - reserve_bytes END AS e2e_available_kv_bytes
+           engine_available_kv_bytes(util_basis, usable_bytes, util, weights_bytes, reserve_bytes,
+                                     e2e_non_torch_bytes) AS e2e_available_kv_bytes
     FROM e2e
 ),
 blocks AS (
