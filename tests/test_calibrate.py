@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from kvreg.cli import main
+from tests.conftest import one
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 2 ** 30
@@ -155,3 +156,31 @@ def test_calibration_end_to_end_is_the_engine_pool_at_the_same_settings(con):
     assert len(rows) >= 5
     for oid, cal_bytes, pool_bytes in rows:
         assert cal_bytes == pytest.approx(pool_bytes, abs=1.0), oid
+
+
+def test_calibration_weighs_the_checkpoint_the_log_served():
+    """An observation whose model_hf_id names a listed checkpoint is priced with that checkpoint, not the
+    precision's default: a second int8 Llama-3.1-8B checkpoint measured 1 GiB larger than the default's rule moves the end-to-end
+    available memory by exactly that 1 GiB (TP 1: nothing to split)."""
+    from kvreg.build import memory_connection
+
+    c = memory_connection(ROOT)
+    try:
+        c.execute("""INSERT INTO checkpoints
+                     SELECT model_id, 'test/bigger-w8a8', 'test/bigger-w8a8', weights_dtype, listed, false, method,
+                            weight_bits, group_size, scale_dtype, zero_points,
+                            -- measured bytes hold no buffers: the default's rule bytes without them + 1 GiB
+                            (SELECT weights_bytes_per_rank - buffer_bytes FROM model_weights_at([1]) w
+                             WHERE w.checkpoint_id = c.checkpoint_id) + 2^30, 'test'
+                     FROM checkpoints c WHERE checkpoint_id LIKE 'RedHatAI/Meta-Llama-3.1-8B-Instruct-quan%'
+                       AND weights_dtype = 'int8'""")
+        base = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes AS w FROM calibration "
+                      "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
+        c.execute("UPDATE observations SET model_hf_id = 'Test/Bigger-W8A8' "
+                  "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
+        moved = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes AS w FROM calibration "
+                       "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
+    finally:
+        c.close()
+    assert moved["w"] - base["w"] == pytest.approx(GIB, abs=1.0)
+    assert base["a"] - moved["a"] == pytest.approx(GIB, abs=1.0)

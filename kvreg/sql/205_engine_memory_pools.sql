@@ -10,7 +10,7 @@
 --   weights_bytes      served weights per rank: the served checkpoint's model_weights_per_rank (035) — a
 --                      listed one, or the precision's generic checkpoint under the same per-tensor rule;
 --                      the model's weights ÷ tp only where no tensor table exists; a draft model's weights
---                      at its own dtype ÷ tp are added
+--                      at its own dtype ÷ tp are added (draft_weights_bytes: that part alone)
 --   default_batched    true for the release's default max_num_batched_tokens on this device
 --                      (vLLM get_batch_defaults: larger defaults from large_gpu_min_bytes, except
 --                      the excluded device names)
@@ -97,6 +97,7 @@ pool AS (
                                       s.hidden_size, t.tp, s.act_bytes) AS moe_workspace_bytes,
            CASE WHEN d.eager_set THEN 0 ELSE d.cudagraph_bytes END AS cudagraph_bytes,
            coalesce(r.weights_bytes_per_rank, s.weights_bytes / t.tp) + s.draft_weights_bytes / t.tp AS weights_bytes,
+           s.draft_weights_bytes / t.tp AS draft_weights_bytes,
            engine_forward_peak_bytes(d.batched_set, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
                                      d.forward_hidden_tensors, d.forward_intermediate_tensors,
                                      d.activation_bytes_per_token_hidden) AS activation_bytes,
