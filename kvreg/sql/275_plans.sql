@@ -60,16 +60,17 @@ WITH wl AS (
     -- the workload as people describe it (kvreg/sql/272_workload_blocks.sql): requests (users, or Little's law
     -- from a request rate), samples per request, the tokens a sequence holds at its end (context_tokens =
     -- input + output), reads on average per decode step (input + output/2) and prefills (input)
-    SELECT coalesce(users, workload_requests(request_rate_per_s, ttft_s, output_tokens, tpot_s))::BIGINT AS requests,
+    SELECT CASE WHEN input_tokens IS NOT NULL AND output_tokens IS NOT NULL
+                     AND input_tokens + output_tokens <> context_tokens
+                THEN error('plans: context_tokens must equal input_tokens + output_tokens')
+                ELSE coalesce(users, workload_requests(request_rate_per_s, ttft_s, output_tokens, tpot_s)) END::BIGINT
+               AS requests,
            coalesce(parallel_samples, 1)::BIGINT AS samples,
            coalesce(shared_prefix_tokens, 0)::BIGINT AS prefix_tokens,
            coalesce(input_tokens, context_tokens - output_tokens)::BIGINT AS prompt_tokens,
            CASE WHEN output_tokens IS NULL THEN context_tokens
                 ELSE coalesce(input_tokens, context_tokens - output_tokens) + output_tokens / 2 END AS read_tokens,
-           coalesce(input_tokens, context_tokens - coalesce(output_tokens, 0)) AS prefill_tokens,
-           CASE WHEN input_tokens IS NOT NULL AND output_tokens IS NOT NULL
-                     AND input_tokens + output_tokens <> context_tokens
-                THEN error('plans: context_tokens must equal input_tokens + output_tokens') END AS consistent
+           coalesce(input_tokens, context_tokens - coalesce(output_tokens, 0)) AS prefill_tokens
 ),
 base AS (
     SELECT w.*, p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.kv_dtype, p.tp,
