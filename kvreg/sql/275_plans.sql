@@ -122,7 +122,9 @@ base AS (
     CROSS JOIN wl w
     LEFT JOIN workload_blocks_at(coalesce(shared_prefix_tokens, 0),
                                  coalesce(input_tokens, context_tokens - output_tokens)) wb
-      ON p.pool_basis = 'engine' AND wb.engine_id = p.engine_id AND wb.model_id = p.model_id
+      -- only read the layout when something is shared (nothing shared: the release's own admission, below)
+      ON (coalesce(shared_prefix_tokens, 0) > 0 OR coalesce(parallel_samples, 1) > 1)
+     AND p.pool_basis = 'engine' AND wb.engine_id = p.engine_id AND wb.model_id = p.model_id
      AND wb.kv_dtype = p.kv_dtype AND wb.tp = p.tp
 ),
 shared AS (
