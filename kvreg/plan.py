@@ -240,7 +240,8 @@ def workload_lines(r: PlanResult) -> list[str]:
         parts.append(f"shared prefix {w['shared_prefix_tokens']:,} tokens held once per replica (full blocks only)")
     if w.get("parallel_samples", 1) > 1:
         parts.append(f"n = {w['parallel_samples']} samples per request sharing its prompt:"
-                     f" {r.users * w['parallel_samples']:,} sequences")
+                     f" {r.users * w['parallel_samples']:,} sequences (capacity, rate limit and batch below count"
+                     f" sequences; replicas = ceil(users ÷ ⌊min(capacity, rate limit) ÷ n⌋))")
     if w.get("request_rate_per_s") is not None:
         out = w.get("output_tokens", 1)
         stay = (r.ttft_s or 0) + max(out - 1, 0) * r.tpot_s
