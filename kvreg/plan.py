@@ -122,6 +122,10 @@ def resolve_workload(users: int | None, context_tokens: int | None, workload: di
         context_tokens = inp + out
     if context_tokens is None:
         raise UsageError("give the context, or the input and output lengths (context = input + output)")
+    from kvreg.units import MAX_CONTEXT_TOKENS
+
+    if context_tokens > MAX_CONTEXT_TOKENS:
+        raise UsageError(f"input + output = {context_tokens:,} tokens is more than {MAX_CONTEXT_TOKENS:,} (2^34)")
     if inp is None and out is not None and out >= context_tokens:
         raise UsageError(f"output tokens {out:,} must be shorter than the context {context_tokens:,}")
     if inp is not None and out is None and inp >= context_tokens:
@@ -165,6 +169,17 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
     if (users is not None and users < 1) or context_tokens < 1 or not tpot_s > 0 or (ttft_s is not None and not ttft_s > 0):
         raise UsageError("users, context, TPOT (and TTFT when given) must be positive")
     given = {k: v for k, v in (workload or {}).items() if v is not None}
+    if users is None:   # Little's law, the one formula (workload_requests, 272), checked before it sizes anything
+        import duckdb
+
+        try:
+            (n_req,) = con.execute("SELECT workload_requests(?, ?, ?, ?)",
+                                   [given["request_rate_per_s"], ttft_s, given["output_tokens"], tpot_s]).fetchone()
+        except duckdb.Error:
+            n_req = None
+        if n_req is None or not 1 <= n_req <= 10**9:
+            raise UsageError(f"request rate {given['request_rate_per_s']:g}/s at these targets is not 1 to 10^9"
+                             " concurrent requests (Little's law: rate × (TTFT + (output − 1) × TPOT))")
     check_known(con, "models", "model_id", model, "model")
     check_known(con, "engines", "engine_id", engine, "engine")
     check_knobs(knobs)

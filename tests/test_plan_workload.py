@@ -138,6 +138,9 @@ def test_cli_request_rate_says_how_many_requests(db):
     (["--request-rate", "3", "--context", "8Ki"], "needs the output length"),
     (["--context", "8Ki"], "either users"),
     (["--users", "5", "--context", "8000", "--input-tokens", "100", "--output-tokens", "100"], "is not input + output"),
+    (["--users", "5", "--input-tokens", "17179869184", "--output-tokens", "17179869184"], "more than 17,179,869,184"),
+    (["--request-rate", "1e9", "--input-tokens", "8K", "--output-tokens", "1e9"], "not 1 to 10^9 concurrent requests"),
+    (["--users", "5", "--context", "8K", "--shared-prefix-tokens", "1.5"], "'--shared-prefix-tokens'"),
 ])
 def test_cli_bad_workload_is_a_usage_error(db, args, message):
     res = CliRunner().invoke(main, ["plan", "--db", db, "--model", "llama-3.1-8b", "--tpot-ms", "50", *args])
