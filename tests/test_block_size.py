@@ -243,3 +243,14 @@ def test_report_block_size_sizes_the_report_like_plan(tmp_path):
     con.close()
     assert eng == [(128, False)]
     assert option.max_seqs_per_replica == _llama_row_from_db(str(tmp_path / "k.duckdb"), 128)
+
+
+def test_shared_prefix_blocks_are_counted_at_the_block_size_set(con):
+    """plans' prefix sharing (workload_blocks_at, 272) counts whole blocks of the size the plan is sized on:
+    a 1,000-token system prompt is ⌊1,000 ÷ bs⌋ shared full blocks, 62 at 16 and 7 at 128 (llama: one group)."""
+    q = ("SELECT shared_prefix_blocks, block_size FROM plans(50, 100000, 0.05, input_tokens := 99000,"
+         " output_tokens := 1000, shared_prefix_tokens := 1000, block_size := ?) WHERE model_id = 'llama-3.1-8b'"
+         " AND hardware_id = 'h100-sxm-80gb' AND engine_id = 'vllm-0.17-0.19' AND weights_dtype = 'bf16'"
+         " AND kv_dtype = 'bf16' AND tp = 1")
+    assert [one(con, q, [bs])["shared_prefix_blocks"] for bs in (16, 128)] == [1000 // 16, 1000 // 128]
+    assert one(con, q, [128])["block_size"] == 128
