@@ -89,11 +89,17 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                         by_kind.setdefault(e.kind, set()).add(e.id)
                 groups.extend(by_kind.items())
             order = touched(con, groups)
-            # The recommendation check ranks across every entry: it runs on the whole sides, before
-            # a focused comparison cuts them to the touched entries (cut_to_touched).
+            # A focused comparison cuts both sides to the touched entries (cut_to_touched).  The report
+            # recommendation check ranks each model's options across accelerators and engines: an edit of
+            # models alone may cut first (the ranking of a model reads no other model), any other edit is
+            # ranked on the whole sides before the cut.
+            models_only = {k for k, ids in order if ids} == {"model"}
+            cut = False
+            if not all_scenarios and models_only:
+                cut = cut_to_touched(con, BASE, order) and cut_to_touched(con, HEAD, order)
             say("checking report recommendations")
             checked, flips = recommendation_flips(con, BASE, HEAD, order)
-            if not all_scenarios and cut_to_touched(con, BASE, order):
+            if not all_scenarios and not cut and cut_to_touched(con, BASE, order):
                 cut_to_touched(con, HEAD, order)
             figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS:
