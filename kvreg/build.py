@@ -106,7 +106,7 @@ def build(root: Path | str = ".", db: Path | str | None = None, progress=None) -
     os.close(fd)
     os.unlink(tmp)  # DuckDB wants to create the file itself
     try:
-        con = duckdb.connect(tmp)
+        con = duckdb.connect(tmp, config=duckdb_config())
         try:
             populate(con, registry, progress)
         finally:
@@ -222,10 +222,25 @@ def connect(root: Path | str = ".", db: Path | str | None = None, read_only: boo
 
     target = connect_path(root, db, progress)
     try:
-        return duckdb.connect(str(target), read_only=read_only)
+        return duckdb.connect(str(target), read_only=read_only, config=duckdb_config())
     except duckdb.Error as exc:
         raise _db_problem(target, "bad-database", f"{target} is not a kvreg DuckDB database: "
                           f"{str(exc).splitlines()[0]}", "delete it and run kvreg build, or pass the right --db") from None
+
+
+def duckdb_config() -> dict[str, str]:
+    """DuckDB settings every kvreg connection opens with (``duckdb.connect(..., config=...)``).
+
+    ``KVREG_MEMORY_LIMIT`` (a DuckDB size such as ``4GB``) bounds DuckDB's memory; joins over the full
+    engine grid (~10^8 rows) then spill to a temporary folder instead of taking DuckDB's default of
+    80 % of RAM, which machines running several jobs (CI, tests in parallel) do not have.  Unset: DuckDB's
+    defaults.  Returns an empty dict when unset.
+    """
+    limit = os.environ.get("KVREG_MEMORY_LIMIT", "").strip()
+    if not limit:
+        return {}
+    spill = Path(tempfile.gettempdir()) / f"kvreg-duckdb-spill-{os.getpid()}"
+    return {"memory_limit": limit, "temp_directory": str(spill)}
 
 
 def memory_connection(root: Path | str = "."):
@@ -234,6 +249,6 @@ def memory_connection(root: Path | str = "."):
 
     from kvreg.registry import load_registry
 
-    con = duckdb.connect(":memory:")
+    con = duckdb.connect(":memory:", config=duckdb_config())
     populate(con, load_registry(Path(root)))
     return con

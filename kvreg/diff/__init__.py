@@ -52,6 +52,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     """
     import duckdb
 
+    from kvreg.build import duckdb_config
     from kvreg.diff.entries import entry_changes
     from kvreg.diff.recommend import recommendation_flips
     from kvreg.diff.references import dangling_report_references
@@ -75,7 +76,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             exc = KvregError(problems)
             exc.side = f"HEAD {head_label}"
             raise exc
-        con = duckdb.connect(":memory:")
+        con = duckdb.connect(":memory:", config=duckdb_config())
         con.execute("SET enable_progress_bar = false")  # the diff's output is the report, not a progress bar
         try:
             say("building BASE and HEAD views in memory")

@@ -65,7 +65,7 @@ def render(project: Path | str, report_id: str, formats=FORMATS, *, charts: bool
     """
     import duckdb
 
-    from kvreg.build import populate
+    from kvreg.build import duckdb_config, populate
     from kvreg.registry import load_registry
     from kvreg.report.context import build_context
     from kvreg.report.render import render_html
@@ -77,7 +77,7 @@ def render(project: Path | str, report_id: str, formats=FORMATS, *, charts: bool
         known = ", ".join(sorted(registry.entries.get("report", {}))) or "none"
         raise KvregError([Problem(f"reports/{report_id}.yaml", 0, 0, "", "unknown-report",
                                   f"no report {report_id!r} in the project", f"known reports: {known}")])
-    con = duckdb.connect(":memory:")
+    con = duckdb.connect(":memory:", config=duckdb_config())
     try:
         populate(con, registry)
         say("querying views")
