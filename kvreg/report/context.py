@@ -224,6 +224,7 @@ class ReportContext:
     warnings: list
     sources: list
     summary_charts: dict = dataclasses.field(default_factory=dict)  # report-level charts (cost per M tokens)
+    changes: Any | None = None  # kvreg.report.changes.Changes when the definition names `previous:`
 
 
 def rank_options(con, report_id: str, scope: dict):
