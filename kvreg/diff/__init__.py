@@ -30,7 +30,8 @@ def _load(root: Path, label: str):
 
 
 def diff_projects(base: str, head: str | None = None, project: Path | str = ".", *, threshold_pct: float = 0.0,
-                  all_scenarios: bool = False, progress=None) -> DiffResult:
+                  all_scenarios: bool = False, progress=None, compare_figures: bool = True,
+                  reports: list[str] | None = None) -> DiffResult:
     """Diff the registry of ``project`` between two revisions or directories.
 
     Args:
@@ -41,6 +42,9 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             from 0 are never hidden).
         all_scenarios: compare every scenario row, not only those touching changed entries.
         progress: optional callable given a short message before each step (load, attach, each view).
+        compare_figures: compare the scenario figures of the views (False: entries and recommendation flips only,
+            as a report's "what changed" section needs).
+        reports: check recommendation flips only for these report ids (None: every report).
 
     Returns:
         A :class:`DiffResult` (figures in the base units of their view columns).
@@ -90,7 +94,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 groups.extend(by_kind.items())
             order = touched(con, groups)
             figures, sets, views, summaries, hidden = [], [], [], [], 0
-            for spec in VIEWS:
+            for spec in VIEWS if compare_figures else ():
                 say(f"comparing {spec.view}")
                 view, f, s, h, summary = compare_view(con, spec, order, threshold_pct=threshold_pct,
                                                       all_scenarios=all_scenarios)
@@ -100,7 +104,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 summaries.extend(summary)
                 hidden += h
             say("checking report recommendations")
-            checked, flips = recommendation_flips(con, BASE, HEAD, order)
+            checked, flips = recommendation_flips(con, BASE, HEAD, order, only=reports)
         finally:
             con.close()
     return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, summaries,

@@ -50,12 +50,14 @@ def _recommended(con, alias: str, report_id: str) -> dict[str, tuple | None]:
 
 
 def recommendation_flips(con, base_alias: str, head_alias: str,
-                         order: list[tuple[str, list[str]]]) -> tuple[list[str], list[RecommendationFlip]]:
+                         order: list[tuple[str, list[str]]], only: list[str] | None = None,
+                         ) -> tuple[list[str], list[RecommendationFlip]]:
     """Reports checked (present on both sides and listing a touched entry) and the recommendations that flip.
 
     Args:
         con: connection with both sides attached as ``base_alias`` / ``head_alias``.
         order: ``[(kind, ids)]`` of touched entries (:func:`kvreg.diff.scenarios.touched`).
+        only: check only these report ids (None: every report on both sides).
     Returns:
         (sorted report ids checked, one :class:`RecommendationFlip` per report × model whose
         recommended option differs; ``old``/``new`` None when no option meets the workload).
@@ -63,6 +65,8 @@ def recommendation_flips(con, base_alias: str, head_alias: str,
     common = _reports_touching(con, base_alias, order) & _reports_touching(con, head_alias, order)
     common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{head_alias}".report_workloads').fetchall()}
     common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{base_alias}".report_workloads').fetchall()}
+    if only is not None:
+        common &= set(only)
     flips = []
     for rid in sorted(common):
         old, new = _recommended(con, base_alias, rid), _recommended(con, head_alias, rid)

@@ -246,6 +246,7 @@ def rank_options(con, report_id: str, scope: dict):
                 dict(cost_basis=workload.cost_basis, tco_years=workload.tco_years,
                      tco_usd_per_kwh=workload.tco_usd_per_kwh, tco_pue=workload.tco_pue))
     materialise(con, "report_capacity", "scope_capacity", dict(scope, **knobs))
+    materialise(con, "report_binding_names", "binding_names", {})
     if avail.plans:
         materialise(con, "report_plans", "scope_plans",
                     dict(scope, users=workload.users, context_tokens=workload.context_tokens,
@@ -362,6 +363,13 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         cost_svg = ch.cost_per_million(rows(con, "chart_cost"), styles)
         if cost_svg:
             summary_charts["cost"] = cost_svg
+    changes = None
+    if report.previous is not None:
+        from kvreg.report.changes import changes_since
+
+        loaded = registry.entries["report"][report_id]
+        changes = changes_since(registry.root, report, report_id, file=loaded.doc.file,
+                                line=loaded.doc.where(("previous",))[0])
     (info,) = con.execute("SELECT registry_commit FROM build_info").fetchall()
     try:
         kv_version = version("kvreg")
@@ -375,7 +383,7 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
         efficiency=rows(con, "efficiency", p),
         warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)),
-        summary_charts=summary_charts)
+        summary_charts=summary_charts, changes=changes)
 
 
 def _by_model(rows_: list) -> dict[str, list]:
