@@ -425,8 +425,9 @@ def _pivot(grid_rows: list) -> CapacityTable:
 
 
 def _group_sources(source_rows: list) -> list:
-    """Sources grouped per entry: ``[(kind, entry_id, file, [source rows])]`` in query order."""
+    """Sources grouped per entry: ``[(kind, entry_id, file, [source rows])]`` in query order (sources.sql:
+    the sources the entry's numbers cite, from the provenance view)."""
     grouped: dict[tuple, list] = {}
     for r in source_rows:
         grouped.setdefault((r.kind, r.entry_id, r.file), []).append(r)
-    return [(k[0], k[1], k[2], [s for s in v if s.source_idx is not None]) for k, v in grouped.items()]
+    return [(k[0], k[1], k[2], [s for s in v if s.source_id is not None]) for k, v in grouped.items()]
