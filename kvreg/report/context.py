@@ -231,7 +231,8 @@ def rank_options(con, report_id: str, scope: dict):
     """Create the temp table ``report_options``: every option the report compares, ranked per model.
 
     The recommendation is ``rank_in_model = 1 AND meets`` (plan_options.sql, or options.sql when the
-    plans macro is absent).  Also leaves ``report_capacity`` (and ``report_plans``) for other queries.
+    plans macro is absent).  Also leaves ``report_capacity`` (every listed configuration at the report's contexts
+    and its workload context, report_contexts.sql) and ``report_plans`` for other queries.
     Used by the report and by ``kvreg diff`` (recommendation flips), so both rank the same way.
 
     Returns:
@@ -245,7 +246,8 @@ def rank_options(con, report_id: str, scope: dict):
     materialise(con, "report_rates", "scope_rates",
                 dict(cost_basis=workload.cost_basis, tco_years=workload.tco_years,
                      tco_usd_per_kwh=workload.tco_usd_per_kwh, tco_pue=workload.tco_pue))
-    materialise(con, "report_capacity", "scope_capacity", dict(scope, **knobs))
+    (contexts,) = rows(con, "report_contexts", p)
+    materialise(con, "report_capacity", "scope_capacity", dict(scope, contexts=contexts.contexts, **knobs))
     materialise(con, "report_binding_names", "binding_names", {})
     if avail.plans:
         materialise(con, "report_plans", "scope_plans",
@@ -308,6 +310,11 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     p = {"report": report_id}
     scope = scope_params(report)
     workload, avail = rank_options(con, report_id, scope)
+    # the whole contexts axis only for what the charts and the sensitivity read (chart_scope.sql)
+    (cs,) = rows(con, "chart_scope", p)
+    materialise(con, "report_capacity_axis", "scope_capacity",
+                dict(scope, weights_dtypes=cs.weights_dtypes, kv_dtypes=cs.kv_dtypes, engines=cs.engines,
+                     contexts=cs.axis_contexts, **knob_params(workload)))
     materialise(con, "report_memory_pools", "scope_memory_pools",
                 {k: v for k, v in scope.items() if k != "kv_dtypes"})
     if avail.roofline:

@@ -1,6 +1,6 @@
 -- sensitivity: what would change each model's recommended answer.
 -- Grain: one row per model with a recommended option (rank_in_model = 1 and it meets the workload).
--- Inputs: report_options (options.sql or plan_options.sql for this report), report_capacity, report_engine_admission,
+-- Inputs: report_options (options.sql or plan_options.sql for this report), report_capacity_axis (every axis context), report_engine_admission,
 --   report_binding_names.
 -- Units: sequences (users), tokens, devices, USD per hour.
 --   users_capacity          users the recommended devices hold at the workload context
@@ -114,7 +114,7 @@ SELECT o.model_id, o.users, o.users_capacity, o.devices, o.naive_devices,
        any_value(o.usd_per_hour / u.ru_devices / u.ru_price_usd_per_hour - 1) AS ru_flip_change
 FROM rec o
 JOIN models m ON m.model_id = o.model_id
-JOIN report_capacity c ON c.model_id = o.model_id AND c.hardware_id = o.hardware_id AND c.engine_id = o.engine_id
+JOIN report_capacity_axis c ON c.model_id = o.model_id AND c.hardware_id = o.hardware_id AND c.engine_id = o.engine_id
                AND c.weights_dtype = o.weights_dtype AND c.kv_dtype = o.kv_dtype AND c.tp = o.tp
 LEFT JOIN report_engine_admission e
        ON e.model_id = c.model_id AND e.hardware_id = c.hardware_id AND e.engine_id = c.engine_id
