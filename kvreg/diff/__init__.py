@@ -59,7 +59,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     from kvreg.diff.entries import entry_changes
     from kvreg.diff.recommend import recommendation_flips
     from kvreg.diff.references import dangling_report_references
-    from kvreg.diff.scenarios import BASE, HEAD, VIEWS, attach, compare_view, touched
+    from kvreg.diff.scenarios import BASE, HEAD, VIEWS, attach, compare_view, cut_to_touched, touched
 
     project = Path(project)
     say = progress or (lambda message: None)
@@ -93,6 +93,12 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                         by_kind.setdefault(e.kind, set()).add(e.id)
                 groups.extend(by_kind.items())
             order = touched(con, groups)
+            # The recommendation check ranks across every entry: it runs on the whole sides, before
+            # a focused comparison cuts them to the touched entries (cut_to_touched).
+            say("checking report recommendations")
+            checked, flips = recommendation_flips(con, BASE, HEAD, order, reports=reports)
+            if compare_figures and not all_scenarios and cut_to_touched(con, BASE, order):
+                cut_to_touched(con, HEAD, order)
             figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS if compare_figures else ():
                 say(f"comparing {spec.view}")
@@ -103,8 +109,6 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 sets.extend(s)
                 summaries.extend(summary)
                 hidden += h
-            say("checking report recommendations")
-            checked, flips = recommendation_flips(con, BASE, HEAD, order, only=reports)
         finally:
             con.close()
     return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, summaries,
