@@ -54,17 +54,19 @@ def _text_binding(sentence: str) -> str:
     return m.group(1)
 
 
-@pytest.mark.parametrize("name, binding, seqs", [
+@pytest.mark.parametrize("name, binding", [
     # one replica holds every user, and the tightest per-replica limit is still named (never "neither")
-    ("gpt-oss-120b", "decode speed (TPOT); one replica holds every user", "248"),
-    ("Llama 4 Scout 17B-16E Instruct", "KV memory at engine admission; one replica holds every user", "238"),
+    ("gpt-oss-120b", "decode speed (TPOT); one replica holds every user"),
+    ("Llama 4 Scout 17B-16E Instruct", "KV memory at engine admission; one replica holds every user"),
 ])
-def test_table_and_text_name_the_same_binding(summary, name, binding, seqs):
+def test_table_and_text_name_the_same_binding(summary, name, binding):
     cells, text = summary
     assert cells[name]["Binding constraint"] == binding
     assert _text_binding(text[name]) == binding
+    # the limit the text names allows what the table's "Seqs per replica" shows, and one replica holds the 200
+    seqs = cells[name]["Seqs per replica"]
     assert f"It allows {seqs} sequences per replica" in text[name]
-    assert cells[name]["Seqs per replica"] == seqs
+    assert int(seqs.replace(",", "")) >= 200 and cells[name]["Devices"] == cells[name]["TP"]
 
 
 def test_every_model_table_and_text_agree(summary):
