@@ -118,14 +118,14 @@ def test_recommendation_comes_from_plans(full):
         " AND engine_id = ? AND weights_dtype = 'bf16' AND kv_dtype = 'fp8' AND tp = 8 AND max_model_len = 32768"
         " AND default_batched", [ENGINE]).fetchone()[0]
     assert (g.hardware_id, g.engine_id, g.planned_seqs, g.devices, g.binding) == (
-        "a100-sxm-80gb", ENGINE, admitted, 8 * -(-200 // admitted), "engine admission")
+        "a100-sxm-80gb", ENGINE, admitted, 8 * -(-200 // admitted), "KV memory at engine admission")
     assert g.usd_per_hour == pytest.approx(g.devices * 2.45)
     assert "sized by the plans view for memory and speed together" in html
     summary = html[html.index('id="summary"'):html.index('class="model"')]
     assert f"<strong>Gemma 4 31B:</strong> {g.devices} × a100-sxm-80gb (TP 8, bf16 weights / fp8 KV, {ENGINE})" in summary
     assert f"The {g.devices} devices hold {g.devices // 8 * admitted} sequences" in summary
     # the binding constraint is the engine's admission, with the margin to the next limit
-    assert f"Binding: KV memory at engine admission, {admitted} sequences per replica; the next limit" in summary
+    assert f"Binding: KV memory at engine admission. It allows {admitted} sequences per replica; the next limit" in summary
     # plans.max_context_tokens is capped at Gemma 4's native 262,144 tokens in the text
     assert ("One sequence alone fits and meets the TPOT target on the recommended configuration up to 262,144 tokens"
             " of context (the model's native context") in summary
@@ -140,7 +140,7 @@ def test_engine_admission_resizes_the_engine_option(full):
     o = next(o for o in gemma.options if (o.hardware_id, o.engine_id, o.weights_dtype, o.kv_dtype, o.tp)
              == ("h100-sxm-80gb", ENGINE, "fp8", "fp8", 1))
     # plans puts 40 per replica; the engine admits 8 → ⌈200 / 8⌉ = 25 devices
-    assert (o.planned_seqs, o.devices, o.binding, o.engine_limited) == (8, 25, "engine admission", True)
+    assert (o.planned_seqs, o.devices, o.binding, o.engine_limited) == (8, 25, "KV memory at engine admission", True)
     assert o.rank_in_model > 1
 
 

@@ -30,7 +30,8 @@ def _load(root: Path, label: str):
 
 
 def diff_projects(base: str, head: str | None = None, project: Path | str = ".", *, threshold_pct: float = 0.0,
-                  all_scenarios: bool = False, progress=None) -> DiffResult:
+                  all_scenarios: bool = False, progress=None, compare_figures: bool = True,
+                  reports: list[str] | None = None) -> DiffResult:
     """Diff the registry of ``project`` between two revisions or directories.
 
     Args:
@@ -41,6 +42,9 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             from 0 are never hidden).
         all_scenarios: compare every scenario row, not only those touching changed entries.
         progress: optional callable given a short message before each step (load, attach, each view).
+        compare_figures: compare the scenario figures of the views (False: entries and recommendation flips only,
+            as a report's "what changed" section needs).
+        reports: check recommendation flips only for these report ids (None: every report).
 
     Returns:
         A :class:`DiffResult` (figures in the base units of their view columns).
@@ -99,11 +103,11 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             if not all_scenarios and models_only:
                 cut = cut_to_touched(con, BASE, order) and cut_to_touched(con, HEAD, order)
             say("checking report recommendations")
-            checked, flips = recommendation_flips(con, BASE, HEAD, order)
-            if not all_scenarios and not cut and cut_to_touched(con, BASE, order):
+            checked, flips = recommendation_flips(con, BASE, HEAD, order, reports=reports)
+            if compare_figures and not all_scenarios and not cut and cut_to_touched(con, BASE, order):
                 cut_to_touched(con, HEAD, order)
             figures, sets, views, summaries, hidden = [], [], [], [], 0
-            for spec in VIEWS:
+            for spec in VIEWS if compare_figures else ():
                 say(f"comparing {spec.view}")
                 view, f, s, h, summary = compare_view(con, spec, order, threshold_pct=threshold_pct,
                                                       all_scenarios=all_scenarios)

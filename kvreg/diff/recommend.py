@@ -59,12 +59,14 @@ def _recommended(con, alias: str, report_id: str, only_models: set[str] | None =
 
 
 def recommendation_flips(con, base_alias: str, head_alias: str,
-                         order: list[tuple[str, list[str]]]) -> tuple[list[str], list[RecommendationFlip]]:
+                         order: list[tuple[str, list[str]]], reports: list[str] | None = None,
+                         ) -> tuple[list[str], list[RecommendationFlip]]:
     """Reports checked (present on both sides and listing a touched entry) and the recommendations that flip.
 
     Args:
         con: connection with both sides attached as ``base_alias`` / ``head_alias``.
         order: ``[(kind, ids)]`` of touched entries (:func:`kvreg.diff.scenarios.touched`).
+        reports: check only these report ids (None: every report on both sides).
     Returns:
         (sorted report ids checked, one :class:`RecommendationFlip` per report × model whose
         recommended option differs; ``old``/``new`` None when no option meets the workload).
@@ -72,6 +74,8 @@ def recommendation_flips(con, base_alias: str, head_alias: str,
     common = _reports_touching(con, base_alias, order) & _reports_touching(con, head_alias, order)
     common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{head_alias}".report_workloads').fetchall()}
     common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{base_alias}".report_workloads').fetchall()}
+    if reports is not None:
+        common &= set(reports)
     # An edit of models alone moves only those models' options (ranked per model): rank just them.
     only = ({i for _, ids in order for i in ids} if order and {k for k, _ in order} == {"model"} else None)
     flips = []

@@ -224,13 +224,15 @@ class ReportContext:
     warnings: list
     sources: list
     summary_charts: dict = dataclasses.field(default_factory=dict)  # report-level charts (cost per M tokens)
+    changes: Any | None = None  # kvreg.report.changes.Changes when the definition names `previous:`
 
 
 def rank_options(con, report_id: str, scope: dict):
     """Create the temp table ``report_options``: every option the report compares, ranked per model.
 
     The recommendation is ``rank_in_model = 1 AND meets`` (plan_options.sql, or options.sql when the
-    plans macro is absent).  Also leaves ``report_capacity`` (and ``report_plans``) for other queries.
+    plans macro is absent).  Also leaves ``report_capacity`` (every listed configuration at the report's contexts
+    and its workload context, report_contexts.sql) and ``report_plans`` for other queries.
     Used by the report and by ``kvreg diff`` (recommendation flips), so both rank the same way.
 
     Returns:
@@ -244,7 +246,9 @@ def rank_options(con, report_id: str, scope: dict):
     materialise(con, "report_rates", "scope_rates",
                 dict(cost_basis=workload.cost_basis, tco_years=workload.tco_years,
                      tco_usd_per_kwh=workload.tco_usd_per_kwh, tco_pue=workload.tco_pue))
-    materialise(con, "report_capacity", "scope_capacity", dict(scope, **knobs))
+    (contexts,) = rows(con, "report_contexts", p)
+    materialise(con, "report_capacity", "scope_capacity", dict(scope, contexts=contexts.contexts, **knobs))
+    materialise(con, "report_binding_names", "binding_names", {})
     if avail.plans:
         materialise(con, "report_plans", "scope_plans",
                     dict(scope, users=workload.users, context_tokens=workload.context_tokens,
@@ -308,6 +312,11 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     p = {"report": report_id}
     scope = scope_params(report)
     workload, avail = rank_options(con, report_id, scope)
+    # the whole contexts axis only for what the charts and the sensitivity read (chart_scope.sql)
+    (cs,) = rows(con, "chart_scope", p)
+    materialise(con, "report_capacity_axis", "scope_capacity",
+                dict(scope, weights_dtypes=cs.weights_dtypes, kv_dtypes=cs.kv_dtypes, engines=cs.engines,
+                     contexts=cs.axis_contexts, **knob_params(workload)))
     materialise(con, "report_memory_pools", "scope_memory_pools",
                 {k: v for k, v in scope.items() if k != "kv_dtypes"})
     if avail.roofline:
@@ -363,6 +372,13 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         cost_svg = ch.cost_per_million(rows(con, "chart_cost"), styles)
         if cost_svg:
             summary_charts["cost"] = cost_svg
+    changes = None
+    if report.previous is not None:
+        from kvreg.report.changes import changes_since
+
+        loaded = registry.entries["report"][report_id]
+        changes = changes_since(registry.root, report, report_id, file=loaded.doc.file,
+                                line=loaded.doc.where(("previous",))[0])
     (info,) = con.execute("SELECT registry_commit FROM build_info").fetchall()
     try:
         kv_version = version("kvreg")
@@ -376,7 +392,7 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
         efficiency=rows(con, "efficiency", p),
         warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)),
-        summary_charts=summary_charts)
+        summary_charts=summary_charts, changes=changes)
 
 
 def _by_model(rows_: list) -> dict[str, list]:
@@ -418,8 +434,9 @@ def _pivot(grid_rows: list) -> CapacityTable:
 
 
 def _group_sources(source_rows: list) -> list:
-    """Sources grouped per entry: ``[(kind, entry_id, file, [source rows])]`` in query order."""
+    """Sources grouped per entry: ``[(kind, entry_id, file, [source rows])]`` in query order (sources.sql:
+    the sources the entry's numbers cite, from the provenance view)."""
     grouped: dict[tuple, list] = {}
     for r in source_rows:
         grouped.setdefault((r.kind, r.entry_id, r.file), []).append(r)
-    return [(k[0], k[1], k[2], [s for s in v if s.source_idx is not None]) for k, v in grouped.items()]
+    return [(k[0], k[1], k[2], [s for s in v if s.source_id is not None]) for k, v in grouped.items()]

@@ -120,6 +120,10 @@ class ReportEntry(Entry):
     contexts: Annotated[list[Tokens], Field(min_length=1)]
     workload: Workload
     engine_settings: EngineSettings = EngineSettings()
+    # the registry the previous report was built from: a git revision, a previous report's registry stamp (its
+    # footer's commit) or a directory (relative to the project); the report then opens with what changed since
+    # (kvreg/report/changes.py, over kvreg diff)
+    previous: Annotated[str, Field(min_length=1)] | None = None
 
 
     cost_basis: CostBasis = CostBasis()

@@ -5,7 +5,7 @@
 -- engine_seqs is what the first listed engine release with accounting data (admission_engine_id) admits
 -- in the same hardware × precision × TP configuration (report_engine_admission), NULL when none is listed.
 -- Grain: one row per model × hardware × context_tokens.
--- Inputs: report_capacity, report_memory_pools (scope_*.sql), contexts, models, report_items, report_engine_admission,
+-- Inputs: report_capacity_axis (every axis context, chart_scope.sql), report_memory_pools (scope_*.sql), contexts, models, report_items, report_engine_admission,
 --   report_options (the recommendation: rank_in_model = 1 and it meets the workload).
 -- Units: sequences; context in tokens.
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
@@ -38,7 +38,7 @@ SELECT c.model_id, c.hardware_id, c.engine_id, c.weights_dtype, c.kv_dtype, c.tp
        c.context_label, c.first_principles_seqs AS max_seqs, c.naive_max_seqs, e.admitted_seqs AS engine_seqs,
        cfg.admission_engine_id
 FROM cfg
-JOIN report_capacity c ON c.model_id = cfg.model_id AND c.hardware_id = cfg.hardware_id AND c.engine_id = cfg.engine_id
+JOIN report_capacity_axis c ON c.model_id = cfg.model_id AND c.hardware_id = cfg.hardware_id AND c.engine_id = cfg.engine_id
                AND c.weights_dtype = cfg.weights_dtype AND c.kv_dtype = cfg.kv_dtype AND c.tp = cfg.tp
 JOIN models m ON m.model_id = c.model_id
 JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id

@@ -1,12 +1,16 @@
 -- options: every configuration the report lists, sized for its workload from capacity alone
 -- (used when the plans macro of the roofline issue is absent).
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp, at the workload's context.
--- Inputs: report_capacity (scope_capacity.sql), report_items, report_workloads, hardware, report_rates (the report's cost basis), report_engine_admission.
+-- Inputs: report_capacity (scope_capacity.sql), report_binding_names (binding_names.sql), report_items, report_workloads, hardware, report_rates (the report's cost basis), report_engine_admission.
 -- Units: sequences, devices, USD per hour and per month.
 --   planned_seqs  sequences one replica serves: engine-admitted when known, else first principles
 --   replicas      ceil(users / planned_seqs); devices = replicas × tp
 --   naive_devices what the naive planner would buy: ceil(users / naive_max_seqs) × tp
---   binding       which constraint sets the device count (memory only: no speed data here)
+--   binding_key   the per-replica limit (memory only: no speed data here): 'engine' when the engine admits fewer
+--                 than the pool holds, else 'memory'; NULL when nothing fits
+--   one_replica   one replica holds every user
+--   binding       binding_names.sql's words for binding_key (+ '; one replica holds every user'), as plan_options.sql
+--   reason        why nothing fits (weights do not fit, one sequence does not fit)
 --   rank_in_model 1 = cheapest option for the model (priced options first, then fewest devices)
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
 w AS (SELECT * FROM report_workloads WHERE report_id = $report),
@@ -25,10 +29,11 @@ sized AS (
            rt.usd_per_hour * devices * w.hours_per_month AS usd_per_month,
            replicas * coalesce(e.admitted_seqs, c.max_seqs) AS users_capacity,
            CASE WHEN c.pool_bytes <= 0 THEN 'weights do not fit'
-                WHEN coalesce(e.admitted_seqs, c.max_seqs) = 0 THEN 'one sequence does not fit'
-                WHEN e.admitted_seqs IS NOT NULL AND e.admitted_seqs < c.max_seqs THEN 'engine admission'
-                WHEN replicas > 1 THEN 'KV cache memory'
-                ELSE 'model weights (one replica holds every user)' END AS binding,
+                WHEN coalesce(e.admitted_seqs, c.max_seqs) = 0 THEN 'one sequence does not fit' END AS why_not,
+           CASE WHEN why_not IS NOT NULL THEN NULL
+                WHEN e.admitted_seqs IS NOT NULL AND e.admitted_seqs < c.max_seqs THEN 'engine'
+                ELSE 'memory' END AS binding_key,
+           replicas = 1 AS one_replica,
            pm.item_idx AS model_idx, ph.item_idx AS hardware_idx, pw.item_idx AS weights_idx,
            pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx
     FROM report_capacity c
@@ -48,12 +53,14 @@ sized AS (
           AND e.context_tokens = c.context_tokens
     WHERE c.context_tokens = w.context_tokens
 )
-SELECT *, devices IS NOT NULL AS meets, devices IS NOT NULL AS feasible,
-       CASE WHEN devices IS NULL THEN binding END AS reason, NULL::BIGINT AS max_context_tokens,
+SELECT s.* EXCLUDE (why_not), devices IS NOT NULL AS meets, devices IS NOT NULL AS feasible,
+       why_not AS reason,
+       bn.binding_name || CASE WHEN one_replica THEN '; one replica holds every user' ELSE '' END AS binding, NULL::BIGINT AS max_context_tokens,
        NULL::DOUBLE AS tpot_at_batch_s, NULL::BIGINT AS batch_per_replica, NULL::BIGINT AS rate_max_batch,
        NULL::BIGINT AS max_seqs_per_replica, engine_seqs IS NOT NULL AND engine_seqs < max_seqs AS engine_limited,
        row_number() OVER (PARTITION BY model_id
                           ORDER BY devices IS NULL, usd_per_hour IS NULL, usd_per_hour, devices,
                                    hardware_idx, weights_idx, kv_idx, tp_idx, engine_idx) AS rank_in_model
-FROM sized
+FROM sized s
+LEFT JOIN report_binding_names bn USING (binding_key)
 ORDER BY model_idx, rank_in_model

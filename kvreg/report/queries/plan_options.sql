@@ -8,19 +8,24 @@
 --   reason, max_seqs_per_replica, rate_max_batch, replicas, batch_per_replica, gpus, usd_per_hour,
 --   binding_constraint, tpot_at_batch_s, prefill_floor_s, max_context_tokens, pool_basis, engine_starts,
 --   rank_list, rank_in_model; priced on the report's cost basis), report_capacity (naive plan), report_items,
---   report_workloads, models, hardware, report_rates (scope_rates.sql: the rate per device-hour on that basis).
+--   report_workloads, models, hardware, report_binding_names (binding_names.sql), report_rates (scope_rates.sql: the rate per device-hour on that basis).
 -- Units: sequences, devices, seconds, tokens, USD per hour and per month.
 --   planned_seqs   sequences one replica serves: least(capacity — the engine's admission for an engine release
 --                  with accounting data —, largest batch meeting TPOT)
 --   replicas, devices, usd_per_hour  the plans figures
 --   engine_seqs    the sequences the engine admits at the context (pool_basis 'engine'), else NULL
 --   engine_limited the engine's admission sets planned_seqs (binding_constraint 'admission')
---   binding        plain words for plans.binding_constraint: 'KV cache memory' | 'engine admission' |
---                  'decode speed (TPOT)' | 'neither (one replica holds every user)'
+--   binding_key    the per-replica limit that is tightest, by plans' own rule (max_seqs_per_replica ≤
+--                  rate_max_batch: 'engine' when sized on the engine's admission, else 'memory'; otherwise 'tpot');
+--                  named even when one replica holds every user (plans.binding_constraint 'none'), so the table
+--                  and the decision text read one column
+--   one_replica    plans.binding_constraint = 'none': one replica holds every user within every limit
+--   binding        binding_names.sql's words for binding_key, plus '; one replica holds every user' when one_replica
 --   rank_in_model  ranked_plans' rank (engine-admitted options first, $/hour on one rate basis, unpriced
 --                  options ranked apart on devices); rank_list names the list
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
-w AS (SELECT * FROM report_workloads WHERE report_id = $report)
+w AS (SELECT * FROM report_workloads WHERE report_id = $report),
+o AS (
 SELECT p.model_id, coalesce(m.name, p.model_id) AS model_name, p.hardware_id,
        coalesce(h.name, p.hardware_id) AS hardware_name, p.engine_id,
        p.weights_dtype, p.kv_dtype, p.tp, w.context_tokens, w.users, w.hours_per_month,
@@ -38,10 +43,11 @@ SELECT p.model_id, coalesce(m.name, p.model_id) AS model_name, p.hardware_id,
        p.replicas, p.gpus AS devices, p.usd_per_hour,
        p.usd_per_hour * w.hours_per_month AS usd_per_month,
        p.replicas * least(p.max_seqs_per_replica, p.rate_max_batch) AS users_capacity,
-       CASE p.binding_constraint WHEN 'admission' THEN 'engine admission'
-                                 WHEN 'capacity' THEN 'KV cache memory'
-                                 WHEN 'tpot' THEN 'decode speed (TPOT)'
-                                 WHEN 'none' THEN 'neither (one replica holds every user)' END AS binding,
+       CASE WHEN NOT p.feasible THEN NULL
+            WHEN p.max_seqs_per_replica <= p.rate_max_batch
+                THEN CASE WHEN p.pool_basis = 'engine' THEN 'engine' ELSE 'memory' END
+            ELSE 'tpot' END AS binding_key,
+       p.binding_constraint = 'none' AS one_replica,
        p.feasible AS meets, p.rank_list, p.rank_in_model
 FROM report_plans p
 CROSS JOIN w
@@ -58,4 +64,7 @@ LEFT JOIN report_capacity c
        ON c.model_id = p.model_id AND c.hardware_id = p.hardware_id AND c.engine_id = p.engine_id
       AND c.weights_dtype = p.weights_dtype AND c.kv_dtype = p.kv_dtype AND c.tp = p.tp
       AND c.context_tokens = w.context_tokens
+)
+SELECT o.*, bn.binding_name || CASE WHEN o.one_replica THEN '; one replica holds every user' ELSE '' END AS binding
+FROM o LEFT JOIN report_binding_names bn USING (binding_key)
 ORDER BY model_idx, rank_in_model

@@ -1,15 +1,18 @@
--- scope_capacity: the capacity view restricted to what one report lists (materialised once per report as
--- the temp table report_capacity, which grid, options, plan_options, chart_capacity and sensitivity read).
--- Every context of the contexts axis is kept: the capacity chart and the sensitivity use them all.
+-- scope_capacity: the capacity view restricted to what one report lists, at the contexts $contexts, materialised
+-- twice per report: report_capacity (every listed configuration at the report's contexts and its workload
+-- context: grid, options, plan_options, naive_gap) and report_capacity_axis (every context of the contexts axis,
+-- only for the precisions and engines the charts show, chart_scope.sql: chart_capacity and sensitivity).
+-- Why two: the capacity arithmetic at 18 axis contexts for every listed configuration was most of the report's
+-- query time (15 s of 19 s for the Q4 2026 definition), and only the charts read the whole axis.
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp × context_tokens.
 -- Inputs: capacity_at over the contexts axis (kvreg/sql/245_capacity_at.sql: the capacity view with the report's
 --   engine_settings as knob parameters, NULL = each release's default); parameters $models, $hardware,
---   $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]): the report's lists;
+--   $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]): the report's lists; $contexts (BIGINT[]);
 --   $gpu_memory_utilization, $max_num_seqs, $max_num_batched_tokens, $enforce_eager, $num_speculative_tokens, $block_size.
 -- Units: as capacity (bytes, sequences, tokens).
 -- Why: filtering with constant lists lets DuckDB push the filter into the view's scans; joining the
 --   report_items table instead evaluates the view over the whole registry first.
-SELECT * FROM capacity_at((SELECT list(context_tokens ORDER BY context_tokens) FROM contexts),
+SELECT * FROM capacity_at($contexts,
                           gpu_memory_utilization := $gpu_memory_utilization, max_num_seqs := $max_num_seqs,
                           max_num_batched_tokens := $max_num_batched_tokens, enforce_eager := $enforce_eager,
                           num_speculative_tokens := $num_speculative_tokens, block_size := $block_size)

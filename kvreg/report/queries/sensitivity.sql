@@ -1,6 +1,7 @@
 -- sensitivity: what would change each model's recommended answer.
 -- Grain: one row per model with a recommended option (rank_in_model = 1 and it meets the workload).
--- Inputs: report_options (options.sql or plan_options.sql for this report), report_capacity, report_engine_admission.
+-- Inputs: report_options (options.sql or plan_options.sql for this report), report_capacity_axis (every axis context), report_engine_admission,
+--   report_binding_names.
 -- Units: sequences (users), tokens, devices, USD per hour.
 --   users_capacity          users the recommended devices hold at the workload context
 --   longest_context_tokens  the longest context (contexts axis) at which those devices still hold every user
@@ -21,8 +22,11 @@
 --                           is paid in the same hours and not counted apart)
 --   limit_memory_seqs, limit_tpot_seqs, limit_engine_seqs  sequences per replica each constraint allows (KV pool,
 --                           largest batch meeting the TPOT, engine admission; NULL where not known)
+--   binding, binding_key, one_replica  the recommendation's (report_options: the summary table's column)
+--   binding_seqs            sequences per replica the binding limit allows
 --   margin_next             how much more the next constraint allows than the binding one (0.25 = 25 % more);
---                           next_constraint names it ('memory' | 'tpot' | 'engine')
+--                           next_constraint names it ('memory' | 'tpot' | 'engine'), next_constraint_name in words
+--                           (binding_names.sql)
 --   ru_*                    the runner-up: the cheapest option that meets the workload on other hardware, same
 --                           engine; ru_extra = its cost ÷ the recommendation's − 1
 --   ru_flip_usd_per_device_hour  the runner-up's price per device-hour at which the two cost the same
@@ -39,18 +43,21 @@ ru AS (
     GROUP BY o.model_id
 ),
 limits AS (
+    -- the binding limit is report_options.binding_key (the same column the summary table prints); the next limit
+    -- is the tightest of the others that allows more
     SELECT model_id, limit_memory_seqs, limit_tpot_seqs, limit_engine_seqs, binding_seqs,
            CASE WHEN list_count(others) > 0 THEN list_min(others) / binding_seqs - 1 END AS margin_next,
            CASE WHEN list_count(others) = 0 THEN NULL
                 WHEN list_min(others) = limit_engine_seqs THEN 'engine'
                 WHEN list_min(others) = limit_tpot_seqs THEN 'tpot' ELSE 'memory' END AS next_constraint
     FROM (
-        SELECT model_id, lm AS limit_memory_seqs, lt AS limit_tpot_seqs, le AS limit_engine_seqs,
-               least(lm, coalesce(lt, lm), coalesce(le, lm)) AS binding_seqs,
-               list_filter([lm, lt, le], lambda x: x IS NOT NULL AND x > least(lm, coalesce(lt, lm), coalesce(le, lm)))
-                   AS others
+        SELECT model_id, lm AS limit_memory_seqs, lt AS limit_tpot_seqs, le AS limit_engine_seqs, bs AS binding_seqs,
+               list_filter([lm, lt, le], lambda x: x IS NOT NULL AND x > bs) AS others
         FROM (SELECT model_id, coalesce(max_seqs_per_replica, max_seqs) AS lm, rate_max_batch AS lt,
-                     engine_seqs AS le FROM rec)
+                     engine_seqs AS le,
+                     CASE binding_key WHEN 'tpot' THEN rate_max_batch WHEN 'engine' THEN engine_seqs
+                                      ELSE coalesce(max_seqs_per_replica, max_seqs) END AS bs
+              FROM rec)
     )
 ),
 alt AS (
@@ -99,13 +106,15 @@ SELECT o.model_id, o.users, o.users_capacity, o.devices, o.naive_devices,
        any_value(o.replicas * o.batch_per_replica / o.tpot_at_batch_s) AS tok_per_s_total,
        any_value(o.usd_per_hour / (o.replicas * o.batch_per_replica / o.tpot_at_batch_s * 3600) * 1e6)
            AS usd_per_million_output_tokens,
-       any_value(COLUMNS(l.* EXCLUDE (model_id))), any_value(COLUMNS(u.* EXCLUDE (model_id))),
+       any_value(o.binding) AS binding, any_value(o.binding_key) AS binding_key, any_value(o.one_replica) AS one_replica,
+       any_value(COLUMNS(l.* EXCLUDE (model_id))), any_value(nb.binding_name) AS next_constraint_name,
+       any_value(COLUMNS(u.* EXCLUDE (model_id))),
        any_value(u.ru_usd_per_hour / o.usd_per_hour - 1) AS ru_extra,
        any_value(o.usd_per_hour / u.ru_devices) AS ru_flip_usd_per_device_hour,
        any_value(o.usd_per_hour / u.ru_devices / u.ru_price_usd_per_hour - 1) AS ru_flip_change
 FROM rec o
 JOIN models m ON m.model_id = o.model_id
-JOIN report_capacity c ON c.model_id = o.model_id AND c.hardware_id = o.hardware_id AND c.engine_id = o.engine_id
+JOIN report_capacity_axis c ON c.model_id = o.model_id AND c.hardware_id = o.hardware_id AND c.engine_id = o.engine_id
                AND c.weights_dtype = o.weights_dtype AND c.kv_dtype = o.kv_dtype AND c.tp = o.tp
 LEFT JOIN report_engine_admission e
        ON e.model_id = c.model_id AND e.hardware_id = c.hardware_id AND e.engine_id = c.engine_id
@@ -115,6 +124,7 @@ LEFT JOIN alt a ON a.model_id = o.model_id
 LEFT JOIN nxt n ON n.model_id = o.model_id
 LEFT JOIN eng g ON g.model_id = o.model_id
 LEFT JOIN limits l ON l.model_id = o.model_id
+LEFT JOIN report_binding_names nb ON nb.binding_key = l.next_constraint
 LEFT JOIN ru u ON u.model_id = o.model_id
 GROUP BY o.model_id, o.users, o.users_capacity, o.devices, o.naive_devices
 ORDER BY o.model_id

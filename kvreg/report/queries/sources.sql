@@ -1,6 +1,13 @@
--- sources: every registry entry the report uses, with each source it cites.
--- Grain: one row per (entry, source); entries without sources get one row with NULL source fields.
--- Inputs: report_items, sources, models, hardware, engines.
+-- sources: the sources the report's numbers rest on, generated from the provenance view (kvreg/sql/005: one
+-- row per number a fact entry states, with the source it cites), for every model, hardware and engine entry
+-- the report lists.  A source an entry lists but no number of it cites is not shown (it backs no figure).
+-- Grain: one row per (entry, source the entry's numbers cite); an entry none of whose numbers is in
+--   provenance gets one row with NULL source fields.
+-- Inputs: report_items, provenance, sources (date, note, list position), models, hardware, engines.
+--   source_id   the cited source id; 'shipped-config' for numbers re-derived from the config.json beside a
+--               model entry (provenance basis 'shipped-config')
+--   basis       the provenance bases of those numbers ('own', 'default', 'shipped-config'), comma-separated
+--   fields      the fields that cite it (YAML key paths, file order); n_fields how many
 WITH used AS (
     SELECT DISTINCT item_kind AS kind, item_id AS entry_id,
            CASE item_kind WHEN 'model' THEN 1 WHEN 'hardware' THEN 2 ELSE 3 END AS kind_order
@@ -10,10 +17,20 @@ files AS (
     SELECT 'model' AS kind, model_id AS entry_id, file FROM models
     UNION ALL SELECT 'hardware', hardware_id, file FROM hardware
     UNION ALL SELECT 'engine', engine_id, file FROM engines
+),
+cited AS (
+    SELECT p.kind, p.entry_id, coalesce(p.source_id, p.basis) AS source_id,
+           string_agg(DISTINCT p.basis, ', ' ORDER BY p.basis) AS basis,
+           any_value(p.url) AS url, any_value(p.title) AS title,
+           list(p.field ORDER BY p.line, p.field) AS fields, count(*) AS n_fields
+    FROM provenance p
+    JOIN used u ON u.kind = p.kind AND u.entry_id = p.entry_id
+    GROUP BY ALL
 )
-SELECT u.kind, u.entry_id, f.file, s.source_idx, s.source_id, s.url, s.title, s.date, s.note,
-       CASE WHEN regexp_matches(s.url, '^https?://') THEN s.url END AS link_url
+SELECT u.kind, u.entry_id, f.file, c.source_id, c.basis, c.url, c.title, s.date, s.note, c.fields, c.n_fields,
+       CASE WHEN regexp_matches(c.url, '^https?://') THEN c.url END AS link_url
 FROM used u
 JOIN files f USING (kind, entry_id)
-LEFT JOIN sources s ON s.kind = u.kind AND s.entry_id = u.entry_id
-ORDER BY u.kind_order, u.entry_id, s.source_idx
+LEFT JOIN cited c ON c.kind = u.kind AND c.entry_id = u.entry_id
+LEFT JOIN sources s ON s.kind = c.kind AND s.entry_id = c.entry_id AND s.source_id = c.source_id
+ORDER BY u.kind_order, u.entry_id, s.source_idx NULLS LAST, c.source_id
