@@ -32,9 +32,15 @@ def test_ceiling_of_one_measurement_by_hand(con):
     kv_token = 2 * 32 * 8 * 128 * 1                  # K and V, 32 layers × 8 KV heads × 128, fp8
     ctx = 1000 + 1000 / 2                            # mean context over the decode steps
     kv_mean = kv_token * ctx
-    weights = P_8B * 1                               # fp8: one byte per parameter (model_weights, derived)
-    batch = min(math.floor((H200_USABLE - weights) / kv_mean), 2048)   # trtllm-pytorch max_num_seqs 2048
-    assert c["batch"] == batch == 1445
+    weights = P_8B * 1                               # read per step: one byte per parameter (model_weights, derived)
+    # held in memory: the served FP8 checkpoint by the per-tensor rule (model_weights_per_rank): linear weights
+    # at 1 B (+ their scales), embeddings and lm_head at 2 B, the 131,072 × 128 rotary cache at 2 B
+    held = one(con, "SELECT weights_bytes_per_rank AS b FROM model_weights_per_rank"
+                    " WHERE checkpoint_id = 'llama-3.1-8b:fp8:generic' AND tp = 1")["b"]
+    linear = 32 * (4096 * (4096 + 2 * 1024 + 4096) + 3 * 4096 * 14336)
+    assert held == pytest.approx(linear + 2 * (2 * 128256 * 4096) + 2 * 131072 * 128, rel=2e-3)
+    batch = min(math.floor((H200_USABLE - held) / kv_mean), 2048)   # trtllm-pytorch max_num_seqs 2048
+    assert c["batch"] == batch == 1434
     decode = lambda s: 2 * P_8B + 4 * 4096 * 32 * s  # noqa: E731  chapter §2.4, full attention
     flop = decode(ctx) + 1000 * decode(1000 / 2) / 1000          # decode + causal prefill of the prompt
     byte = weights / batch + kv_mean
