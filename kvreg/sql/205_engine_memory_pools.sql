@@ -106,23 +106,30 @@ pool AS (
            engine_moe_workspace_bytes(d.moe_workspace, d.batched_set, s.moe_top_k, s.moe_intermediate_size,
                                       s.hidden_size, t.tp, s.act_bytes) AS moe_workspace_bytes,
            CASE WHEN d.eager_set THEN 0 ELSE d.cudagraph_bytes END AS flat_cudagraph_bytes,
-           -- the CUDA-graph profile's inputs (204; NULL rules where the release has no cudagraph_profile)
-           d.cudagraph_profiled, d.cudagraph_subtracted,
-           engine_cudagraph_capture_sizes(d.seqs_set, coalesce(num_speculative_tokens, s.served_num_spec), d.batched_set,
-                                          d.cudagraph_max_capture_size, d.cudagraph_append_max_num_seqs, d.eager_set)
-               AS cg_sizes,
-           coalesce(num_speculative_tokens, s.served_num_spec) AS cg_num_spec,
-           greatest(d.cudagraph_piecewise_per_layer_bytes * s.layers, d.cudagraph_min_per_graph_bytes) AS cg_per_graph_pw,
-           greatest(d.cudagraph_full_per_layer_bytes * s.layers, d.cudagraph_min_per_graph_bytes) AS cg_per_graph_full,
-           d.cudagraph_split_kv_splits AS cg_splits, s.attention_heads AS cg_heads, s.attn_value_width AS cg_value_width,
-           -- FA3 is chosen: on the listed hardware architectures, for a model the backend accepts (no bidirectional
-           -- multimodal prefix; head size a multiple of 8 and ≤ the limit, MLA through FLASH_ATTN_MLA)
-           coalesce(list_contains(string_split(coalesce(d.cudagraph_split_kv_hardware, ''), ','), d.hardware_architecture)
-                    AND NOT list_contains(string_split(coalesce(d.cudagraph_split_kv_excluded_models, ''), ','),
-                                          s.model_architecture)
-                    AND (s.attn_mla OR (s.attn_max_head_dim % 8 = 0
-                                        AND s.attn_max_head_dim <= d.cudagraph_split_kv_max_head_dim)), false) AS cg_split_kv,
-           d.forward_hidden_tensors, d.forward_intermediate_tensors, d.activation_bytes_per_token_hidden,
+           -- the CUDA-graph profile's terms (204; NULL where the release has no cudagraph_profile)
+           d.cudagraph_profiled, d.cudagraph_subtracted, d.cudagraph_max_capture_size, d.cudagraph_append_max_num_seqs,
+           coalesce(num_speculative_tokens, s.served_num_spec) AS cudagraph_num_spec,
+           CASE WHEN d.cudagraph_profiled THEN d.torch_workspace_bytes END AS cudagraph_first_fixed_bytes,
+           CASE WHEN d.cudagraph_profiled
+                THEN engine_forward_peak_bytes(1, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
+                                               d.forward_hidden_tensors, d.forward_intermediate_tensors,
+                                               d.activation_bytes_per_token_hidden) END AS cudagraph_forward_bytes_per_token,
+           -- FA3 is chosen on the listed hardware architectures for a model the backend accepts (no bidirectional
+           -- multimodal prefix; head size a multiple of 8 and ≤ the limit, or MLA through FLASH_ATTN_MLA)
+           CASE WHEN d.cudagraph_profiled
+                THEN engine_cudagraph_split_kv_bytes(
+                         d.cudagraph_split_kv_splits, 1, s.attention_heads, t.tp, s.attn_value_width,
+                         coalesce(list_contains(string_split(coalesce(d.cudagraph_split_kv_hardware, ''), ','),
+                                                d.hardware_architecture)
+                                  AND NOT list_contains(string_split(coalesce(d.cudagraph_split_kv_excluded_models, ''), ','),
+                                                        s.model_architecture)
+                                  AND (s.attn_mla OR (s.attn_max_head_dim % 8 = 0
+                                                      AND s.attn_max_head_dim <= d.cudagraph_split_kv_max_head_dim)),
+                                  false)) END AS cudagraph_split_kv_bytes_per_token,
+           greatest(d.cudagraph_piecewise_per_layer_bytes * s.layers, d.cudagraph_min_per_graph_bytes)
+               AS cudagraph_per_graph_piecewise_bytes,
+           greatest(d.cudagraph_full_per_layer_bytes * s.layers, d.cudagraph_min_per_graph_bytes)
+               AS cudagraph_per_graph_full_bytes,
            coalesce(r.weights_bytes_per_rank, s.weights_bytes / t.tp) + s.draft_weights_bytes / t.tp AS weights_bytes,
            engine_forward_peak_bytes(d.batched_set, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
                                      d.forward_hidden_tensors, d.forward_intermediate_tensors,
@@ -139,23 +146,20 @@ pool AS (
     LEFT JOIN model_weights_per_rank r ON s.weights_basis = 'checkpoint' AND r.model_id = s.target_model_id
                                       AND r.checkpoint_id = s.checkpoint_id AND r.tp = t.tp
 ),
-cg AS (   -- the CUDA-graph estimate (204): first captures at the largest PIECEWISE / FULL size, then per graph
-    SELECT p.*, len(p.cg_sizes) AS cudagraph_piecewise_graphs,
-           len(engine_cudagraph_full_sizes(p.cg_sizes, p.max_num_seqs, p.cg_num_spec)) AS cudagraph_full_graphs,
-           CASE WHEN p.cudagraph_profiled THEN
-               engine_cudagraph_estimate_bytes(
-                   len(p.cg_sizes), len(engine_cudagraph_full_sizes(p.cg_sizes, p.max_num_seqs, p.cg_num_spec)),
-                   p.torch_workspace_bytes + p.cg_per_graph_pw
-                   + engine_forward_peak_bytes(list_max(p.cg_sizes), p.hidden_size, p.intermediate_size, p.tp, p.act_bytes,
-                                               p.forward_hidden_tensors, p.forward_intermediate_tensors,
-                                               p.activation_bytes_per_token_hidden),
-                   p.cg_per_graph_full
-                   + engine_cudagraph_split_kv_bytes(p.cg_splits,
-                                                     list_max(engine_cudagraph_full_sizes(p.cg_sizes, p.max_num_seqs,
-                                                                                          p.cg_num_spec)),
-                                                     p.cg_heads, p.tp, p.cg_value_width, p.cg_split_kv),
-                   p.cg_per_graph_pw, p.cg_per_graph_full) END AS cudagraph_estimate_bytes
-    FROM pool p
+cg AS (   -- the CUDA-graph estimate (204 engine_cudagraph_bytes) at this max_num_seqs, num_spec, T and enforce_eager
+    SELECT p.*, len(z.sizes) AS cudagraph_piecewise_graphs,
+           len(engine_cudagraph_full_sizes(z.sizes, p.max_num_seqs, p.cudagraph_num_spec)) AS cudagraph_full_graphs,
+           CASE WHEN p.cudagraph_profiled
+                THEN engine_cudagraph_bytes(z.sizes, p.max_num_seqs, p.cudagraph_num_spec, p.cudagraph_first_fixed_bytes,
+                                            p.cudagraph_forward_bytes_per_token, p.cudagraph_split_kv_bytes_per_token,
+                                            p.cudagraph_per_graph_piecewise_bytes, p.cudagraph_per_graph_full_bytes)
+                END AS cudagraph_estimate_bytes
+    FROM pool p,
+         LATERAL (SELECT CASE WHEN p.cudagraph_profiled
+                              THEN engine_cudagraph_capture_sizes(p.max_num_seqs, p.cudagraph_num_spec,
+                                                                  p.max_num_batched_tokens, p.cudagraph_max_capture_size,
+                                                                  p.cudagraph_append_max_num_seqs, p.enforce_eager)
+                              ELSE []::BIGINT[] END AS sizes) z
 ),
 graphs AS (   -- what the release subtracts: the estimate where it does (≥ 0.20), else the flat figure (0 with enforce_eager)
     SELECT c.* EXCLUDE (flat_cudagraph_bytes),
@@ -169,9 +173,7 @@ reserved AS (   -- the release's reserve (204): cudagraph_bytes is already 0 wit
                 - p.non_torch_bytes AS torch_reserve_bytes
     FROM graphs p
 )
-SELECT r.* EXCLUDE (torch_reserve_bytes, cudagraph_profiled, cudagraph_subtracted, cg_sizes, cg_num_spec, cg_per_graph_pw,
-                    cg_per_graph_full, cg_splits, cg_heads, cg_value_width, cg_split_kv, forward_hidden_tensors,
-                    forward_intermediate_tensors, activation_bytes_per_token_hidden), r.non_torch_bytes + r.torch_reserve_bytes AS reserve_bytes,
+SELECT r.* EXCLUDE (torch_reserve_bytes), r.non_torch_bytes + r.torch_reserve_bytes AS reserve_bytes,
        CASE r.util_basis
             WHEN 'total' THEN r.usable_bytes * r.gpu_memory_utilization - r.weights_bytes
                               - (r.non_torch_bytes + r.torch_reserve_bytes)
