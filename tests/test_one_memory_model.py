@@ -38,7 +38,7 @@ def test_capacity_is_the_engine_admission_for_an_engine_with_accounting(con):
 
 def test_the_issue_case_plans_on_the_engine_reserve_and_admission(con):
     # vllm-0.33 on H100, fp8/fp8, 32Ki: 2.95 GiB reserve (204_engine_reserve.sql: non-torch 0.25, cuBLAS 0.06,
-    # sampler 1.84, CUDA graphs 0.80), 62.42 GiB available, 31 admitted (not 32 from a 1 GiB reserve); plans
+    # sampler 1.84, CUDA graphs 0.80: 51 + 51 graphs with FA3 split buffers), 62.42 GiB available, 31 admitted (not 32 from a 1 GiB reserve); plans
     # sizes on the same 31; at the H100's fitted bandwidth efficiency (issue 13) the rate allows fewer, so TPOT binds.
     m, h, e, w, kv = SCEN
     c = one(con, "SELECT * FROM capacity WHERE model_id=? AND hardware_id=? AND engine_id=? AND weights_dtype=?"
