@@ -63,17 +63,21 @@ def make_repo(tmp: Path, scale: int) -> Path:
 EDITS = {
     # the fresh-user case: usable memory 79.6 → 79.0 GiB
     "hardware": ("hardware/generic-80gb.yaml", "value: 79.6 GiB", "value: 79.0 GiB"),
-    # Gemma 4 31B global-layer KV heads 4 → 8
+    # Gemma 4 31B global-layer KV heads 4 → 8, in the entry and its shipped config.json (they must agree)
     "model": ("registry/models/gemma-4-31b.yaml", "kv_heads: 4 ", "kv_heads: 8 "),
 }
+ALSO = {"model": ("registry/models/gemma-4-31b.config.json", '"num_global_key_value_heads": 4',
+                  '"num_global_key_value_heads": 8')}
 
 
 def edit(root: Path, case: str) -> None:
-    rel, old, new = EDITS[case]
-    path = root / rel
-    text = path.read_text()
-    assert old in text, (rel, old)
-    path.write_text(text.replace(old, new, 1))
+    for rel, old, new in filter(None, (EDITS[case], ALSO.get(case))):
+        path = root / rel
+        if not path.exists():
+            continue
+        text = path.read_text()
+        assert old in text, (rel, old)
+        path.write_text(text.replace(old, new, 1))
     git(root, "commit", "-qam", f"edit {case}")
 
 

@@ -103,7 +103,7 @@ def fit(model: str, hardware: str | None = None, *, context: Any = None, kv_pool
         con.close()
 
 
-def plan(model: str, *, users: int, context: Any, tpot_ms: float, ttft_ms: float | None = None,
+def plan(model: str, *, users: int | None, context: Any, tpot_ms: float, ttft_ms: float | None = None,
          weights_dtypes: Iterable[str] = (), kv_dtypes: Iterable[str] = (), hardware: Iterable[str] = (),
          engine: str = "first-principles", project: Path | str = ".", db: Path | str | None = None,
          **options) -> PlanResult:
@@ -111,8 +111,9 @@ def plan(model: str, *, users: int, context: Any, tpot_ms: float, ttft_ms: float
 
     Args:
         model: registry model id.
-        users: concurrent sequences to serve (≥ 1).
-        context: context of each sequence (``"8K"``, ``8192``).
+        users: concurrent requests to serve (≥ 1), or None with ``workload={"request_rate_per_s": …}``.
+        context: tokens each sequence holds at its end (``"8K"``, ``8192``), or None with the input and
+            output lengths in ``workload`` (:data:`kvreg.plan.WORKLOAD_FIELDS`; see :func:`kvreg.plan.resolve_workload`).
         tpot_ms, ttft_ms: time per output token each sequence needs, and optionally the
             time-to-first-token target, in milliseconds.
         weights_dtypes, kv_dtypes, hardware: restrict the comparison (default: all).
@@ -130,7 +131,7 @@ def plan(model: str, *, users: int, context: Any, tpot_ms: float, ttft_ms: float
 
     from kvreg.plan import plan as _plan
 
-    if not (isinstance(users, int) and 1 <= users <= 10**9):
+    if not (users is None or (isinstance(users, int) and 1 <= users <= 10**9)):
         raise UsageError(f"users must be a whole number from 1 to 10^9, got {users!r}")
     for name, v in (("tpot_ms", tpot_ms), ("ttft_ms", ttft_ms)):
         if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and 1e-3 <= v <= 1e7):

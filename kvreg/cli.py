@@ -102,6 +102,19 @@ def _tokens(values: tuple[str, ...]) -> list[int] | None:
         raise click.BadParameter(f"{exc} ({exc.hint})", param_hint="'--context'")
 
 
+def _length(name: str, value: str | None) -> int | None:
+    """A workload length option (``--input-tokens`` …) in tokens, read like a context; ``0`` is no shared prefix."""
+    from kvreg.units import UnitError, parse_context_tokens
+
+    if value is None or (name == "shared_prefix_tokens" and value.strip() == "0"):
+        return None
+    try:
+        return parse_context_tokens(value)
+    except UnitError as exc:
+        raise click.BadParameter(f"{exc} ({exc.hint})".replace("context", "length", 1),
+                                 param_hint=f"'--{name.replace('_', '-')}'")
+
+
 class _Guarded(click.Group):
     """The command group with a last guard: a bug shows one line (exit 3), not a Python traceback.
 
@@ -366,8 +379,18 @@ def calibrate(fmt, speed, project, db):
 
 @main.command()
 @click.option("--model", required=True, help="Registry model id.")
-@click.option("--users", required=True, type=click.IntRange(min=1, max=10**9), help="Concurrent sequences to serve.")
-@click.option("--context", "context", required=True, help=f"{CONTEXT_HELP}; of each sequence.")
+@click.option("--users", type=click.IntRange(min=1, max=10**9), default=None,
+              help="Concurrent requests to serve (or --request-rate).")
+@click.option("--context", "context", default=None,
+              help=f"{CONTEXT_HELP}; each sequence holds at its end (= input + output; or --input/--output-tokens).")
+@click.option("--input-tokens", default=None, help="Prompt length of each request (e.g. 7192, 7Ki).")
+@click.option("--output-tokens", default=None, help="Tokens each sequence generates.")
+@click.option("--shared-prefix-tokens", default=None,
+              help="System prompt every request starts with, held once per replica (prefix caching).")
+@click.option("--n", "parallel_samples", type=click.IntRange(min=1, max=1024), default=None,
+              help="Parallel samples (or beams) per request, sharing its prompt: sequences = users × n.")
+@click.option("--request-rate", "request_rate", type=click.FloatRange(min=0, min_open=True, max=1e9), default=None,
+              help="Requests per second instead of --users (Little's law; needs --output-tokens).")
 @click.option("--tpot-ms", required=True, type=click.FloatRange(min=1e-3, max=1e6),
               help="Time per output token each sequence needs, ms.")
 @click.option("--ttft-ms", type=click.FloatRange(min=1e-3, max=1e7), default=None,
@@ -382,14 +405,17 @@ def calibrate(fmt, speed, project, db):
 @engine_knob_options
 @project_option
 @db_option
-def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, fmt, project, db,
-         **knobs):
+def plan(model, users, context, input_tokens, output_tokens, shared_prefix_tokens, parallel_samples, request_rate,
+         tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, fmt, project, db, **knobs):
     """Accelerators a workload needs: replicas, GPUs, $/hour and the binding constraint, cheapest first."""
     from kvreg.build import connect
     from kvreg.fit import UsageError
     from kvreg.plan import plan as run_plan, plan_json, render_plan
 
-    (context_tokens,) = _tokens((context,))
+    context_tokens = _tokens((context,))[0] if context is not None else None
+    lengths = {name: _length(name, v) for name, v in (("input_tokens", input_tokens), ("output_tokens", output_tokens),
+                                                      ("shared_prefix_tokens", shared_prefix_tokens))}
+    workload = dict(lengths, parallel_samples=parallel_samples, request_rate_per_s=request_rate)
     try:
         con = connect(project, db, progress=progress)
     except KvregError as exc:
@@ -398,7 +424,7 @@ def plan(model, users, context, tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, har
         result = run_plan(con, model, users=users, context_tokens=context_tokens, tpot_s=tpot_ms / 1e3,
                           ttft_s=None if ttft_ms is None else ttft_ms / 1e3, weights_dtypes=list(weights_dtypes),
                           kv_dtypes=list(kv_dtypes), engine=engine,
-                          hardware=list(hardware), knobs=_knobs(knobs))
+                          hardware=list(hardware), knobs=_knobs(knobs), workload=workload)
     except UsageError as exc:
         raise click.UsageError(str(exc))
     if fmt == "json":

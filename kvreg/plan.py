@@ -24,7 +24,9 @@ class PlanResult:
     the feasible rows without a price (ranked apart on device count), ``unranked`` the feasible rows at the
     bandwidth ceiling while others are at a stated efficiency (``rate_basis``; optimistic by 1/efficiency),
     ``infeasible`` the rest (longest servable context first).  One dict per configuration (columns of
-    ``ranked_plans``).  ``basis`` is the rate basis ranked; ``knobs`` the engine settings the user gave.
+    ``ranked_plans``).  ``basis`` is the rate basis ranked; ``knobs`` the engine settings the user gave;
+    ``workload`` the workload fields given (:data:`WORKLOAD_FIELDS`, None = not given).  ``users`` is the
+    concurrent requests the plan sized (given, or Little's law from ``request_rate_per_s``).
     """
 
     model_id: str
@@ -41,6 +43,7 @@ class PlanResult:
     basis: str = "expected"
     unpriced: list[dict] = dataclasses.field(default_factory=list)
     knobs: dict = dataclasses.field(default_factory=dict)
+    workload: dict = dataclasses.field(default_factory=dict)
 
     @property
     def ranked(self) -> list[dict]:
@@ -73,18 +76,79 @@ def check_knobs(knobs: dict | None) -> None:
 
 _KNOB_SQL = ", ".join(f"{k} := ?" for k in KNOBS)
 
+WORKLOAD_FIELDS = ("input_tokens", "output_tokens", "shared_prefix_tokens", "parallel_samples", "request_rate_per_s")
+"""Workload fields beside users × context (``plans`` parameters of the same names, 275): input and output
+lengths, a shared prefix, samples per request, a request rate (req/s) instead of users."""
 
-def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttft_s: float | None = None,
-         weights_dtypes: list[str] | None = None, kv_dtypes: list[str] | None = None,
+_WORKLOAD_SQL = ", ".join(f"{k} := ?" for k in WORKLOAD_FIELDS)
+
+
+def resolve_workload(users: int | None, context_tokens: int | None, workload: dict | None) -> tuple[int | None, int]:
+    """Check a workload's fields against each other; return (users, context_tokens) with context = input + output.
+
+    Args:
+        users: concurrent requests, or None when ``request_rate_per_s`` is given.
+        context_tokens: tokens a sequence holds at its end, or None when input and output are given.
+        workload: :data:`WORKLOAD_FIELDS` by name (tokens, samples, requests per second; None = not given).
+
+    Raises:
+        UsageError: neither or both of users and a request rate; no context and no input + output; a context
+            that is not input + output; a request rate without output tokens; a shared prefix not shorter than
+            the input (or the context); a non-positive figure.
+    """
+    w = {k: v for k, v in (workload or {}).items() if v is not None}
+    unknown = set(w) - set(WORKLOAD_FIELDS)
+    if unknown:
+        raise UsageError(f"unknown workload field(s) {', '.join(sorted(unknown))} (known: {', '.join(WORKLOAD_FIELDS)})")
+    rate, inp, out, prefix = (w.get(k) for k in ("request_rate_per_s", "input_tokens", "output_tokens",
+                                                  "shared_prefix_tokens"))
+    if (users is None) == (rate is None):
+        raise UsageError("give either users (concurrent requests) or a request rate (requests per second), not both"
+                         " and not neither")
+    if rate is not None and not rate > 0:
+        raise UsageError(f"request rate {rate} must be positive")
+    if rate is not None and out is None:
+        raise UsageError("a request rate needs the output length (output tokens): Little's law counts the time a"
+                         " request decodes")
+    for name in ("input_tokens", "output_tokens", "parallel_samples"):
+        if w.get(name) is not None and w[name] < 1:
+            raise UsageError(f"{name.replace('_', ' ')} {w[name]} must be at least 1")
+    if prefix is not None and prefix < 0:
+        raise UsageError(f"shared prefix tokens {prefix} must be 0 or more")
+    if inp is not None and out is not None:
+        if context_tokens is not None and context_tokens != inp + out:
+            raise UsageError(f"context {context_tokens:,} is not input + output = {inp + out:,}: give the context or"
+                             " the two lengths")
+        context_tokens = inp + out
+    if context_tokens is None:
+        raise UsageError("give the context, or the input and output lengths (context = input + output)")
+    from kvreg.units import MAX_CONTEXT_TOKENS
+
+    if context_tokens > MAX_CONTEXT_TOKENS:
+        raise UsageError(f"input + output = {context_tokens:,} tokens is more than {MAX_CONTEXT_TOKENS:,} (2^34)")
+    if inp is None and out is not None and out >= context_tokens:
+        raise UsageError(f"output tokens {out:,} must be shorter than the context {context_tokens:,}")
+    if inp is not None and out is None and inp >= context_tokens:
+        raise UsageError(f"input tokens {inp:,} must be shorter than the context {context_tokens:,}")
+    prompt = inp if inp is not None else (context_tokens - out if out is not None else context_tokens)
+    if prefix and prefix >= prompt:
+        raise UsageError(f"shared prefix {prefix:,} tokens must be shorter than the input ({prompt:,} tokens): the"
+                         " prefix is the start of every prompt")
+    return users, context_tokens
+
+
+def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot_s: float,
+         ttft_s: float | None = None, weights_dtypes: list[str] | None = None, kv_dtypes: list[str] | None = None,
          engine: str = "first-principles", hardware: list[str] | None = None,
-         knobs: dict | None = None) -> PlanResult:
+         knobs: dict | None = None, workload: dict | None = None) -> PlanResult:
     """Every hardware × precision × TP configuration for the workload, ranked by ``ranked_plans``.
 
     Args:
         con: a connection to a built database.
         model: a registry model id.
-        users: concurrent sequences (> 0).
-        context_tokens: context of each sequence, tokens (> 0).
+        users: concurrent requests (> 0; each of ``parallel_samples`` sequences), or None with a request rate.
+        context_tokens: tokens each sequence holds at its end (> 0), or None when input and output are given
+            (context = input + output).
         tpot_s: time per output token each sequence needs, seconds (> 0).
         ttft_s: optional prefill (time to first token) target, seconds; checked against the prefill floor.
         weights_dtypes: weight precisions to consider; default the model's own dtype.
@@ -93,6 +157,7 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
             admission; first-principles: the simple budget).
         hardware: hardware ids to compare; default every hardware entry.
         knobs: engine settings by name (:data:`KNOBS`); a missing or None value is the release default.
+        workload: :data:`WORKLOAD_FIELDS` by name (see :func:`resolve_workload`); None values are not given.
 
     Returns:
         A :class:`PlanResult`.
@@ -100,8 +165,21 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
     Raises:
         UsageError: an unknown id or dtype, a non-positive workload figure or an out-of-range setting.
     """
-    if users < 1 or context_tokens < 1 or not tpot_s > 0 or (ttft_s is not None and not ttft_s > 0):
+    users, context_tokens = resolve_workload(users, context_tokens, workload)
+    if (users is not None and users < 1) or context_tokens < 1 or not tpot_s > 0 or (ttft_s is not None and not ttft_s > 0):
         raise UsageError("users, context, TPOT (and TTFT when given) must be positive")
+    given = {k: v for k, v in (workload or {}).items() if v is not None}
+    if users is None:   # Little's law, the one formula (workload_requests, 272), checked before it sizes anything
+        import duckdb
+
+        try:
+            (n_req,) = con.execute("SELECT workload_requests(?, ?, ?, ?)",
+                                   [given["request_rate_per_s"], ttft_s, given["output_tokens"], tpot_s]).fetchone()
+        except duckdb.Error:
+            n_req = None
+        if n_req is None or not 1 <= n_req <= 10**9:
+            raise UsageError(f"request rate {given['request_rate_per_s']:g}/s at these targets is not 1 to 10^9"
+                             " concurrent requests (Little's law: rate × (TTFT + (output − 1) × TPOT))")
     check_known(con, "models", "model_id", model, "model")
     check_known(con, "engines", "engine_id", engine, "engine")
     check_knobs(knobs)
@@ -116,16 +194,18 @@ def plan(con, model: str, *, users: int, context_tokens: int, tpot_s: float, ttf
         check_known(con, "hardware", "hardware_id", h, "hardware")
     rows = dict_rows(con.execute(
         "SELECT * FROM ranked_plans(?, ?, ?, ttft_s := ?, models := ?, engines := ?, weights_dtypes := ?,"
-        f" kv_dtypes := ?, hardware := ?, {_KNOB_SQL}) ORDER BY rank_in_model",
+        f" kv_dtypes := ?, hardware := ?, {_KNOB_SQL}, {_WORKLOAD_SQL}) ORDER BY rank_in_model",
         [users, context_tokens, tpot_s, ttft_s, [model], [engine], list(weights_dtypes), list(kv_dtypes),
-         list(hardware) if hardware else None, *knob_params(knobs)]))
+         list(hardware) if hardware else None, *knob_params(knobs), *(given.get(k) for k in WORKLOAD_FIELDS)]))
     by_list: dict[str, list[dict]] = {"priced": [], "no price": [], "other basis": [], "infeasible": []}
     for r in rows:
         by_list[r["rank_list"]].append(r)
     basis = rows[0]["rate_basis_ranked"] if rows else "expected"
+    if rows:   # Little's law is computed in SQL (workload_requests, 272): the requests it came to
+        users = rows[0]["workload_users"]
     return PlanResult(model, engine, users, context_tokens, tpot_s, ttft_s, list(weights_dtypes), list(kv_dtypes),
                       by_list["priced"], by_list["infeasible"], by_list["other basis"], basis, by_list["no price"],
-                      {k: v for k, v in (knobs or {}).items() if v is not None})
+                      {k: v for k, v in (knobs or {}).items() if v is not None}, given)
 
 
 def settings_line(row: dict, engine: str) -> str | None:
@@ -153,8 +233,38 @@ def settings_line(row: dict, engine: str) -> str | None:
 def plan_json(r: PlanResult) -> dict:
     """The plan as JSON-ready data: the workload, the settings given, and every row in rank order."""
     return {"model": r.model_id, "engine": r.engine_id, "users": r.users, "context_tokens": r.context_tokens,
+            "workload": {k: r.workload.get(k) for k in WORKLOAD_FIELDS},
             "tpot_s": r.tpot_s, "ttft_s": r.ttft_s, "weights_dtypes": r.weights_dtypes, "kv_dtypes": r.kv_dtypes,
             "settings": r.knobs, "rate_basis": r.basis, "options": r.ranked}
+
+
+def workload_lines(r: PlanResult) -> list[str]:
+    """The workload beyond users × context, one line, as ``plans`` sized it (empty when nothing else was given):
+    input + output, the shared prefix and what it saves, the samples per request, and how many concurrent
+    requests a request rate became (Little's law)."""
+    w = r.workload
+    if not w:
+        return []
+    parts = []
+    if w.get("input_tokens") or w.get("output_tokens"):
+        inp = w.get("input_tokens", r.context_tokens - w.get("output_tokens", 0))
+        out = w.get("output_tokens", r.context_tokens - inp)
+        parts.append(f"input {inp:,} + output {out:,} tokens: admitted at {r.context_tokens:,} held,"
+                     f" decode reads at input + output/2 = {inp + out / 2:,.0f}")
+    if w.get("shared_prefix_tokens"):
+        parts.append(f"shared prefix {w['shared_prefix_tokens']:,} tokens held once per replica (full blocks only)")
+    if w.get("parallel_samples", 1) > 1:
+        parts.append(f"n = {w['parallel_samples']} samples per request sharing its prompt:"
+                     f" {r.users * w['parallel_samples']:,} sequences (capacity, rate limit and batch below count"
+                     f" sequences; replicas = ceil(users ÷ ⌊min(capacity, rate limit) ÷ n⌋))")
+    if w.get("request_rate_per_s") is not None:
+        out = w.get("output_tokens", 1)
+        stay = (r.ttft_s or 0) + max(out - 1, 0) * r.tpot_s
+        how = (f"TTFT {f.ms(r.ttft_s)} + " if r.ttft_s is not None else "") + f"(output − 1) × TPOT"
+        note = "" if r.ttft_s is not None else "; no TTFT target: the prefill is not counted"
+        parts.append(f"{w['request_rate_per_s']:g} requests/s × {how} = {stay:,.2f} s in the system{note}"
+                     f" → {r.users:,} concurrent requests (Little's law)")
+    return ["Workload: " + " · ".join(parts)] if parts else []
 
 
 def _table(rows: list[tuple]) -> list[str]:
@@ -214,6 +324,7 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
     ttft = f" · TTFT ≤ {f.ms(r.ttft_s)}" if r.ttft_s is not None else ""
     out = [f"{r.model_id} · {r.users:,} users × {f.tokens(r.context_tokens)} · TPOT ≤ {f.ms(r.tpot_s)}{ttft}"
            f" · engine {r.engine_id} · weights {'/'.join(r.weights_dtypes)} · KV {'/'.join(r.kv_dtypes)}"]
+    out += workload_lines(r)
     first = next(iter(r.ranked), None)
     best = r.feasible[0] if r.feasible else (r.unpriced[0] if r.unpriced else None)
     rule = "replicas = ceil(users ÷ min(capacity, rate limit)); rate limit = largest batch whose decode step ≤ TPOT."

@@ -154,6 +154,9 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         # the report's engine_settings (NULL = each release's default), passed to the macros' knob parameters
         "gpu_memory_utilization": (F, True), "max_num_seqs": (I, True), "max_num_batched_tokens": (I, True),
         "enforce_eager": (B, True), "num_speculative_tokens": (I, True),
+        # the workload as people describe it (NULL = not given; plans' parameters of the same names)
+        "input_tokens": (I, True), "output_tokens": (I, True), "shared_prefix_tokens": (I, True),
+        "parallel_samples": (I, True),
     },
     **ENGINE_TABLES,
     **THROUGHPUT_TABLES,
@@ -330,7 +333,9 @@ def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
             report_id=rid, users=w.users, context_tokens=w.context,
             tpot_s=None if w.tpot_ms is None else w.tpot_ms / 1e3, ttft_s=w.ttft_s, hours_per_month=w.hours_per_month,
             cost_basis=r.cost_basis.kind, tco_years=r.cost_basis.years, tco_usd_per_kwh=r.cost_basis.usd_per_kwh,
-            tco_pue=r.cost_basis.pue, **r.engine_settings.model_dump()))
+            tco_pue=r.cost_basis.pue, **r.engine_settings.model_dump(), input_tokens=w.input_tokens,
+            output_tokens=w.output_tokens, shared_prefix_tokens=w.shared_prefix_tokens,
+            parallel_samples=w.parallel_samples))
 
 
 def frames(registry: Registry) -> dict[str, pd.DataFrame]:

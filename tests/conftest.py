@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,11 +11,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
-def con():
+def con(tmp_path_factory):
     """A DuckDB connection with the shipped registry's tables and views."""
     from kvreg.build import memory_connection
 
     c = memory_connection(ROOT)
+    # The full engine grid joins (~10^8 rows) would take DuckDB's default 80 % of RAM (16 GB peak here,
+    # OOM-killed beside other work); a bound makes it spill to disk instead.
+    c.execute(f"SET memory_limit = '{os.environ.get('KVREG_TEST_MEMORY_LIMIT', '3GB')}'")
+    c.execute(f"SET temp_directory = '{tmp_path_factory.mktemp('duckdb-spill')}'")
     yield c
     c.close()
 

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from kvreg.cli import main
+from tests.conftest import one
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 2 ** 30
@@ -126,3 +127,60 @@ def test_every_observation_is_reproduced_or_says_what_is_missing(cal):
             assert not reproduced or not o["reproducible"] or "not in registry" not in o["missing"], o
     covered = [o for o in cal["observations"] if o["e2e_tokens"] is not None or o["e2e_available_kv_bytes"] is not None]
     assert len(covered) >= 30
+
+
+@pytest.mark.parametrize("basis, expected", [
+    # usable 80 GiB, util 0.9, weights 16 GiB, reserve 3 GiB of which non-torch 1 GiB
+    ("total", 80 * 0.9 - 16 - 3),                   # vLLM: 53.0
+    ("free", (80 - 16 - 3) * 0.9),                  # TRT-LLM: 54.9
+    ("free_before_load", (80 - 1) * 0.9 - 16 - 2),  # SGLang: 53.1
+])
+def test_available_memory_rule_per_basis(con, basis, expected):
+    got = con.execute("SELECT engine_available_kv_bytes(?, 80 * 2^30, 0.9, 16 * 2^30, 3 * 2^30, 2^30) / 2^30",
+                      [basis]).fetchone()[0]
+    assert got == pytest.approx(expected, abs=1e-9)
+
+
+def test_calibration_end_to_end_is_the_engine_pool_at_the_same_settings(con):
+    """One memory model: where an observation sets no knob that changes the reserve, the calibration's
+    end-to-end available memory is the engine pool's, row for row (the two once drifted: SGLang's basis)."""
+    rows = con.execute("""
+        SELECT c.observation_id, c.e2e_available_kv_bytes, p.available_kv_bytes
+        FROM calibration c JOIN observations o USING (observation_id)
+        JOIN engine_memory_pools p ON p.engine_id = c.engine_id AND p.model_id = c.served_id
+             AND p.hardware_id = c.hardware_id AND p.weights_dtype = c.weights_dtype AND p.tp = c.tp
+             AND p.default_batched
+        WHERE c.e2e_available_kv_bytes IS NOT NULL AND o.pp = 1 AND o.max_num_seqs IS NULL
+          AND o.max_num_batched_tokens IS NULL AND o.gpu_memory_utilization IS NULL
+          AND NOT coalesce(o.enforce_eager, false)""").fetchall()
+    assert len(rows) >= 5
+    for oid, cal_bytes, pool_bytes in rows:
+        assert cal_bytes == pytest.approx(pool_bytes, abs=1.0), oid
+
+
+def test_calibration_weighs_the_checkpoint_the_log_served():
+    """An observation whose model_hf_id names a listed checkpoint is priced with that checkpoint, not the
+    precision's default: a second int8 Llama-3.1-8B checkpoint measured 1 GiB larger than the default's rule moves the end-to-end
+    available memory by exactly that 1 GiB (TP 1: nothing to split)."""
+    from kvreg.build import memory_connection
+
+    c = memory_connection(ROOT)
+    try:
+        c.execute("""INSERT INTO checkpoints
+                     SELECT model_id, 'test/bigger-w8a8', 'test/bigger-w8a8', weights_dtype, listed, false, method,
+                            weight_bits, group_size, scale_dtype, zero_points,
+                            -- measured bytes hold no buffers: the default's rule bytes without them + 1 GiB
+                            (SELECT weights_bytes_per_rank - buffer_bytes FROM model_weights_at([1]) w
+                             WHERE w.checkpoint_id = c.checkpoint_id) + 2^30, 'test'
+                     FROM checkpoints c WHERE checkpoint_id LIKE 'RedHatAI/Meta-Llama-3.1-8B-Instruct-quan%'
+                       AND weights_dtype = 'int8'""")
+        base = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes AS w FROM calibration "
+                      "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
+        c.execute("UPDATE observations SET model_hf_id = 'Test/Bigger-W8A8' "
+                  "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
+        moved = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes AS w FROM calibration "
+                       "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
+    finally:
+        c.close()
+    assert moved["w"] - base["w"] == pytest.approx(GIB, abs=1.0)
+    assert base["a"] - moved["a"] == pytest.approx(GIB, abs=1.0)

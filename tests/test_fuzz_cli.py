@@ -26,7 +26,8 @@ VALUE = st.one_of(st.sampled_from(NUMBERS + IDS + TRICKY_STRINGS), st.text(max_s
 OPTIONS = {
     "fit": ["--context", "--kv-dtype", "--weights-dtype", "--tp", "--engine", "--kv-pool"],
     "plan": ["--model", "--users", "--context", "--tpot-ms", "--ttft-ms", "--weights-dtype", "--kv-dtype",
-             "--hardware", "--engine", "--top"],
+             "--hardware", "--engine", "--top", "--input-tokens", "--output-tokens", "--shared-prefix-tokens", "--n",
+             "--request-rate"],
     "sql": ["--format", "--table"],
     "export": ["--to", "--where", "--format"],
     "validate": ["--format"],

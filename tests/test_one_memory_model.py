@@ -38,19 +38,23 @@ def test_capacity_is_the_engine_admission_for_an_engine_with_accounting(con):
 
 def test_the_issue_case_plans_on_the_engine_reserve_and_admission(con):
     # vllm-0.33 on H100, fp8/fp8, 32Ki: 2.95 GiB reserve (204_engine_reserve.sql: non-torch 0.25, cuBLAS 0.06,
-    # sampler 1.84, CUDA graphs 0.80: 51 + 51 graphs with FA3 split buffers), 62.42 GiB available, 31 admitted (not 32 from a 1 GiB reserve); plans
-    # sizes on the same 31; at the H100's fitted bandwidth efficiency (issue 13) the rate allows fewer, so TPOT binds.
+    # sampler 1.84, CUDA graphs 0.80: 51 + 51 graphs with FA3 split buffers); the FP8 checkpoint by the per-tensor rule holds 8.50 GiB (embeddings and
+    # lm_head stay bf16: 2 × 128,256 × 4,096 × 2 B, the rest 1 B) — not 7.48 GiB of params × 1 B — so
+    # 0.9 × 79.19 − 8.50 − 2.95 = 61.41 GiB available; one 32Ki sequence at fp8 is 32,768 × 32 layers × 8 × 256 × 1 B
+    # = 2 GiB (2,048 blocks of 16), so 30 are admitted; plans sizes on the same 30; at the H100's fitted bandwidth
+    # efficiency (issue 13) the rate allows fewer, so TPOT binds.
     m, h, e, w, kv = SCEN
     c = one(con, "SELECT * FROM capacity WHERE model_id=? AND hardware_id=? AND engine_id=? AND weights_dtype=?"
                  " AND kv_dtype=? AND tp=1 AND context_tokens=32768", SCEN)
-    assert round(c["reserve_bytes"] / GiB, 2) == 2.95 and round(c["pool_bytes"] / GiB, 2) == 62.42
-    assert (c["max_seqs"], c["first_principles_seqs"], c["pool_basis"]) == (31, 31, "engine")
+    assert round(c["reserve_bytes"] / GiB, 2) == 2.95 and round(c["pool_bytes"] / GiB, 2) == 61.41
+    assert c["max_seqs"] == c["pool_bytes"] // (32768 * 32 * 8 * 256) == 30
+    assert (c["first_principles_seqs"], c["pool_basis"]) == (30, "engine")
     p = one(con, "SELECT * FROM plans(200, 32768, 0.05) WHERE model_id=? AND hardware_id=? AND engine_id=?"
                  " AND weights_dtype=? AND kv_dtype=? AND tp=1", SCEN)
     # At the H100's fitted bandwidth efficiency (0.40, from its TensorRT-LLM measurements, issue 13) the rate
-    # allows fewer than the 31 admitted: TPOT binds, and the replicas follow the rate.
-    assert p["rate_max_batch"] < 31 and "derived" in p["efficiency_evidence"]
-    assert (p["max_seqs_per_replica"], p["binding_constraint"]) == (31, "tpot")
+    # allows fewer than the 30 admitted: TPOT binds, and the replicas follow the rate.
+    assert p["rate_max_batch"] < 30 and "derived" in p["efficiency_evidence"]
+    assert (p["max_seqs_per_replica"], p["binding_constraint"]) == (30, "tpot")
     assert p["replicas"] == -(-200 // p["rate_max_batch"])
     # first-principles keeps its own simple budget (6 GiB reserve): 32 fit, TPOT binds
     f = one(con, "SELECT * FROM plans(200, 32768, 0.05) WHERE model_id=? AND hardware_id=?"
@@ -74,7 +78,7 @@ def test_roofline_and_costs_at_capacity_use_the_engine_admission(con):
     c = con.execute("SELECT max(batch) FILTER (WHERE batch_fits) FROM costs WHERE model_id=? AND hardware_id=?"
                     " AND engine_id=? AND weights_dtype=? AND kv_dtype=? AND tp=1 AND context_tokens=32768",
                     SCEN).fetchone()
-    assert r == [(31,)] and c == (16,)   # batches 1…16 fit 31 admitted sequences, 32 does not
+    assert r == [(30,)] and c == (16,)   # batches 1…16 fit 30 admitted sequences, 32 does not
 
 
 def test_engine_capacity_view_is_the_macro_over_the_axes(con):

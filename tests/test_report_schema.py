@@ -73,3 +73,14 @@ def test_report_contexts_join_the_axis(tmp_path):
     n = con.execute("SELECT count(*) FROM capacity WHERE model_id = 'llama-3.1-8b' AND context_tokens = 100000"
                     " AND tp = 3").fetchone()[0]
     assert n > 0
+
+
+@pytest.mark.parametrize("workload, message", [
+    ({"users": 10, "context": "8Ki", "input_tokens": 7000}, "give both input_tokens and output_tokens"),
+    ({"users": 10, "context": "8Ki", "input_tokens": 7000, "output_tokens": 1000}, "is not context (8192)"),
+    ({"users": 10, "context": 8192, "input_tokens": 7192, "output_tokens": 1000, "shared_prefix_tokens": 7192},
+     "must be shorter than the input (7192)"),
+])
+def test_workload_lengths_must_add_up(tmp_path, workload, message):
+    (p,) = problems_for(tmp_path, workload=workload)
+    assert p.code == "workload-lengths" and message in p.message and p.key.startswith("workload"), p

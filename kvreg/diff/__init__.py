@@ -55,7 +55,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     from kvreg.diff.entries import entry_changes
     from kvreg.diff.recommend import recommendation_flips
     from kvreg.diff.references import dangling_report_references
-    from kvreg.diff.scenarios import BASE, HEAD, VIEWS, attach, compare_view, touched
+    from kvreg.diff.scenarios import BASE, HEAD, VIEWS, attach, compare_view, cut_to_touched, touched
 
     project = Path(project)
     say = progress or (lambda message: None)
@@ -89,6 +89,18 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                         by_kind.setdefault(e.kind, set()).add(e.id)
                 groups.extend(by_kind.items())
             order = touched(con, groups)
+            # A focused comparison cuts both sides to the touched entries (cut_to_touched).  The report
+            # recommendation check ranks each model's options across accelerators and engines: an edit of
+            # models alone may cut first (the ranking of a model reads no other model), any other edit is
+            # ranked on the whole sides before the cut.
+            models_only = {k for k, ids in order if ids} == {"model"}
+            cut = False
+            if not all_scenarios and models_only:
+                cut = cut_to_touched(con, BASE, order) and cut_to_touched(con, HEAD, order)
+            say("checking report recommendations")
+            checked, flips = recommendation_flips(con, BASE, HEAD, order)
+            if not all_scenarios and not cut and cut_to_touched(con, BASE, order):
+                cut_to_touched(con, HEAD, order)
             figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS:
                 say(f"comparing {spec.view}")
@@ -99,8 +111,6 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 sets.extend(s)
                 summaries.extend(summary)
                 hidden += h
-            say("checking report recommendations")
-            checked, flips = recommendation_flips(con, BASE, HEAD, order)
         finally:
             con.close()
     return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, summaries,

@@ -30,16 +30,25 @@ def _reports_touching(con, alias: str, order: list[tuple[str, list[str]]]) -> se
     return out
 
 
-def _recommended(con, alias: str, report_id: str) -> dict[str, tuple | None]:
-    """model id → (hardware, engine, weights, kv, tp, devices) of the report's recommendation, or None."""
+def _recommended(con, alias: str, report_id: str, only_models: set[str] | None = None) -> dict[str, tuple | None]:
+    """model id → (hardware, engine, weights, kv, tp, devices) of the report's recommendation, or None.
+
+    ``only_models``: rank only these of the report's models (options are ranked per model, so the others'
+    recommendations cannot depend on an edit that touches models alone).
+    """
     from kvreg.report.context import rank_options, scope_from_items
 
     con.execute(f'USE "{alias}"')
     try:
-        rank_options(con, report_id, scope_from_items(con, report_id))
+        scope = scope_from_items(con, report_id)
+        if only_models is not None:
+            scope["models"] = [m for m in scope["models"] if m in only_models]
+        rank_options(con, report_id, scope)
         models = [r[0] for r in con.execute(
             "SELECT item_id FROM report_items WHERE report_id = ? AND item_kind = 'model' ORDER BY item_idx",
             [report_id]).fetchall()]
+        if only_models is not None:
+            models = [m for m in models if m in only_models]
         best = {r[0]: tuple(r[1:]) for r in con.execute(
             "SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, devices FROM report_options "
             "WHERE rank_in_model = 1 AND meets").fetchall()}
@@ -63,9 +72,11 @@ def recommendation_flips(con, base_alias: str, head_alias: str,
     common = _reports_touching(con, base_alias, order) & _reports_touching(con, head_alias, order)
     common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{head_alias}".report_workloads').fetchall()}
     common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{base_alias}".report_workloads').fetchall()}
+    # An edit of models alone moves only those models' options (ranked per model): rank just them.
+    only = ({i for _, ids in order for i in ids} if order and {k for k, _ in order} == {"model"} else None)
     flips = []
     for rid in sorted(common):
-        old, new = _recommended(con, base_alias, rid), _recommended(con, head_alias, rid)
+        old, new = _recommended(con, base_alias, rid, only), _recommended(con, head_alias, rid, only)
         for model in new:
             if model in old and old[model] != new[model]:
                 flips.append(RecommendationFlip(rid, model, old[model], new[model]))

@@ -75,6 +75,57 @@ def _materialize_focus(con, focus: FocusSpec, order: list[tuple[str, list[str]]]
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", params)
 
 
+# Views that fit across entries (efficiencies fitted over every accelerator's and model's throughput
+# measurements, with architecture-family fallbacks): frozen as tables before a side is cut down, so a
+# cut registry keeps the full registry's fits.
+FROZEN_VIEWS: tuple[str, ...] = ("speed_efficiency",)
+
+# Entry kinds whose table can be cut to the touched entries: (table, id column).
+CUTTABLE: dict[str, tuple[str, str]] = {"hardware": ("hardware", "hardware_id"), "model": ("models", "model_id")}
+
+
+def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
+    """Cut side ``alias`` down to the scenarios a focused comparison reads; True when it did.
+
+    The focused comparison (``focus.FOCUS``) only reads rows of touched entries, at the release's default
+    ``max_num_batched_tokens``; every per-scenario view computes a row from its own model, accelerator and
+    engine.  When one kind of entry is touched (one model, or one accelerator: a pull request's usual
+    edit), the other entries of that kind and the non-default batched-token settings are deleted from
+    the side's tables, so the views compute ~1/N of the grid with identical figures for the rows kept.
+    Kept as well: models sharing a served set (target + draft) with a touched one and models resident
+    on some accelerator (they shape that device's pool).  Cross-entry views (:data:`FROZEN_VIEWS`) are
+    materialized first.  Mixed edits (a model and an accelerator) are not cut: their touched rows are a
+    union, not a product.  Run the report recommendation check before this (it ranks across entries).
+    """
+    kinds = {k for k, ids in order if ids}
+    if len(kinds) != 1 or next(iter(kinds)) not in CUTTABLE:
+        return False
+    kind = next(iter(kinds))
+    ids = sorted({i for k, group in order for i in group})
+    db = _q(alias)
+    for view in FROZEN_VIEWS:
+        if con.execute("SELECT count(*) FROM duckdb_views() WHERE database_name = ? AND view_name = ?",
+                       [alias, view]).fetchone()[0]:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE __frozen AS SELECT * FROM {db}.{_q(view)}")
+            con.execute(f"DROP VIEW {db}.{_q(view)}")
+            con.execute(f"CREATE TABLE {db}.{_q(view)} AS SELECT * FROM __frozen")
+            con.execute("DROP TABLE __frozen")
+    table, col = CUTTABLE[kind]
+    keep = f"list_contains(?, {_q(col)})"
+    params: list = [ids]
+    if kind == "model":
+        keep += (f" OR model_id IN (SELECT s.model_id FROM {db}.served_models s WHERE s.served_id IN "
+                 f"(SELECT t.served_id FROM {db}.served_models t WHERE list_contains(?, t.model_id)))"
+                 f" OR model_id IN (SELECT r.model_id FROM {db}.residents r WHERE r.model_id IS NOT NULL)")
+        params.append(ids)
+    con.execute(f"DELETE FROM {db}.{_q(table)} WHERE NOT ({keep})", params)
+    con.execute(f"DELETE FROM {db}.batched_tokens WHERE max_num_batched_tokens NOT IN "
+                f"(SELECT max_num_batched_tokens FROM {db}.engine_accounting WHERE max_num_batched_tokens IS NOT NULL "
+                f"UNION SELECT max_num_batched_tokens_large_gpu FROM {db}.engine_accounting "
+                f"WHERE max_num_batched_tokens_large_gpu IS NOT NULL)")
+    return True
+
+
 def attach(con, alias: str, registry) -> None:
     """Load ``registry``'s tables and views into a new in-memory database ``alias`` on ``con``."""
     from kvreg.build import populate

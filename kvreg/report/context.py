@@ -250,7 +250,9 @@ def rank_options(con, report_id: str, scope: dict):
                     dict(scope, users=workload.users, context_tokens=workload.context_tokens,
                          tpot_s=workload.tpot_s, ttft_s=workload.ttft_s, cost_basis=workload.cost_basis,
                          tco_years=workload.tco_years, tco_usd_per_kwh=workload.tco_usd_per_kwh,
-                         tco_pue=workload.tco_pue, **knobs))
+                         tco_pue=workload.tco_pue, input_tokens=workload.input_tokens,
+                         output_tokens=workload.output_tokens, shared_prefix_tokens=workload.shared_prefix_tokens,
+                         parallel_samples=workload.parallel_samples, **knobs))
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
     else:
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)

@@ -23,7 +23,10 @@ class Workload(Strict):
     time per output token of at most ``tpot_ms`` milliseconds and a time to
     first token of at most ``ttft_s`` seconds (both optional: used only when
     the ``plans`` view exists); ``hours_per_month`` prices a month of service
-    (730 = 24 × 365 / 12).
+    (730 = 24 × 365 / 12).  As ``kvreg plan`` (docs/plan.md, "Workloads as people describe them"):
+    ``input_tokens`` + ``output_tokens`` (both or neither; their sum must be ``context``), a
+    ``shared_prefix_tokens`` system prompt held once per replica (shorter than the input), and
+    ``parallel_samples`` sequences per user sharing its prompt.
     """
 
     users: PositiveInt
@@ -31,6 +34,29 @@ class Workload(Strict):
     tpot_ms: Annotated[float, Field(gt=0)] | None = None
     ttft_s: Annotated[float, Field(gt=0)] | None = None
     hours_per_month: Annotated[float, Field(gt=0, le=744)] = 730.0
+    input_tokens: Tokens | None = None
+    output_tokens: Tokens | None = None
+    shared_prefix_tokens: Annotated[int, Field(ge=0)] | None = None
+    parallel_samples: Annotated[int, Field(ge=1, le=1024)] | None = None
+
+    @model_validator(mode="after")
+    def _lengths_add_up(self):
+        if (self.input_tokens is None) != (self.output_tokens is None):
+            raise PydanticCustomError(
+                "workload_lengths", "give both input_tokens and output_tokens, or neither",
+                {"path": "", "hint": "e.g. context: 8192, input_tokens: 7192, output_tokens: 1000"})
+        if self.input_tokens is not None and self.input_tokens + self.output_tokens != self.context:
+            raise PydanticCustomError(
+                "workload_lengths", "input_tokens + output_tokens ({total}) is not context ({context})",
+                {"total": self.input_tokens + self.output_tokens, "context": self.context,
+                 "path": "", "hint": "context is the tokens a sequence holds at its end: input + output"})
+        prompt = self.input_tokens if self.input_tokens is not None else self.context
+        if self.shared_prefix_tokens and self.shared_prefix_tokens >= prompt:
+            raise PydanticCustomError(
+                "workload_lengths", "shared_prefix_tokens ({p}) must be shorter than the input ({i})",
+                {"p": self.shared_prefix_tokens, "i": prompt, "path": "shared_prefix_tokens",
+                 "hint": "the shared prefix is the start of every prompt"})
+        return self
 
 
 class EngineSettings(Strict):

@@ -1,6 +1,7 @@
 -- observation_weights: each observation's checkpoint weights per rank beside what the engine logged.
--- Grain: one row per observation with a model (observations), its default checkpoint at the logged
---   weights_dtype (the model's dtype when the log names none) and the observation's tp.
+-- Grain: one row per observation with a model (observations): the checkpoint the log served — the model
+--   entry's checkpoint whose hf_id is the observation's model_hf_id (case-insensitive), else the default
+--   checkpoint at the logged weights_dtype (the model's dtype when the log names none) — at the observation's tp.
 -- Inputs: observations, models; table macro model_weights_at (035).
 -- Units: bytes per rank.
 --   weights_bytes_per_rank   model_weights_at at the observation's tp (pipeline stages hold layers ÷ pp:
@@ -16,5 +17,8 @@ SELECT o.observation_id, o.model_id, coalesce(o.weights_dtype, m.dtype) AS weigh
 FROM observations o
 JOIN models m ON m.model_id = o.model_id
 JOIN model_weights_at((SELECT list(DISTINCT tp) FROM observations)) w
-  ON w.model_id = o.model_id AND w.weights_dtype = coalesce(o.weights_dtype, m.dtype) AND w.is_default
- AND w.tp = o.tp
+  ON w.model_id = o.model_id AND w.tp = o.tp
+ AND (lower(w.hf_id) = lower(o.model_hf_id)
+      OR (w.weights_dtype = coalesce(o.weights_dtype, m.dtype) AND w.is_default))
+QUALIFY row_number() OVER (PARTITION BY o.observation_id
+                           ORDER BY coalesce(lower(w.hf_id) = lower(o.model_hf_id), false) DESC) = 1

@@ -7,8 +7,10 @@
 --   (batched_axis when given, else the one value max_num_batched_tokens or the release default).
 -- Inputs: engine_accounting, engines, served_models, models, model_weights, model_weights_per_rank, hardware, tp_sizes.
 -- Units: bytes per device (per TP rank); tokens; sequences.
---   weights_bytes      served weights per rank: a listed checkpoint's model_weights_per_rank (035), else the
---                      model's weights ÷ tp; a draft model's weights at its own dtype ÷ tp are added
+--   weights_bytes      served weights per rank: the served checkpoint's model_weights_per_rank (035) — a
+--                      listed one, or the precision's generic checkpoint under the same per-tensor rule;
+--                      the model's weights ÷ tp only where no tensor table exists; a draft model's weights
+--                      at its own dtype ÷ tp are added (draft_weights_bytes: that part alone)
 --   default_batched    true for the release's default max_num_batched_tokens on this device
 --                      (vLLM get_batch_defaults: larger defaults from large_gpu_min_bytes, except
 --                      the excluded device names)
@@ -28,7 +30,7 @@
 --   sampler_bytes_per_seq_vocab, sampler_buffer_rows, profile_hidden_kept  the geometry and rules these use
 --   reserve_bytes      engine_reserve_bytes (204): persistent terms + max(forward, sampler) + cudagraph
 --                      (docs/engine.md: each term's source in vLLM's code)
---   available_kv_bytes predicted "Available KV cache memory" by util_basis:
+--   available_kv_bytes predicted "Available KV cache memory" by util_basis (engine_available_kv_bytes, 203):
 --                      total:            usable·util − weights − reserve                (vLLM §1)
 --                      free:             (usable − weights − reserve)·util             (TRT-LLM §9)
 --                      free_before_load: (usable − non_torch)·util − weights − (reserve − non_torch) (SGLang §8)
@@ -69,10 +71,7 @@ served AS (
 dev AS (
     SELECT a.*, e.gpu_memory_utilization AS release_gpu_memory_utilization, h.hardware_id, h.usable_bytes,
            h.interconnect_domain_size, h.architecture AS hardware_architecture,
-           a.large_gpu_min_bytes IS NOT NULL AND h.usable_bytes >= a.large_gpu_min_bytes
-               AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(a.large_gpu_excludes, ''), ','),
-                                                            lambda x: x <> '' AND starts_with(h.hardware_id, x))), false)
-               AS large_gpu
+           engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id) AS large_gpu
     FROM engine_accounting a JOIN engines e USING (engine_id) CROSS JOIN hardware h
 ),
 knobs AS (
@@ -131,6 +130,7 @@ pool AS (
            greatest(d.cudagraph_full_per_layer_bytes * s.layers, d.cudagraph_min_per_graph_bytes)
                AS cudagraph_per_graph_full_bytes,
            coalesce(r.weights_bytes_per_rank, s.weights_bytes / t.tp) + s.draft_weights_bytes / t.tp AS weights_bytes,
+           s.draft_weights_bytes / t.tp AS draft_weights_bytes,
            engine_forward_peak_bytes(d.batched_set, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
                                      d.forward_hidden_tensors, d.forward_intermediate_tensors,
                                      d.activation_bytes_per_token_hidden) AS activation_bytes,
@@ -141,9 +141,11 @@ pool AS (
            s.hidden_size, s.vocab_size, s.act_bytes, s.intermediate_size, s.moe_intermediate_size, s.moe_top_k,
            d.sampler_bytes_per_seq_vocab, d.sampler_buffer_rows, d.profile_hidden_kept
     FROM set_knobs d CROSS JOIN served s CROSS JOIN tp_sizes t
-    -- a listed checkpoint's bytes per rank (035: vocab padded and split, k/v replicated past the KV
-    -- heads, norms/routers/rotary caches on every rank); a generic precision splits evenly
-    LEFT JOIN model_weights_per_rank r ON s.weights_basis = 'checkpoint' AND r.model_id = s.target_model_id
+    -- the served checkpoint's bytes per rank (035: vocab padded and split, k/v replicated past the KV
+    -- heads, norms/routers/rotary caches on every rank).  A precision the entry lists no checkpoint for
+    -- is served as its generic checkpoint under the same per-tensor rule (16-bit embeddings and norms,
+    -- rotary buffers): the engine holds a real checkpoint, never params × bytes (that is first principles')
+    LEFT JOIN model_weights_per_rank r ON r.model_id = s.target_model_id
                                       AND r.checkpoint_id = s.checkpoint_id AND r.tp = t.tp
 ),
 cg AS (   -- the CUDA-graph estimate (204 engine_cudagraph_bytes) at this max_num_seqs, num_spec, T and enforce_eager
@@ -174,13 +176,8 @@ reserved AS (   -- the release's reserve (204): cudagraph_bytes is already 0 wit
     FROM graphs p
 )
 SELECT r.* EXCLUDE (torch_reserve_bytes), r.non_torch_bytes + r.torch_reserve_bytes AS reserve_bytes,
-       CASE r.util_basis
-            WHEN 'total' THEN r.usable_bytes * r.gpu_memory_utilization - r.weights_bytes
-                              - (r.non_torch_bytes + r.torch_reserve_bytes)
-            WHEN 'free' THEN (r.usable_bytes - r.weights_bytes - (r.non_torch_bytes + r.torch_reserve_bytes))
-                             * r.gpu_memory_utilization
-            ELSE (r.usable_bytes - r.non_torch_bytes) * r.gpu_memory_utilization - r.weights_bytes
-                 - r.torch_reserve_bytes END AS available_kv_bytes
+       engine_available_kv_bytes(r.util_basis, r.usable_bytes, r.gpu_memory_utilization, r.weights_bytes,
+                                 r.non_torch_bytes + r.torch_reserve_bytes, r.non_torch_bytes) AS available_kv_bytes
 FROM reserved r;
 
 -- engine_memory_pools: engine_memory_pools_at over the batched_tokens axis, every knob at the release default

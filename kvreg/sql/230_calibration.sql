@@ -1,6 +1,6 @@
 -- calibration: each observed engine startup beside kvreg's prediction, with the error.
 -- Grain: one row per observation (registry/observations).
--- Inputs: observations, models, engine_accounting, engine_kv_layout, engine_request_blocks,
+-- Inputs: observations, models, observation_weights, engine_accounting, engine_kv_layout, engine_request_blocks,
 --   engine_memory_pools; scalar macros engine_concurrency, engine_logged_tokens.
 -- Units: bytes per device, blocks, tokens, % (error ÷ logged × 100).
 --   logged_tokens          "GPU KV cache size" as logged (V0: # GPU blocks × block size)
@@ -35,7 +35,8 @@
 --     non_kv_error_bytes      weights + reserve − "Total non KV cache memory"
 -- Rules: pipeline parallel stages hold ceil(layers / pp) layers and weights ÷ pp (single-group
 --   layouts only; engine_accounting.md §7); enforce_eager drops the CUDA-graph estimate; kv_dtype defaults to bf16 ('auto' = model dtype);
---   weights_dtype defaults to the model's dtype unless a quantization is logged (then it must be stated); an observation whose
+--   weights_dtype defaults to the model's dtype unless a quantization is logged (then it must be stated); the weights are
+--   the served checkpoint's (observation_weights: by model_hf_id, else the default at weights_dtype); an observation whose
 --   model, engine or hardware is not in the registry gets NULL predictions and says which in `missing`.
 CREATE OR REPLACE VIEW calibration AS
 WITH o AS (
@@ -47,14 +48,10 @@ WITH o AS (
            m.model_id IS NOT NULL AS model_known, a.engine_id IS NOT NULL AS engine_known,
            h.hardware_id IS NOT NULL AS hardware_known,
            a.logged_tokens_rule, a.concurrency_rule, a.available_log_decimals,
-           CASE WHEN a.large_gpu_min_bytes IS NOT NULL AND h.usable_bytes >= a.large_gpu_min_bytes
-                     AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(a.large_gpu_excludes, ''), ','),
-                                      lambda x: x <> '' AND starts_with(h.hardware_id, x))), false)
+           CASE WHEN engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id)
                 THEN coalesce(a.max_num_batched_tokens_large_gpu, a.max_num_batched_tokens)
                 ELSE a.max_num_batched_tokens END AS default_T,
-           CASE WHEN a.large_gpu_min_bytes IS NOT NULL AND h.usable_bytes >= a.large_gpu_min_bytes
-                     AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(a.large_gpu_excludes, ''), ','),
-                                      lambda x: x <> '' AND starts_with(h.hardware_id, x))), false)
+           CASE WHEN engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id)
                 THEN coalesce(a.max_num_seqs_large_gpu, a.max_num_seqs)
                 ELSE a.max_num_seqs END AS default_seqs
     FROM observations o
@@ -76,7 +73,9 @@ k AS (
 ),
 e2e AS (
     SELECT o.observation_id, p.usable_bytes, coalesce(o.gpu_memory_utilization, p.gpu_memory_utilization) AS util,
-           p.weights_bytes / o.pp AS weights_bytes,
+           -- the checkpoint the log served (observation_weights, 036: matched by hf_id, else the default at
+           -- the logged precision) plus any draft model's share; the pool's own weights where none is known
+           coalesce(w.weights_bytes_per_rank + p.draft_weights_bytes / o.pp, p.weights_bytes / o.pp) AS weights_bytes,
            -- the release's reserve (204) at the observation's max_num_seqs and enforce_eager
            engine_reserve_bytes(p.non_torch_bytes, p.torch_workspace_bytes, p.moe_workspace_bytes, p.activation_bytes,
                                 engine_sampler_peak_bytes(coalesce(o.max_num_seqs, o.default_seqs), p.vocab_size,
@@ -99,7 +98,8 @@ e2e AS (
     FROM o
     JOIN engine_memory_pools p ON p.engine_id = o.engine_id AND p.model_id = o.served_id AND p.hardware_id = o.hardware_id
                               AND p.weights_dtype = o.wdtype AND p.tp = o.tp
-                              AND p.max_num_batched_tokens = coalesce(o.max_num_batched_tokens, o.default_T),
+                              AND p.max_num_batched_tokens = coalesce(o.max_num_batched_tokens, o.default_T)
+    LEFT JOIN observation_weights w ON w.observation_id = o.observation_id,
     -- the CUDA-graph estimate (204 engine_cudagraph_bytes) at the observation's max_num_seqs and enforce_eager; what
     -- the release subtracts: that estimate where it does (≥ 0.20), else the flat figure
     LATERAL (SELECT e.estimate_bytes,
@@ -116,9 +116,8 @@ e2e AS (
 e2e_avail AS (
     SELECT observation_id, usable_bytes, util, weights_bytes, reserve_bytes, e2e_non_torch_bytes,
            e2e_activation_bytes, e2e_cuda_graph_bytes, e2e_cuda_graph_estimate_bytes, util_basis,
-           CASE util_basis WHEN 'total' THEN usable_bytes * util - weights_bytes - reserve_bytes
-                           WHEN 'free' THEN (usable_bytes - weights_bytes - reserve_bytes) * util
-                           ELSE usable_bytes * util - weights_bytes - reserve_bytes END AS e2e_available_kv_bytes
+           engine_available_kv_bytes(util_basis, usable_bytes, util, weights_bytes, reserve_bytes,
+                                     e2e_non_torch_bytes) AS e2e_available_kv_bytes
     FROM e2e
 ),
 blocks AS (

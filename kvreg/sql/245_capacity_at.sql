@@ -21,6 +21,9 @@
 --   fits            one sequence fits: the engine starts and admits one (engine), pool_bytes ≥ seq_bytes
 --                   (first principles)
 --   engine_starts   the release starts at this max_model_len (NULL for first principles)
+--   engine_num_blocks, engine_blocks_per_request  the release's blocks and one request's blocks at the
+--                   context (engine_capacity_at; NULL for first principles): plans (275) re-admits with a
+--                   shared prefix from them
 --   kv_pool_share   fraction of the claimed memory that is KV pool (the rest weights, reserve, residents)
 --   pool_basis and the knob columns: as memory_pools_at
 -- Source: kv-budget-lesson.txt (36 vs 48 sequences), kv-arithmetic-hybrid-attention.txt; engine rows:
@@ -32,7 +35,8 @@ WITH joined AS (
     -- first-principles rows: the simple budget and the per-kind arithmetic
     SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
            s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
-           NULL::BOOLEAN AS engine_starts, NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens
+           NULL::BOOLEAN AS engine_starts, NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens,
+           NULL::BIGINT AS engine_num_blocks, NULL::BIGINT AS engine_blocks_per_request
     FROM memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                          max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                          num_speculative_tokens := num_speculative_tokens) p
@@ -43,7 +47,7 @@ WITH joined AS (
     -- probed against the small pool and per-sequence tables instead of joined to a second large table
     SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
            s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
-           e.starts, e.admitted_seqs, e.logged_kv_tokens
+           e.starts, e.admitted_seqs, e.logged_kv_tokens, e.num_blocks, e.blocks_per_request
     FROM engine_capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
                             max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
                             enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens) e
@@ -78,6 +82,7 @@ SELECT z.model_id, z.hardware_id, z.engine_id, z.weights_dtype, z.kv_dtype, z.tp
        z.fits,
        greatest(0, z.pool_bytes) / z.claimed_bytes AS kv_pool_share,
        z.first_principles_seqs, z.first_principles_tokens, z.engine_starts, z.engine_admitted_seqs,
+       z.engine_num_blocks, z.engine_blocks_per_request,
        z.pool_basis, z.gpu_memory_utilization, z.util_is_default, z.max_num_seqs, z.max_num_seqs_is_default,
        z.max_num_batched_tokens, z.default_batched, z.enforce_eager, z.num_speculative_tokens
 FROM sized z

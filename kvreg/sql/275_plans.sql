@@ -53,17 +53,42 @@
 -- Source: kv-cache-chapter.txt §2.4–2.5 (step = (P·p + B·s·k) ÷ BW), Megatron-LM all-reduces (see roofline).
 CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL, gpu_memory_utilization := NULL,
                               max_num_seqs := NULL, max_num_batched_tokens := NULL, enforce_eager := NULL,
-                              num_speculative_tokens := NULL) AS TABLE
-WITH base AS (
-    SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.kv_dtype, p.tp,
-           p.pool_bytes, p.max_seqs AS capacity_seqs, p.first_principles_seqs, p.engine_starts, p.pool_basis,
+                              num_speculative_tokens := NULL, input_tokens := NULL, output_tokens := NULL,
+                              shared_prefix_tokens := NULL, parallel_samples := NULL,
+                              request_rate_per_s := NULL) AS TABLE
+WITH wl AS (
+    -- the workload as people describe it (kvreg/sql/272_workload_blocks.sql): requests (users, or Little's law
+    -- from a request rate), samples per request, the tokens a sequence holds at its end (context_tokens =
+    -- input + output), reads on average per decode step (input + output/2) and prefills (input)
+    SELECT CASE WHEN input_tokens IS NOT NULL AND output_tokens IS NOT NULL
+                     AND input_tokens + output_tokens <> context_tokens
+                THEN error('plans: context_tokens must equal input_tokens + output_tokens')
+                ELSE coalesce(users, workload_requests(request_rate_per_s, ttft_s, output_tokens, tpot_s)) END::BIGINT
+               AS requests,
+           coalesce(parallel_samples, 1)::BIGINT AS samples,
+           coalesce(shared_prefix_tokens, 0)::BIGINT AS prefix_tokens,
+           coalesce(input_tokens, context_tokens - output_tokens)::BIGINT AS prompt_tokens,
+           CASE WHEN output_tokens IS NULL THEN context_tokens
+                ELSE coalesce(input_tokens, context_tokens - output_tokens) + output_tokens / 2 END AS read_tokens,
+           coalesce(input_tokens, context_tokens - coalesce(output_tokens, 0)) AS prefill_tokens
+),
+base AS (
+    SELECT w.*, p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.kv_dtype, p.tp,
+           p.pool_bytes, p.max_seqs AS capacity_seqs, p.seq_bytes AS held_rank_bytes, p.max_seqs AS engine_seqs_unshared,
+           p.engine_num_blocks, p.engine_blocks_per_request, p.max_num_seqs AS admission_max_num_seqs,
+           coalesce(wb.prefix_blocks, 0) AS prefix_blocks, coalesce(wb.prompt_blocks, 0) AS prompt_blocks,
+           k.growing_token_bytes AS growing_rank_token_bytes, p.first_principles_seqs, p.engine_starts, p.pool_basis,
            p.gpu_memory_utilization AS knob_util, p.util_is_default, p.max_num_seqs AS knob_max_num_seqs,
            p.max_num_seqs_is_default, p.max_num_batched_tokens AS knob_batched, p.default_batched,
            p.enforce_eager AS knob_eager, p.num_speculative_tokens AS knob_spec,
            mw.weights_bytes, k.params_total, k.params_active, k.moe_experts, k.moe_experts_per_token,
-           kv_read_bytes(k.growing_token_bytes, k.bounded_groups, k.state_bytes, context_tokens) AS seq_rank_bytes,
+           kv_read_bytes(k.growing_token_bytes, k.bounded_groups, k.state_bytes, w.read_tokens) AS seq_rank_bytes,
            decode_flop(k.params_active, k.hidden_size, k.unbounded_attn_layers, k.bounded_groups,
-                       k.state_flop_per_token, context_tokens) AS flop_per_token,
+                       k.state_flop_per_token, w.read_tokens) AS flop_per_token,
+           kv_read_bytes(k.growing_token_bytes, k.bounded_groups, k.state_bytes, w.prefill_tokens) * p.tp
+               AS prefill_seq_bytes,
+           decode_flop(k.params_active, k.hidden_size, k.unbounded_attn_layers, k.bounded_groups,
+                       k.state_flop_per_token, w.prefill_tokens) AS prefill_flop_per_token,
            k.growing_token_bytes * p.tp AS growing_token_bytes,
            (coalesce(list_sum(list_transform(k.bounded_groups, lambda g: g.token_bytes * g.window_tokens)), 0)
                + k.state_bytes) AS constant_rank_bytes,
@@ -94,22 +119,56 @@ WITH base AS (
     JOIN hardware_peaks h ON h.hardware_id = p.hardware_id AND h.weights_dtype = p.weights_dtype
     JOIN engines en ON en.engine_id = p.engine_id
     LEFT JOIN speed_efficiency se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
+    CROSS JOIN wl w
+    LEFT JOIN workload_blocks_at(coalesce(shared_prefix_tokens, 0),
+                                 coalesce(input_tokens, context_tokens - output_tokens)) wb
+      -- only read the layout when something is shared (nothing shared: the release's own admission, below)
+      ON (coalesce(shared_prefix_tokens, 0) > 0 OR coalesce(parallel_samples, 1) > 1)
+     AND p.pool_basis = 'engine' AND wb.engine_id = p.engine_id AND wb.model_id = p.model_id
+     AND wb.kv_dtype = p.kv_dtype AND wb.tp = p.tp
+),
+shared AS (
+    -- the shared prefix and the prompt of n samples, paid once (272): engine rows in the release's blocks,
+    -- first principles in bytes of the growing (full-attention) part — per rank, like the pool
+    SELECT b.*,
+           b.prefix_tokens * b.growing_rank_token_bytes AS prefix_rank_bytes,
+           greatest(coalesce(b.prompt_tokens, b.prefix_tokens), b.prefix_tokens) * b.growing_rank_token_bytes
+               AS prompt_rank_bytes,
+           engine_seq_blocks(b.engine_blocks_per_request, b.prefix_blocks, b.prompt_blocks, b.samples)
+               AS request_blocks
+    FROM base b
+),
+admitted AS (
+    SELECT s.*,
+           greatest(0, floor((s.pool_bytes - s.prefix_rank_bytes)
+                             / (s.samples * (s.held_rank_bytes - s.prompt_rank_bytes)
+                                + (s.prompt_rank_bytes - s.prefix_rank_bytes))))::BIGINT AS fp_requests,
+           CASE WHEN s.pool_basis <> 'engine' THEN NULL
+                WHEN s.prefix_blocks = 0 AND (s.samples = 1 OR s.prompt_blocks = 0)
+                THEN s.engine_seqs_unshared // s.samples   -- nothing shared: the release's own admission
+                WHEN NOT s.engine_starts THEN 0
+                ELSE greatest(0, least(s.admission_max_num_seqs // s.samples,
+                                       floor((s.engine_num_blocks - s.prefix_blocks) / s.request_blocks)))
+                END::BIGINT AS engine_requests
+    FROM shared s
 ),
 cap AS (
     SELECT b.*, b.seq_rank_bytes * b.tp AS seq_bytes,
-           b.capacity_seqs AS max_seqs_per_replica,
+           coalesce(b.engine_requests, b.fp_requests) AS capacity_requests,
+           coalesce(b.engine_requests, b.fp_requests) * b.samples AS max_seqs_per_replica,
+           b.fp_requests * b.samples AS fp_seqs,
            b.weights_bytes * params_read(b.params_total, b.params_active, b.moe_experts, b.moe_experts_per_token,
                                          1) / b.params_total AS weights_read_b1,
            b.weights_bytes * params_read(b.params_total, b.params_active, b.moe_experts, b.moe_experts_per_token,
-                                         context_tokens) / b.params_total AS prefill_weights_read
-    FROM base b
+                                         b.prefill_tokens) / b.params_total AS prefill_weights_read
+    FROM admitted b
 ),
 rate AS (
     SELECT c.*,
            CASE WHEN c.ceiling_peak IS NOT NULL
-                THEN greatest(context_tokens * c.flop_per_token / c.ceiling_peak,
-                              (c.prefill_weights_read + c.seq_bytes) / c.ceiling_bw)
-                     + context_tokens * coalesce(c.ar_s, 0) END AS prefill_floor_s
+                THEN greatest(c.prefill_tokens * c.prefill_flop_per_token / c.ceiling_peak,
+                              (c.prefill_weights_read + c.prefill_seq_bytes) / c.ceiling_bw)
+                     + c.prefill_tokens * coalesce(c.ar_s, 0) END AS prefill_floor_s
     FROM cap c
 ),
 batch AS (
@@ -152,8 +211,14 @@ judged AS (
                     THEN 'engine: refuses to start (one request of this context does not fit its KV cache)'
                 WHEN b.pool_basis = 'engine' AND b.max_seqs_per_replica < 1
                     THEN 'engine: admits no sequence of this context'
-                WHEN b.max_seqs_per_replica < 1 THEN 'memory: one sequence of this context does not fit the KV pool'
+                WHEN b.pool_basis = 'engine' AND b.capacity_requests < 1
+                    THEN 'engine: admits no request of this workload (its n samples and the shared prefix)'
+                WHEN b.capacity_requests < 1 AND b.samples > 1
+                    THEN 'memory: one request''s samples do not fit the KV pool'
+                WHEN b.capacity_requests < 1 THEN 'memory: one sequence of this context does not fit the KV pool'
                 WHEN b.rate_max_batch < 1 THEN 'tpot: a single sequence decodes slower than the TPOT target'
+                WHEN b.rate_max_batch < b.samples
+                    THEN 'tpot: one request''s samples decoded together are slower than the TPOT target'
                 WHEN ttft_s IS NOT NULL AND b.prefill_floor_s IS NULL
                     THEN 'ttft: no FLOP figure for this hardware to check the TTFT target against'
                 WHEN ttft_s IS NOT NULL AND b.prefill_floor_s > ttft_s THEN 'ttft: the prefill floor exceeds the TTFT target'
@@ -163,23 +228,30 @@ judged AS (
 sized AS (
     SELECT j.*, j.reason IS NULL AS feasible,
            CASE WHEN j.reason IS NULL
-                THEN ceil(users / least(j.max_seqs_per_replica, j.rate_max_batch))::BIGINT END AS replicas
+                THEN ceil(j.requests / least(j.capacity_requests, j.rate_max_batch // j.samples))::BIGINT END AS replicas
     FROM judged j
 ),
 run AS (
-    SELECT s.*, ceil(users / s.replicas)::BIGINT AS batch_per_replica
+    -- a request's samples stay on one replica (they share its prompt blocks): batches are whole requests
+    SELECT s.*, ceil(s.requests / s.replicas)::BIGINT * s.samples AS batch_per_replica
     FROM sized s
 )
 SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp,
-       users AS workload_users, context_tokens AS workload_context_tokens,
+       r.requests AS workload_users, context_tokens AS workload_context_tokens,
        tpot_s AS workload_tpot_s, ttft_s AS workload_ttft_s,
+       input_tokens AS workload_input_tokens, output_tokens AS workload_output_tokens,
+       r.prefix_tokens AS workload_shared_prefix_tokens, r.samples AS workload_parallel_samples,
+       request_rate_per_s AS workload_request_rate_per_s, r.requests * r.samples AS workload_sequences,
+       r.read_tokens AS workload_read_tokens,
+       r.capacity_requests, r.prefix_blocks AS shared_prefix_blocks, r.request_blocks,
+       r.prefix_rank_bytes * r.tp AS shared_prefix_bytes,
        r.feasible, r.reason, r.tp_fits_interconnect,
        r.max_seqs_per_replica, greatest(r.rate_max_batch, 0) AS rate_max_batch,
        r.replicas, r.batch_per_replica, r.replicas * r.tp AS gpus,
        r.price_usd_per_hour * r.replicas * r.tp AS usd_per_hour,
        CASE WHEN NOT r.feasible THEN NULL
-            WHEN users <= least(r.max_seqs_per_replica, r.rate_max_batch) THEN 'none'
-            WHEN r.max_seqs_per_replica <= r.rate_max_batch
+            WHEN r.requests <= least(r.capacity_requests, r.rate_max_batch // r.samples) THEN 'none'
+            WHEN r.capacity_requests <= r.rate_max_batch // r.samples
                 THEN CASE WHEN r.pool_basis = 'engine' THEN 'admission' ELSE 'capacity' END
             ELSE 'tpot' END AS binding_constraint,
        r.rate_basis, r.bandwidth_efficiency, r.compute_efficiency, r.efficiency_evidence,
@@ -191,7 +263,7 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
            AS single_seq_tpot_s,
        r.prefill_floor_s,
        r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
-       r.first_principles_seqs, r.pool_basis, r.engine_starts,
+       r.fp_seqs AS first_principles_seqs, r.pool_basis, r.engine_starts,
        r.knob_util AS gpu_memory_utilization, r.util_is_default, r.knob_max_num_seqs AS max_num_seqs,
        r.max_num_seqs_is_default, r.knob_batched AS max_num_batched_tokens, r.default_batched,
        r.knob_eager AS enforce_eager, r.knob_spec AS num_speculative_tokens,

@@ -1,6 +1,7 @@
 -- ranked_plans(users, context_tokens, tpot_s, ttft_s := NULL, models := NULL, hardware := NULL, engines := NULL,
 --   weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL, <engine knobs as plans>, cost_basis := 'rental',
---   tco_years, tco_usd_per_kwh, tco_pue): table macro, the plans
+--   tco_years, tco_usd_per_kwh, tco_pue, <workload parameters as plans: input_tokens, output_tokens,
+--   shared_prefix_tokens, parallel_samples, request_rate_per_s>): table macro, the plans
 -- (275) of the listed configurations, ranked per model — the ONE ranking rule, used by `kvreg plan` and by
 -- the report's sizing (kvreg/report/queries/scope_plans.sql), so both give the same rows in the same order.
 -- The lists (VARCHAR[] ids, BIGINT[] tps; NULL = every one) filter before ranking.
@@ -27,13 +28,18 @@ CREATE OR REPLACE MACRO ranked_plans(users, context_tokens, tpot_s, ttft_s := NU
                                      gpu_memory_utilization := NULL, max_num_seqs := NULL,
                                      max_num_batched_tokens := NULL, enforce_eager := NULL,
                                      num_speculative_tokens := NULL, cost_basis := 'rental', tco_years := NULL,
-                                     tco_usd_per_kwh := NULL, tco_pue := NULL) AS TABLE
+                                     tco_usd_per_kwh := NULL, tco_pue := NULL, input_tokens := NULL,
+                                     output_tokens := NULL, shared_prefix_tokens := NULL, parallel_samples := NULL,
+                                     request_rate_per_s := NULL) AS TABLE
 WITH listed AS (
     -- priced on the stated cost basis (kvreg/sql/115_hardware_rates.sql; 'rental' = the plans' own price)
     SELECT p.* REPLACE (rt.usd_per_hour * p.gpus AS usd_per_hour)
     FROM plans(users, context_tokens, tpot_s, ttft_s := ttft_s, gpu_memory_utilization := gpu_memory_utilization,
                max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
-               enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens) p
+               enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
+               input_tokens := input_tokens, output_tokens := output_tokens,
+               shared_prefix_tokens := shared_prefix_tokens, parallel_samples := parallel_samples,
+               request_rate_per_s := request_rate_per_s) p
     LEFT JOIN hardware_rates_at(cost_basis, tco_years := tco_years, tco_usd_per_kwh := tco_usd_per_kwh,
                                 tco_pue := tco_pue) rt ON rt.hardware_id = p.hardware_id
     WHERE (models IS NULL OR list_contains(models, p.model_id))

@@ -4,7 +4,8 @@
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp.
 -- Inputs: ranked_plans macro; parameters $users, $context_tokens, $tpot_s, $ttft_s (the report's workload),
 --   $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]); the report's cost basis
---   $cost_basis, $tco_years, $tco_usd_per_kwh, $tco_pue (ranked_plans prices on it).
+--   $cost_basis, $tco_years, $tco_usd_per_kwh, $tco_pue (ranked_plans prices on it); the workload's
+--   $input_tokens, $output_tokens, $shared_prefix_tokens, $parallel_samples (NULL = not given).
 -- Units: as plans (sequences, devices, seconds, USD per hour); rank_list, rank_in_list, rank_in_model as
 --   ranked_plans.
 SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, models := $models,
@@ -13,4 +14,6 @@ SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, 
                            tco_usd_per_kwh := $tco_usd_per_kwh, tco_pue := $tco_pue,
                            gpu_memory_utilization := $gpu_memory_utilization,
                            max_num_seqs := $max_num_seqs, max_num_batched_tokens := $max_num_batched_tokens,
-                           enforce_eager := $enforce_eager, num_speculative_tokens := $num_speculative_tokens)
+                           enforce_eager := $enforce_eager, num_speculative_tokens := $num_speculative_tokens,
+                           input_tokens := $input_tokens, output_tokens := $output_tokens,
+                           shared_prefix_tokens := $shared_prefix_tokens, parallel_samples := $parallel_samples)

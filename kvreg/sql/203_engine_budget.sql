@@ -1,0 +1,25 @@
+-- Engine budget: scalar macros for the two rules every engine figure shares — which release defaults a
+-- device gets, and how the KV memory follows from the claim, the weights and the reserve.  Written once
+-- here; engine_memory_pools_at (205) and the calibration (230) both call them.
+-- Units: bytes per device (per TP rank); util is a fraction.
+
+-- Does a release give this device its large-GPU defaults?  vLLM's get_batch_defaults (engine/arg_utils.py
+-- 0.19.0: larger max_num_batched_tokens / max_num_seqs from a device-memory threshold), except the device
+-- ids the release names (large_gpu_excludes, comma-separated id prefixes).
+CREATE OR REPLACE MACRO engine_large_gpu(large_gpu_min_bytes, large_gpu_excludes, usable_bytes, hardware_id) AS
+    large_gpu_min_bytes IS NOT NULL AND usable_bytes >= large_gpu_min_bytes
+    AND NOT coalesce(list_bool_or(list_transform(string_split(coalesce(large_gpu_excludes, ''), ','),
+                                                 lambda x: x <> '' AND starts_with(hardware_id, x))), false);
+
+-- Predicted "Available KV cache memory" by the release's util_basis (engine_accounting.md):
+--   total:            usable·util − weights − reserve                          (vLLM §1: requested_memory − non_kv)
+--   free:             (usable − weights − reserve)·util                        (TRT-LLM §9: fraction of free memory)
+--   free_before_load: (usable − non_torch)·util − weights − (reserve − non_torch) (SGLang §8: mem_fraction_static
+--                     of the memory free before the weights load, the non-torch part already taken)
+CREATE OR REPLACE MACRO engine_available_kv_bytes(util_basis, usable_bytes, util, weights_bytes, reserve_bytes,
+                                                  non_torch_bytes) AS
+    CASE util_basis
+         WHEN 'total' THEN usable_bytes * util - weights_bytes - reserve_bytes
+         WHEN 'free' THEN (usable_bytes - weights_bytes - reserve_bytes) * util
+         WHEN 'free_before_load' THEN (usable_bytes - non_torch_bytes) * util - weights_bytes
+                                      - (reserve_bytes - non_torch_bytes) END;
