@@ -37,10 +37,11 @@ def test_every_device_that_drops_out_says_why(small_team):
     assert len(drops) == 2                                    # both models lose the RTX 5090
     gemma, qwen = drops
     assert "rtx-5090: the weights alone do not fit the device memory at this TP" in gemma
-    # sized on the engine's pool (main, 2026-12-01): bf16 weights do not fit, vLLM refuses to start, and under
-    # first principles one 128Ki sequence does not fit the fp8 configurations' pool
-    assert "rtx-5090: the weights alone do not fit the device memory at this TP (4 configurations); engine: refuses" \
-           " to start" in qwen
+    # sized on the engine's pool: the engine prices the served FP8 checkpoint by the per-tensor rule (bf16
+    # embeddings and lm_head), so on the 32 GB card the fp8 engine rows no longer fit their weights either (6
+    # configurations, where 2 of them used to start and be refused); under first principles one 128Ki sequence
+    # does not fit the fp8 configurations' pool
+    assert "rtx-5090: the weights alone do not fit the device memory at this TP (6 configurations)" in qwen
     assert ("does not fit the KV pool (2 configurations: fp8/bf16 TP 1 first-principles; fp8/fp8 TP 1"
             " first-principles).") in qwen
     assert "m3-ultra-96gb" not in gemma and "m3-ultra-96gb" not in qwen     # the Mac serves both
