@@ -9,6 +9,8 @@ check the section is left out with a note.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from tests.report_tools import ROOT
@@ -108,11 +110,17 @@ def test_recommendation_comes_from_plans(full):
         "SELECT max_seqs_per_replica, rate_max_batch, replicas, gpus, usd_per_hour, binding_constraint"
         " FROM plans(200, 32768, 0.05, ttft_s := 2.0) WHERE model_id = 'gemma-4-31b' AND hardware_id = 'h100-sxm-80gb'"
         " AND engine_id = 'first-principles' AND weights_dtype = 'fp8' AND kv_dtype = 'fp8' AND tp = 1").fetchone()
-    # at the H100's fitted bandwidth efficiency (0.40, speed_efficiency; 0.45 stated let 40 through) TPOT allows
-    # 34 of the 43 that fit: ⌈200 / 34⌉ = 6 H100s at the lowest quote.  UNVERIFIED: this was 33 (7 H100s) before the
-    # second session's merges (blocksize/workload/rule-priced checkpoints); the move was found in the last minutes
-    # and is not yet worked by hand — the first thing to check next session (closing note).
-    assert plan == (43, 34, 6, 6, pytest.approx(6 * 2.99), "tpot")
+    # Worked by hand: the TPOT rate is floor((tpot − W/BW) / (s/BW)) for a dense model (275_plans.sql), with
+    # W = 31.0e9 B (fp8 weights), s = 1,090,519,040 B read per sequence per step at 32Ki (30 sliding layers at
+    # W = 1,024 plus the full layers' 20,480 B/token: kv_read_bytes) and BW = 3.35e12 B/s × the bandwidth
+    # efficiency the plan used (speed_efficiency: no first-principles measurements, so the all-hardware fit,
+    # "derived"; 0.4096 today → floor((0.05 − 0.02259) / 7.947e-4) = 34; it was 33 at 0.40, before the second
+    # session's rule-priced checkpoints moved the fit).  43 fit; ⌈200 / 34⌉ = 6 H100s at the lowest quote.
+    (eff,) = con.execute("SELECT bandwidth_efficiency FROM speed_efficiency WHERE hardware_id = 'h100-sxm-80gb'"
+                         " AND engine_family = 'first-principles'").fetchone()
+    bw = 3.35e12 * eff
+    rate = math.floor((0.05 - 31.0e9 / bw) / (1_090_519_040 / bw))
+    assert plan == (43, rate, -(-200 // rate), -(-200 // rate), pytest.approx(-(-200 // rate) * 2.99), "tpot")
     # The report plans on the engine's number (seed rule 3): the recommendation is the cheapest option
     # vLLM admits — 133 sequences per TP-8 A100 replica → 2 replicas, 16 devices — not the plans row above.
     admitted = con.execute(

@@ -37,13 +37,17 @@ def test_every_device_that_drops_out_says_why(small_team):
     assert len(drops) == 2                                    # both models lose the RTX 5090
     gemma, qwen = drops
     assert "rtx-5090: the weights alone do not fit the device memory at this TP" in gemma
-    # sized on the engine's pool: the engine prices the served FP8 checkpoint by the per-tensor rule (bf16
-    # embeddings and lm_head), so on the 32 GB card the fp8 engine rows no longer fit their weights either (6
-    # configurations, where 2 of them used to start and be refused); under first principles one 128Ki sequence
-    # does not fit the fp8 configurations' pool
-    assert "rtx-5090: the weights alone do not fit the device memory at this TP (6 configurations)" in qwen
+    # sized on the engine's pool: the bf16 rows (54.7 GB of weights) cannot fit the 32 GB card at all (4
+    # configurations: two KV dtypes × two engines).  The engine prices the served FP8 checkpoint by the per-tensor
+    # rule: 25.29 GB of fp8 tensors + 5.09 GB of bf16 embeddings and lm_head (248,320 × 5,120 × 2 B × 2) = 30.41 GB,
+    # which fits vLLM 0.33's claim (0.92 × 34,190,917,632 B = 31.46 GB) but not with its 5.62 GB reserve
+    # (activation and sampler peak, CUDA graphs, non-torch): no KV pool is left (−4.58 GB) for the 2 fp8 engine
+    # rows.  Under first principles one 128Ki sequence does not fit the fp8 configurations' pool.
+    assert "rtx-5090: the weights alone do not fit the device memory at this TP (4 configurations)" in qwen
+    assert ("the weights fit, but with the runtime reserve (activations, CUDA graphs, sampler) no KV pool is left"
+            " at this TP (2 configurations") in qwen
     assert ("does not fit the KV pool (2 configurations: fp8/bf16 TP 1 first-principles; fp8/fp8 TP 1"
-            " first-principles).") in qwen
+            " first-principles)") in qwen
     assert "m3-ultra-96gb" not in gemma and "m3-ultra-96gb" not in qwen     # the Mac serves both
 
 

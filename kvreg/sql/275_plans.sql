@@ -37,7 +37,8 @@
 --   feasible, reason      why a configuration cannot serve the workload at all (no bandwidth figure; TP > 1
 --                         without an interconnect figure, or without its domain size, or wider than its
 --                         domain: the stated link bandwidth does not reach such a group, so it is not
---                         planned at it; weights do not fit; the engine refuses to start or admits no
+--                         planned at it; weights do not fit; the weights fit but the reserve leaves no KV pool;
+--                         the engine refuses to start or admits no
 --                         sequence; one sequence does not fit; one sequence alone
 --                         misses the TPOT; the prefill floor misses the TTFT).  The reason text does not
 --                         name the TP, so `kvreg plan` can group one hardware's TPs that fail alike.
@@ -75,7 +76,8 @@ WITH wl AS (
 ),
 base AS (
     SELECT w.*, p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.kv_dtype, p.tp,
-           p.pool_bytes, p.max_seqs AS capacity_seqs, p.seq_bytes AS held_rank_bytes, p.max_seqs AS engine_seqs_unshared,
+           p.pool_bytes, p.claimed_bytes, p.resident_bytes, p.weights_bytes AS rank_weights_bytes,
+           p.max_seqs AS capacity_seqs, p.seq_bytes AS held_rank_bytes, p.max_seqs AS engine_seqs_unshared,
            p.engine_num_blocks, p.engine_blocks_per_request, p.max_num_seqs AS admission_max_num_seqs,
            coalesce(wb.prefix_blocks, 0) AS prefix_blocks, coalesce(wb.prompt_blocks, 0) AS prompt_blocks,
            k.growing_token_bytes AS growing_rank_token_bytes, p.first_principles_seqs, p.engine_starts, p.pool_basis,
@@ -208,7 +210,13 @@ judged AS (
                 WHEN NOT b.tp_fits_interconnect
                     THEN format('the interconnect links {} devices at its stated bandwidth: a wider TP group is'
                                 ' not planned', b.interconnect_domain_size)
-                WHEN b.pool_bytes <= 0 THEN 'the weights alone do not fit the device memory at this TP'
+                WHEN b.pool_bytes <= 0 AND b.rank_weights_bytes + b.resident_bytes > b.claimed_bytes
+                    THEN 'the weights alone do not fit the device memory at this TP'
+                -- the weights fit the claimed memory, but the runtime reserve (the engine release's activation
+                -- and sampler peak, CUDA graphs, non-torch memory; or the simple budget's reserve) leaves no pool
+                WHEN b.pool_bytes <= 0
+                    THEN 'the weights fit, but with the runtime reserve (activations, CUDA graphs, sampler) no KV'
+                         || ' pool is left at this TP'
                 WHEN b.pool_basis = 'engine' AND NOT b.engine_starts
                     THEN 'engine: refuses to start (one request of this context does not fit its KV cache)'
                 WHEN b.pool_basis = 'engine' AND b.max_seqs_per_replica < 1
