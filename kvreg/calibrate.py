@@ -28,7 +28,9 @@ BUDGET = [  # per observation: each budget line the log prints, predicted − lo
     ("weights_error_bytes", "weights error", "g"), ("logged_activation_bytes", "activation peak GiB (log)", "G"),
     ("activation_error_bytes", "activation error", "g"), ("logged_non_torch_bytes", "non-torch GiB (log)", "G"),
     ("non_torch_error_bytes", "non-torch error", "g"), ("logged_cuda_graph_bytes", "CUDA graph GiB (log)", "G"),
-    ("cuda_graph_error_bytes", "CUDA graph error", "g"), ("logged_non_kv_bytes", "non-KV GiB (log)", "G"),
+    ("cuda_graph_error_bytes", "CUDA graph error", "g"),
+    ("logged_cuda_graph_estimated_bytes", "CUDA graph estimate GiB (log)", "G"),
+    ("cuda_graph_estimate_error_bytes", "CUDA graph estimate error", "g"), ("logged_non_kv_bytes", "non-KV GiB (log)", "G"),
     ("non_kv_error_bytes", "non-KV error", "g"), ("e2e_available_error_bytes", "available error", "g"),
 ]
 SUMMARY = [("engine_id", "engine", "s"), ("observations", "observations", "d"),
@@ -54,6 +56,8 @@ SUMMARY_BUDGET = [("engine_id", "engine", "s"), ("requested_median_abs_error_byt
                   ("non_torch_worst_abs_error_bytes", "non-torch worst", "G"),
                   ("cuda_graph_median_abs_error_bytes", "CUDA graph median", "G"),
                   ("cuda_graph_worst_abs_error_bytes", "CUDA graph worst", "G"),
+                  ("cuda_graph_estimate_median_abs_error_bytes", "CUDA graph estimate median", "G"),
+                  ("cuda_graph_estimate_worst_abs_error_bytes", "CUDA graph estimate worst", "G"),
                   ("non_kv_median_abs_error_bytes", "non-KV median", "G"),
                   ("non_kv_worst_abs_error_bytes", "non-KV worst", "G")]
 
@@ -67,7 +71,8 @@ JSON_OBSERVATION_KEYS = [
     "e2e_available_error_bytes", "e2e_tokens", "e2e_error_pct", "e2e_concurrency", "e2e_concurrency_error_pct",
     "logged_requested_bytes", "requested_error_bytes", "logged_weights_bytes", "weights_error_bytes",
     "logged_activation_bytes", "activation_error_bytes", "logged_non_torch_bytes", "non_torch_error_bytes",
-    "logged_cuda_graph_bytes", "cuda_graph_error_bytes", "logged_non_kv_bytes", "non_kv_error_bytes"]
+    "logged_cuda_graph_bytes", "cuda_graph_error_bytes", "logged_non_kv_bytes", "non_kv_error_bytes",
+    "e2e_cuda_graph_estimate_bytes", "logged_cuda_graph_estimated_bytes", "cuda_graph_estimate_error_bytes"]
 JSON_SHAPE = """\
 `kvreg calibrate --format json` prints one object (keys are only ever added, never renamed):
 
@@ -120,7 +125,8 @@ def calibration_tables(con) -> dict[str, list[list[str]]]:
                  COLUMNS)
     budget = _query(con, "SELECT " + ", ".join(c for c, _, _ in BUDGET) + " FROM calibration WHERE "
                     "coalesce(logged_weights_bytes, logged_activation_bytes, logged_non_torch_bytes, "
-                    "logged_cuda_graph_bytes, logged_non_kv_bytes) IS NOT NULL ORDER BY observation_id", BUDGET)
+                    "logged_cuda_graph_bytes, logged_cuda_graph_estimated_bytes, logged_non_kv_bytes) IS NOT NULL "
+                    "ORDER BY observation_id", BUDGET)
     summ = _query(con, f"SELECT {_ENGINE_LABEL}, " + ", ".join(c for c, _, _ in SUMMARY[1:]) + _SUMMARY_ORDER,
                   SUMMARY)
     bsumm = _query(con, f"SELECT {_ENGINE_LABEL}, " + ", ".join(c for c, _, _ in SUMMARY_BUDGET[1:])

@@ -35,6 +35,12 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "torch_workspace_bytes": (I, False), "forward_hidden_tensors": (F, False),
         "forward_intermediate_tensors": (F, False), "sampler_buffer_rows": (I, False),
         "profile_hidden_kept": (B, False), "moe_workspace": (S, False),
+        # reserve.cudagraph_profile (NULL where the release has none; lists comma-joined)
+        "cudagraph_profiled": (B, False), "cudagraph_subtracted": (B, True), "cudagraph_max_capture_size": (I, True),
+        "cudagraph_append_max_num_seqs": (B, True), "cudagraph_piecewise_per_layer_bytes": (I, True),
+        "cudagraph_full_per_layer_bytes": (I, True), "cudagraph_min_per_graph_bytes": (I, True),
+        "cudagraph_split_kv_splits": (I, True), "cudagraph_split_kv_hardware": (S, True),
+        "cudagraph_split_kv_excluded_models": (S, True), "cudagraph_split_kv_max_head_dim": (I, True),
     },
     # The model geometry the engine's profile run depends on (kvreg/sql/204_engine_reserve.sql).
     "model_profile_geometry": {
@@ -84,6 +90,21 @@ def served_id(target: str, draft: str | None, num_spec: int) -> str:
     return target + (f"+{draft}" if draft else "") + (f"+spec{num_spec}" if num_spec else "")
 
 
+def _cudagraph_columns(cg) -> dict:
+    """The ``cudagraph_*`` columns of engine_accounting from ``reserve.cudagraph_profile`` (all NULL without one)."""
+    if cg is None:
+        return dict(cudagraph_profiled=False)
+    return dict(cudagraph_profiled=True, cudagraph_subtracted=cg.subtracted.value,
+                cudagraph_max_capture_size=cg.max_capture_size.value,
+                cudagraph_append_max_num_seqs=cg.append_max_num_seqs.value,
+                cudagraph_piecewise_per_layer_bytes=cg.piecewise_per_layer.value,
+                cudagraph_full_per_layer_bytes=cg.full_per_layer.value, cudagraph_min_per_graph_bytes=cg.min_per_graph.value,
+                cudagraph_split_kv_splits=cg.split_kv_splits.value,
+                cudagraph_split_kv_hardware=",".join(cg.split_kv_hardware_architectures) or None,
+                cudagraph_split_kv_excluded_models=",".join(cg.split_kv_excluded_model_architectures) or None,
+                cudagraph_split_kv_max_head_dim=cg.split_kv_max_head_dim.value)
+
+
 def engine_rows(registry) -> dict[str, list[dict]]:
     """Rows of :data:`ENGINE_TABLES` from validated entries (see kvreg/schema/accounting.py)."""
     rows: dict[str, list[dict]] = {name: [] for name in ENGINE_TABLES}
@@ -119,7 +140,7 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             torch_workspace_bytes=r.torch_workspace.value, forward_hidden_tensors=r.forward_hidden_tensors.value,
             forward_intermediate_tensors=r.forward_intermediate_tensors.value,
             sampler_buffer_rows=r.sampler_buffer_rows.value, profile_hidden_kept=r.profile_hidden_kept.value,
-            moe_workspace=r.moe_workspace.value))
+            moe_workspace=r.moe_workspace.value, **_cudagraph_columns(r.cudagraph_profile)))
         for qi, q in enumerate(a.quirks):
             rows["engine_quirks"].append(dict(engine_id=eid, quirk_idx=qi, quirk_id=q.id, trigger=q.trigger,
                                               text=q.text))

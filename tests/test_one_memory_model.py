@@ -38,7 +38,7 @@ def test_capacity_is_the_engine_admission_for_an_engine_with_accounting(con):
 
 def test_the_issue_case_plans_on_the_engine_reserve_and_admission(con):
     # vllm-0.33 on H100, fp8/fp8, 32Ki: 2.95 GiB reserve (204_engine_reserve.sql: non-torch 0.25, cuBLAS 0.06,
-    # sampler 1.84, CUDA graphs 0.80); the FP8 checkpoint by the per-tensor rule holds 8.50 GiB (embeddings and
+    # sampler 1.84, CUDA graphs 0.80: 51 + 51 graphs with FA3 split buffers); the FP8 checkpoint by the per-tensor rule holds 8.50 GiB (embeddings and
     # lm_head stay bf16: 2 × 128,256 × 4,096 × 2 B, the rest 1 B) — not 7.48 GiB of params × 1 B — so
     # 0.9 × 79.19 − 8.50 − 2.95 = 61.41 GiB available; one 32Ki sequence at fp8 is 32,768 × 32 layers × 8 × 256 × 1 B
     # = 2 GiB (2,048 blocks of 16), so 30 are admitted; plans sizes on the same 30; at the H100's fitted bandwidth

@@ -80,10 +80,11 @@ def test_summary_plans_on_the_engine_number(example):
     # The example lists vLLM 0.22-0.26 beside first principles, so the recommendation is sized with what
     # that release admits (the hybrid seed's rule 3: plan on the engine's number).  Gemma 4 31B, bf16
     # weights + fp8 KV on A100 80GB at TP 8: engine_capacity admits 132 sequences of 32Ki per replica
-    # (399,813 blocks ÷ 3,013 per request, with 7.49 GiB of weights per rank — the generic bf16 checkpoint by
-    # the per-tensor rule: vocab padded and split, 0.25 GiB of rotary caches on every rank — and a 4.32 GiB
+    # (398,554 blocks ÷ 3,013 per request, with 7.49 GiB of weights per rank — the generic bf16 checkpoint by
+    # the per-tensor rule: vocab padded and split, 0.25 GiB of rotary caches on every rank — and a 4.51 GiB
     # reserve: non-torch 2.43 over NVLink at TP 8,
-    # cuBLAS 0.06, sampler 256 × 262,144 × 14 B + buffers 1.02, CUDA graphs 0.80; 204_engine_reserve.sql)
+    # cuBLAS 0.06, sampler 256 × 262,144 × 14 B + buffers 1.02, CUDA graphs 0.99 — 51 PIECEWISE + 35 FULL graphs
+    # of 60 layers, no FA3 split buffers on the A100; 204_engine_reserve.sql)
     # (fewer than first principles and the TPOT allow) → ⌈200 / 132⌉ = 2 replicas × 8 = 16 devices ×
     # $2.45 (RunPod, the lowest of three listed quotes) = $39.20 per hour, $28,616.00 for 730 hours; the naive formula buys 48.
     row = row_of(summary, "Gemma 4 31B", "a100-sxm-80gb")

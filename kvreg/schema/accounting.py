@@ -54,6 +54,42 @@ class Quirk(Strict):
     source: str | None = None
 
 
+class CudagraphProfile(Strict):
+    """vLLM's CUDA-graph memory estimate (``profile_cudagraph_memory``) as a rule (docs/engine.md §CUDA graphs).
+
+    The arithmetic is the scalar macros ``engine_cudagraph_capture_sizes`` and
+    ``engine_cudagraph_estimate_bytes`` (kvreg/sql/204_engine_reserve.sql), per TP rank, in bytes:
+
+    sizes   = [1, 2, 4] + range(8, 256, 8) + range(256, M + 1, 16) (≤ M), M = min(2·N·q, max_capture_size, T)
+    n_pw    = len(sizes); n_full = #{s in sizes: q ≤ s ≤ q·N}        # q = 1 + num_speculative_tokens
+    g_pw    = max(piecewise_per_layer · layers, min_per_graph); g_full likewise
+    first_pw   = torch_workspace + forward(S) + g_pw                 # S = largest size
+    first_full = splits · S_full · heads/tp · v_width · 4 + g_full  # FA3 split-KV accumulators, fp32
+    estimate   = max(first_pw, first_full) + (n_pw − 1)·g_pw + (n_full − 1)·g_full   (0 with enforce_eager)
+    """
+
+    subtracted: Cited[bool]
+    """The release subtracts the estimate before sizing the KV pool (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS)."""
+    max_capture_size: Measure[PositiveInt]
+    """Ceiling of the default capture sizes (max_cudagraph_capture_size = min(2·N·q, this, T))."""
+    append_max_num_seqs: Cited[bool] = Cited(value=False)
+    """max_num_seqs itself is captured when it fits under the ceiling (uniform decode size, ≥ 0.33)."""
+    piecewise_per_layer: Measure[BytesOrZero]
+    """Memory each further PIECEWISE graph takes, per model layer (driver memory of its 2·layers + 1 pieces)."""
+    full_per_layer: Measure[BytesOrZero]
+    """Memory each further FULL graph takes, per model layer."""
+    min_per_graph: Measure[BytesOrZero] = Measure(value=0)
+    """The per-graph floor the profiler applies (``max(sample, 1 MiB)``)."""
+    split_kv_splits: Measure[Annotated[int, Field(ge=0)]] = Measure(value=0)
+    """FlashAttention-3 split-KV accumulator splits in FULL graphs (0: none)."""
+    split_kv_hardware_architectures: list[str] = []
+    """Hardware ``architecture`` values on which the split-KV backend (FA3) is chosen."""
+    split_kv_excluded_model_architectures: list[str] = []
+    """Model architectures for which the backend is not FlashAttention (bidirectional multimodal prefix)."""
+    split_kv_max_head_dim: Measure[PositiveInt] = Measure(value=256)
+    """Largest head size the split-KV backend supports (larger heads take another backend)."""
+
+
 class ReserveModel(Strict):
     """What the engine holds back from its claim before the KV pool (engine_accounting.md §1; docs/engine.md).
 
@@ -64,7 +100,8 @@ class ReserveModel(Strict):
               + torch_workspace                          # cuBLAS/cuBLASLt workspaces (persistent)
               + moe_workspace(T, top-k, moe I / tp, h)   # vLLM's persistent fused-MoE workspace
               + max(forward, sampler)                    # the larger of the two dummy runs
-              + cudagraph                                # only where the release subtracts it
+              + cudagraph                                # only where the release subtracts it: the flat
+                                                         # value, or cudagraph_profile's estimate
     forward = T·(forward_hidden_tensors·h + forward_intermediate_tensors·I/tp)·act_bytes
               + activation_bytes_per_token_hidden·h·T
     sampler = sampler_bytes_per_seq_vocab·N·V + 4·rows(N)·V + [profile_hidden_kept]·T·h·act_bytes
@@ -97,7 +134,9 @@ class ReserveModel(Strict):
     moe_workspace: Cited[Literal["none", "triton_persistent"]] = Cited(value="none")
     """MoE workspace that outlives the forward (vLLM WorkspaceManager, TritonExperts.workspace_shapes)."""
     cudagraph: Measure[BytesOrZero]
-    """CUDA-graph memory subtracted before the KV pool (0 where the release does not subtract it)."""
+    """Flat CUDA-graph memory subtracted before the KV pool where no ``cudagraph_profile`` is given (0: none)."""
+    cudagraph_profile: CudagraphProfile | None = None
+    """The release's CUDA-graph estimate as vLLM's profiler computes it; replaces ``cudagraph`` where subtracted."""
 
 
 class Accounting(Strict):

@@ -45,6 +45,63 @@ CREATE OR REPLACE MACRO engine_moe_workspace_bytes(rule, T, top_k, moe_intermedi
                + T * top_k * greatest(2 * moe_intermediate / tp, hidden)) * act_bytes
          ELSE 0 END;
 
+-- CUDA graphs (vLLM profile_cudagraph_memory, gpu_model_runner.py 0.19.0:5862-5960, 0.22.0:6265-6370; rules in
+-- accounting.reserve.cudagraph_profile, docs/engine.md §CUDA graphs).
+-- The default capture ceiling: min(max_num_seqs × (1 + num_spec) × 2, cap), then ≤ max_num_batched_tokens T
+-- (config/vllm.py 0.22.0:1650-1661).
+CREATE OR REPLACE MACRO engine_cudagraph_max_size(max_num_seqs, num_spec, T, cap) AS
+    least(max_num_seqs * (1 + coalesce(num_spec, 0)) * 2, cap, T);
+
+-- The capture sizes (ascending): [1, 2, 4] + range(8, 256, 8) + range(256, M + 1, 16) up to the ceiling M, plus T where
+-- it fits (config/vllm.py 0.22.0:1682-1708); ≥ 0.33 also max_num_seqs where it fits (append_max_num_seqs, no spec).
+-- Empty (no graphs) with enforce_eager.
+CREATE OR REPLACE MACRO engine_cudagraph_capture_sizes(max_num_seqs, num_spec, T, cap, append_max_num_seqs, enforce_eager) AS
+    CASE WHEN coalesce(enforce_eager, false) THEN []::BIGINT[]
+         ELSE list_sort(list_distinct(
+              list_filter([1, 2, 4]::BIGINT[], lambda x: x <= engine_cudagraph_max_size(max_num_seqs, num_spec, T, cap))
+              || range(8, least(engine_cudagraph_max_size(max_num_seqs, num_spec, T, cap) + 1, 256), 8)
+              || range(256, engine_cudagraph_max_size(max_num_seqs, num_spec, T, cap) + 1, 16)
+              || CASE WHEN T <= engine_cudagraph_max_size(max_num_seqs, num_spec, T, cap) THEN [T::BIGINT]
+                      ELSE []::BIGINT[] END
+              || CASE WHEN coalesce(append_max_num_seqs, false) AND coalesce(num_spec, 0) = 0
+                           AND max_num_seqs <= cap AND max_num_seqs <= T THEN [max_num_seqs::BIGINT]
+                      ELSE []::BIGINT[] END)) END;
+
+-- The FULL (uniform decode) sizes of FULL_AND_PIECEWISE, the default cudagraph_mode: the capture sizes with
+-- q ≤ size ≤ q × max_num_seqs, q = 1 + num_spec (cudagraph_dispatcher.py 0.22.0:209-236); PIECEWISE takes every size.
+CREATE OR REPLACE MACRO engine_cudagraph_full_sizes(sizes, max_num_seqs, num_spec) AS
+    list_filter(sizes, lambda x: x >= 1 + coalesce(num_spec, 0) AND x <= (1 + coalesce(num_spec, 0)) * max_num_seqs);
+
+-- FlashAttention-3's split-KV accumulators that a FULL capture at `tokens` allocates in the graph pool:
+-- [splits, heads per rank, tokens, value width] fp32 (flash_attn.py 0.22.0:434-440; value width = head size, or the
+-- latent kv_lora_rank for MLA decode); 0 where the release's split-KV backend is not chosen (split_kv false).
+CREATE OR REPLACE MACRO engine_cudagraph_split_kv_bytes(splits, tokens, heads, tp, value_width, split_kv) AS
+    CASE WHEN split_kv AND coalesce(splits, 0) > 0 AND tokens IS NOT NULL
+         THEN splits * tokens * (heads // tp) * value_width * 4 ELSE 0 END;
+
+-- The estimate: max(first PIECEWISE, first FULL) + (n_pw − 1) × g_pw + (n_full − 1) × g_full, where the first captures
+-- are first_pw / first_full (each already holding one graph's g) and g = max(per_layer × layers, min_per_graph)
+-- (gpu_model_runner.py 0.22.0:6327-6332, 6359-6364: FULL and PIECEWISE share the pool, so only the larger first counts).
+-- 0 without graphs.
+CREATE OR REPLACE MACRO engine_cudagraph_estimate_bytes(n_pw, n_full, first_pw, first_full, per_graph_pw, per_graph_full) AS
+    CASE WHEN coalesce(n_pw, 0) + coalesce(n_full, 0) = 0 THEN 0
+         ELSE greatest(CASE WHEN n_pw > 0 THEN first_pw END, CASE WHEN n_full > 0 THEN first_full END)
+              + greatest(n_pw - 1, 0) * per_graph_pw + greatest(n_full - 1, 0) * per_graph_full END;
+
+-- The estimate at a setting, from the capture sizes (engine_cudagraph_capture_sizes) and the per-model terms that
+-- engine_memory_pools carries: the first PIECEWISE capture is first_fixed (the capture stream's own cuBLAS/cuBLASLt
+-- workspaces: torch keys them by handle and stream, CublasHandlePool.cpp) + the forward's activations at the largest
+-- size (forward_per_token × S, the engine_forward_peak_bytes rule) + one graph; the first FULL capture is the split-KV
+-- accumulators at the largest FULL size (split_kv_per_token × S_full) + one graph.  Bytes per device.
+CREATE OR REPLACE MACRO engine_cudagraph_bytes(sizes, max_num_seqs, num_spec, first_fixed, forward_per_token,
+                                               split_kv_per_token, per_graph_pw, per_graph_full) AS
+    engine_cudagraph_estimate_bytes(
+        len(sizes), len(engine_cudagraph_full_sizes(sizes, max_num_seqs, num_spec)),
+        first_fixed + per_graph_pw + forward_per_token * coalesce(list_max(sizes), 0),
+        per_graph_full + split_kv_per_token
+                         * coalesce(list_max(engine_cudagraph_full_sizes(sizes, max_num_seqs, num_spec)), 0),
+        per_graph_pw, per_graph_full);
+
 -- The reserve: persistent terms + the larger dummy run (the forward's activations are freed before the
 -- sampler runs) + the CUDA-graph estimate where the release subtracts it (never with enforce_eager).
 CREATE OR REPLACE MACRO engine_reserve_bytes(non_torch, torch_workspace, moe_workspace, forward_peak, sampler_peak,

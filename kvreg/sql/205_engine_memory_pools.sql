@@ -38,7 +38,14 @@
 CREATE OR REPLACE MACRO engine_memory_pools_at(max_num_batched_tokens := NULL, gpu_memory_utilization := NULL,
                                                max_num_seqs := NULL, enforce_eager := NULL,
                                                num_speculative_tokens := NULL, batched_axis := NULL) AS TABLE
-WITH draft AS (
+WITH attn_geometry AS (   -- what a FULL graph's split-KV accumulators are sized by (204 engine_cudagraph_split_kv_bytes)
+    SELECT model_id,
+           max(CASE WHEN kind = 'mla' THEN kv_lora_rank ELSE coalesce(v_head_dim, head_dim) END) AS attn_value_width,
+           max(head_dim) AS attn_max_head_dim, bool_or(kind = 'mla') AS attn_mla
+    FROM layer_groups WHERE head_dim IS NOT NULL OR kind = 'mla'
+    GROUP BY model_id
+),
+draft AS (
     SELECT s.served_id, sum(w.weights_bytes) AS draft_weights_bytes
     FROM served_models s JOIN models m ON m.model_id = s.model_id
     JOIN model_weights w ON w.model_id = s.model_id AND w.weights_dtype = m.dtype
@@ -49,7 +56,8 @@ served AS (
     SELECT s.served_id AS model_id, s.model_id AS target_model_id, w.weights_dtype, w.checkpoint_id, w.weights_basis,
            w.weights_bytes, coalesce(d.draft_weights_bytes, 0) AS draft_weights_bytes,
            m.hidden_size, coalesce(m.vocab_size, 0) AS vocab_size, g.intermediate_size, g.moe_intermediate_size,
-           m.moe_experts_per_token AS moe_top_k,
+           m.moe_experts_per_token AS moe_top_k, m.layers, m.attention_heads, m.architecture AS model_architecture,
+           s.num_speculative_tokens AS served_num_spec, ag.attn_value_width, ag.attn_max_head_dim, ag.attn_mla,
            -- activations run in the model dtype (fp32 checkpoints at 4 bytes, everything else 16-bit)
            CASE WHEN m.dtype = 'fp32' THEN 4 ELSE 2 END AS act_bytes
     FROM served_models s
@@ -57,11 +65,12 @@ served AS (
     JOIN model_weights w ON w.model_id = s.model_id
     LEFT JOIN model_profile_geometry g ON g.model_id = s.model_id
     LEFT JOIN draft d ON d.served_id = s.served_id
+    LEFT JOIN attn_geometry ag ON ag.model_id = s.model_id
     WHERE s.role = 'target'
 ),
 dev AS (
     SELECT a.*, e.gpu_memory_utilization AS release_gpu_memory_utilization, h.hardware_id, h.usable_bytes,
-           h.interconnect_domain_size,
+           h.interconnect_domain_size, h.architecture AS hardware_architecture,
            engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id) AS large_gpu
     FROM engine_accounting a JOIN engines e USING (engine_id) CROSS JOIN hardware h
 ),
@@ -95,7 +104,31 @@ pool AS (
            d.torch_workspace_bytes,
            engine_moe_workspace_bytes(d.moe_workspace, d.batched_set, s.moe_top_k, s.moe_intermediate_size,
                                       s.hidden_size, t.tp, s.act_bytes) AS moe_workspace_bytes,
-           CASE WHEN d.eager_set THEN 0 ELSE d.cudagraph_bytes END AS cudagraph_bytes,
+           CASE WHEN d.eager_set THEN 0 ELSE d.cudagraph_bytes END AS flat_cudagraph_bytes,
+           -- the CUDA-graph profile's terms (204; NULL where the release has no cudagraph_profile)
+           d.cudagraph_profiled, d.cudagraph_subtracted, d.cudagraph_max_capture_size, d.cudagraph_append_max_num_seqs,
+           coalesce(num_speculative_tokens, s.served_num_spec) AS cudagraph_num_spec,
+           CASE WHEN d.cudagraph_profiled THEN d.torch_workspace_bytes END AS cudagraph_first_fixed_bytes,
+           CASE WHEN d.cudagraph_profiled
+                THEN engine_forward_peak_bytes(1, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
+                                               d.forward_hidden_tensors, d.forward_intermediate_tensors,
+                                               d.activation_bytes_per_token_hidden) END AS cudagraph_forward_bytes_per_token,
+           -- FA3 is chosen on the listed hardware architectures for a model the backend accepts (no bidirectional
+           -- multimodal prefix; head size a multiple of 8 and ≤ the limit, or MLA through FLASH_ATTN_MLA)
+           CASE WHEN d.cudagraph_profiled
+                THEN engine_cudagraph_split_kv_bytes(
+                         d.cudagraph_split_kv_splits, 1, s.attention_heads, t.tp, s.attn_value_width,
+                         coalesce(list_contains(string_split(coalesce(d.cudagraph_split_kv_hardware, ''), ','),
+                                                d.hardware_architecture)
+                                  AND NOT list_contains(string_split(coalesce(d.cudagraph_split_kv_excluded_models, ''), ','),
+                                                        s.model_architecture)
+                                  AND (s.attn_mla OR (s.attn_max_head_dim % 8 = 0
+                                                      AND s.attn_max_head_dim <= d.cudagraph_split_kv_max_head_dim)),
+                                  false)) END AS cudagraph_split_kv_bytes_per_token,
+           greatest(d.cudagraph_piecewise_per_layer_bytes * s.layers, d.cudagraph_min_per_graph_bytes)
+               AS cudagraph_per_graph_piecewise_bytes,
+           greatest(d.cudagraph_full_per_layer_bytes * s.layers, d.cudagraph_min_per_graph_bytes)
+               AS cudagraph_per_graph_full_bytes,
            coalesce(r.weights_bytes_per_rank, s.weights_bytes / t.tp) + s.draft_weights_bytes / t.tp AS weights_bytes,
            s.draft_weights_bytes / t.tp AS draft_weights_bytes,
            engine_forward_peak_bytes(d.batched_set, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
@@ -115,11 +148,32 @@ pool AS (
     LEFT JOIN model_weights_per_rank r ON r.model_id = s.target_model_id
                                       AND r.checkpoint_id = s.checkpoint_id AND r.tp = t.tp
 ),
+cg AS (   -- the CUDA-graph estimate (204 engine_cudagraph_bytes) at this max_num_seqs, num_spec, T and enforce_eager
+    SELECT p.*, len(z.sizes) AS cudagraph_piecewise_graphs,
+           len(engine_cudagraph_full_sizes(z.sizes, p.max_num_seqs, p.cudagraph_num_spec)) AS cudagraph_full_graphs,
+           CASE WHEN p.cudagraph_profiled
+                THEN engine_cudagraph_bytes(z.sizes, p.max_num_seqs, p.cudagraph_num_spec, p.cudagraph_first_fixed_bytes,
+                                            p.cudagraph_forward_bytes_per_token, p.cudagraph_split_kv_bytes_per_token,
+                                            p.cudagraph_per_graph_piecewise_bytes, p.cudagraph_per_graph_full_bytes)
+                END AS cudagraph_estimate_bytes
+    FROM pool p,
+         LATERAL (SELECT CASE WHEN p.cudagraph_profiled
+                              THEN engine_cudagraph_capture_sizes(p.max_num_seqs, p.cudagraph_num_spec,
+                                                                  p.max_num_batched_tokens, p.cudagraph_max_capture_size,
+                                                                  p.cudagraph_append_max_num_seqs, p.enforce_eager)
+                              ELSE []::BIGINT[] END AS sizes) z
+),
+graphs AS (   -- what the release subtracts: the estimate where it does (≥ 0.20), else the flat figure (0 with enforce_eager)
+    SELECT c.* EXCLUDE (flat_cudagraph_bytes),
+           CASE WHEN c.cudagraph_profiled AND c.cudagraph_subtracted THEN c.cudagraph_estimate_bytes
+                ELSE c.flat_cudagraph_bytes END AS cudagraph_bytes
+    FROM cg c
+),
 reserved AS (   -- the release's reserve (204): cudagraph_bytes is already 0 with enforce_eager
     SELECT p.*, engine_reserve_bytes(p.non_torch_bytes, p.torch_workspace_bytes, p.moe_workspace_bytes,
                                      p.activation_bytes, p.sampler_bytes, p.cudagraph_bytes, false)
                 - p.non_torch_bytes AS torch_reserve_bytes
-    FROM pool p
+    FROM graphs p
 )
 SELECT r.* EXCLUDE (torch_reserve_bytes), r.non_torch_bytes + r.torch_reserve_bytes AS reserve_bytes,
        engine_available_kv_bytes(r.util_basis, r.usable_bytes, r.gpu_memory_utilization, r.weights_bytes,

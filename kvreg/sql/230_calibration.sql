@@ -19,6 +19,9 @@
 --   (b) end to end from hardware, registry weights and util (obs setting or release default):
 --     e2e_available_kv_bytes, e2e_tokens, e2e_error_tokens, e2e_error_pct, e2e_concurrency,
 --     e2e_concurrency_error_pct, e2e_available_error_bytes (predicted − logged available memory)
+--     e2e_cuda_graph_bytes    the CUDA graphs the release subtracts at the observation's max_num_seqs / enforce_eager
+--     e2e_cuda_graph_estimate_bytes  vLLM's CUDA-graph estimate modelled there (204 engine_cudagraph_bytes; NULL for
+--                             releases without a cudagraph_profile), subtracted or not
 --   each budget line the log prints, predicted − logged, bytes (NULL where the log is silent):
 --     requested_error_bytes   usable × util − "worker requested memory" (the hardware entry's usable bytes)
 --     weights_error_bytes     weights ÷ pp − "weights memory" / "Model loading took"
@@ -27,6 +30,8 @@
 --     cuda_graph_error_bytes  the CUDA-graph reserve − the graph memory taken ("CUDA graph pool memory
 --                             (actual)" / "Graph capturing ... took"); a release that does not subtract
 --                             graphs before sizing the pool (vLLM ≤ 0.19 by default) budgets 0 here
+--     cuda_graph_estimate_error_bytes  e2e_cuda_graph_estimate_bytes − "Estimated CUDA graph memory: X GiB total"
+--                             (the estimate itself, printed from 0.19 whether or not the release subtracts it)
 --     non_kv_error_bytes      weights + reserve − "Total non KV cache memory"
 -- Rules: pipeline parallel stages hold ceil(layers / pp) layers and weights ÷ pp (single-group
 --   layouts only; engine_accounting.md §7); enforce_eager drops the CUDA-graph estimate; kv_dtype defaults to bf16 ('auto' = model dtype);
@@ -77,7 +82,7 @@ e2e AS (
                                                           p.sampler_bytes_per_seq_vocab, p.sampler_buffer_rows,
                                                           p.max_num_batched_tokens, p.hidden_size, p.act_bytes,
                                                           p.profile_hidden_kept),
-                                p.cudagraph_bytes, o.enforce_eager) AS reserve_bytes,
+                                cg.subtracted_bytes, o.enforce_eager) AS reserve_bytes,
            -- the same terms as the log's budget lines: non-torch; the torch peak increase (workspaces + the
            -- larger dummy run); the CUDA graphs the release subtracts
            p.non_torch_bytes AS e2e_non_torch_bytes,
@@ -87,17 +92,30 @@ e2e AS (
                                                     p.sampler_bytes_per_seq_vocab, p.sampler_buffer_rows,
                                                     p.max_num_batched_tokens, p.hidden_size, p.act_bytes,
                                                     p.profile_hidden_kept)) AS e2e_activation_bytes,
-           CASE WHEN coalesce(o.enforce_eager, false) THEN 0 ELSE p.cudagraph_bytes END AS e2e_cuda_graph_bytes,
+           CASE WHEN coalesce(o.enforce_eager, false) THEN 0 ELSE cg.subtracted_bytes END AS e2e_cuda_graph_bytes,
+           cg.estimate_bytes AS e2e_cuda_graph_estimate_bytes,
            p.util_basis
     FROM o
     JOIN engine_memory_pools p ON p.engine_id = o.engine_id AND p.model_id = o.served_id AND p.hardware_id = o.hardware_id
                               AND p.weights_dtype = o.wdtype AND p.tp = o.tp
                               AND p.max_num_batched_tokens = coalesce(o.max_num_batched_tokens, o.default_T)
-    LEFT JOIN observation_weights w ON w.observation_id = o.observation_id
+    LEFT JOIN observation_weights w ON w.observation_id = o.observation_id,
+    -- the CUDA-graph estimate (204 engine_cudagraph_bytes) at the observation's max_num_seqs and enforce_eager; what
+    -- the release subtracts: that estimate where it does (≥ 0.20), else the flat figure
+    LATERAL (SELECT e.estimate_bytes,
+                    CASE WHEN p.cudagraph_profiled AND p.cudagraph_subtracted THEN e.estimate_bytes
+                         ELSE p.cudagraph_bytes END AS subtracted_bytes
+             FROM (SELECT CASE WHEN p.cudagraph_profiled THEN engine_cudagraph_bytes(
+                          engine_cudagraph_capture_sizes(coalesce(o.max_num_seqs, o.default_seqs), p.cudagraph_num_spec,
+                                                         p.max_num_batched_tokens, p.cudagraph_max_capture_size,
+                                                         p.cudagraph_append_max_num_seqs, o.enforce_eager),
+                          coalesce(o.max_num_seqs, o.default_seqs), p.cudagraph_num_spec, p.cudagraph_first_fixed_bytes,
+                          p.cudagraph_forward_bytes_per_token, p.cudagraph_split_kv_bytes_per_token,
+                          p.cudagraph_per_graph_piecewise_bytes, p.cudagraph_per_graph_full_bytes) END AS estimate_bytes) e) cg
 ),
 e2e_avail AS (
     SELECT observation_id, usable_bytes, util, weights_bytes, reserve_bytes, e2e_non_torch_bytes,
-           e2e_activation_bytes, e2e_cuda_graph_bytes, util_basis,
+           e2e_activation_bytes, e2e_cuda_graph_bytes, e2e_cuda_graph_estimate_bytes, util_basis,
            engine_available_kv_bytes(util_basis, usable_bytes, util, weights_bytes, reserve_bytes,
                                      e2e_non_torch_bytes) AS e2e_available_kv_bytes
     FROM e2e
@@ -105,7 +123,8 @@ e2e_avail AS (
 blocks AS (
     SELECT o.*, k.layout_mode, k.num_groups, k.block_size_tokens, k.block_bytes, k.blocks_per_request,
            e.usable_bytes, e.util, e.weights_bytes, e.reserve_bytes, e.e2e_available_kv_bytes,
-           e.e2e_non_torch_bytes, e.e2e_activation_bytes, e.e2e_cuda_graph_bytes, e.util_basis,
+           e.e2e_non_torch_bytes, e.e2e_activation_bytes, e.e2e_cuda_graph_bytes, e.e2e_cuda_graph_estimate_bytes,
+           e.util_basis,
            coalesce(o.kv_cache_tokens, o.num_gpu_blocks * k.block_size_tokens) AS logged_tokens,
            0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30 AS half_unit_bytes,
            floor(o.available_kv_bytes / k.block_bytes)::BIGINT AS nb_mid,
@@ -171,12 +190,13 @@ SELECT observation_id, engine_id, engine_version, model_id, served_id, hardware_
        100.0 * (e2e_concurrency - max_concurrency) / nullif(max_concurrency, 0) AS e2e_concurrency_error_pct,
        requested_bytes AS logged_requested_bytes, logged_weights_bytes, logged_activation_bytes,
        logged_non_torch_bytes, logged_cuda_graph_bytes, logged_cuda_graph_estimated_bytes, logged_non_kv_bytes,
-       e2e_activation_bytes, e2e_non_torch_bytes, e2e_cuda_graph_bytes,
+       e2e_activation_bytes, e2e_non_torch_bytes, e2e_cuda_graph_bytes, e2e_cuda_graph_estimate_bytes,
        CASE WHEN util_basis = 'total' THEN usable_bytes * util END - requested_bytes AS requested_error_bytes,
        weights_bytes - logged_weights_bytes AS weights_error_bytes,
        e2e_activation_bytes - logged_activation_bytes AS activation_error_bytes,
        e2e_non_torch_bytes - logged_non_torch_bytes AS non_torch_error_bytes,
        e2e_cuda_graph_bytes - logged_cuda_graph_bytes AS cuda_graph_error_bytes,
+       e2e_cuda_graph_estimate_bytes - logged_cuda_graph_estimated_bytes AS cuda_graph_estimate_error_bytes,
        weights_bytes + reserve_bytes - logged_non_kv_bytes AS non_kv_error_bytes,
        e2e_available_kv_bytes >= 0 AND nb_e2e >= blocks_per_request AS e2e_starts
 FROM pred

@@ -32,6 +32,9 @@ SELECT engine_id, grouping(engine_id) = 1 AS overall, count(*) AS observations,
        max(abs(non_torch_error_bytes)) FILTER (WHERE reproducible) AS non_torch_worst_abs_error_bytes,
        median(abs(cuda_graph_error_bytes)) FILTER (WHERE reproducible) AS cuda_graph_median_abs_error_bytes,
        max(abs(cuda_graph_error_bytes)) FILTER (WHERE reproducible) AS cuda_graph_worst_abs_error_bytes,
+       count(cuda_graph_estimate_error_bytes) FILTER (WHERE reproducible) AS cuda_graph_estimate_checked,
+       median(abs(cuda_graph_estimate_error_bytes)) FILTER (WHERE reproducible) AS cuda_graph_estimate_median_abs_error_bytes,
+       max(abs(cuda_graph_estimate_error_bytes)) FILTER (WHERE reproducible) AS cuda_graph_estimate_worst_abs_error_bytes,
        median(abs(non_kv_error_bytes)) FILTER (WHERE reproducible) AS non_kv_median_abs_error_bytes,
        max(abs(non_kv_error_bytes)) FILTER (WHERE reproducible) AS non_kv_worst_abs_error_bytes
 FROM calibration
