@@ -70,6 +70,11 @@ def _leaves(obj, path: tuple) -> Iterator[tuple[tuple, float, Measure | None]]:
         if _is_number(obj.value):
             yield path, float(obj.value), obj
         return
+    if isinstance(obj, Cited) and obj.source and isinstance(obj.value, bool):
+        # a cited on/off rule (reserve.cudagraph_profile.append_max_num_seqs) is a stated fact too: it is
+        # counted as 1 (on) or 0 (off) so the source it rests on reaches the provenance view and the report
+        yield path + ("value",), float(obj.value), obj
+        return
     if isinstance(obj, Cited) and obj.source and isinstance(obj.value, (list, tuple)):
         # a cited list of numbers (accounting.block_sizes): each number rests on the rule's source
         for i, v in enumerate(obj.value):

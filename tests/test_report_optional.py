@@ -66,12 +66,14 @@ def test_engine_column_is_engine_capacity_at_the_default_batched_tokens(full):
         " AND max_model_len = 32768 AND default_batched", [ENGINE]).fetchall()
     # vLLM reserves whole prefill chunks for each sliding-window group, so it admits far fewer sequences
     # of 32Ki than the first-principles pool holds (the sliding_prefill_reserve quirk).
-    # 32,079 blocks (39.16 GiB after the 4.82 GiB reserve of 204_engine_reserve.sql) ÷ 3,909 per request
+    # 31,565 blocks (38.53 GiB after the 5.20 GiB reserve of 204_engine_reserve.sql: its CUDA-graph estimate for
+    # 1,024 max_num_seqs on Hopper is 1.18 GiB, not the flat 0.8) ÷ 3,909 per request = 8
     assert (cell.engine_seqs, cell.engine_starts) == (admitted, starts) == (8, True)
     # One memory model per engine id: the first-principles cell of an engine row is the per-kind arithmetic on
-    # the release's own available KV memory (39.16 GiB), not the simple 1 GiB budget (42).
-    assert cell.max_seqs == fp_seqs == 38 and cell.engine_ratio == pytest.approx(38 / 8)
-    assert "<th class=\"num\">Engine</th>" in html and "4.75×" in html
+    # the release's own available KV memory: 41,373,270,062 B ÷ 1,090,519,040 B per 32Ki sequence = 37.9 → 37
+    # (not the simple 1 GiB budget's 42).
+    assert cell.max_seqs == fp_seqs == 37 and cell.engine_ratio == pytest.approx(37 / 8)
+    assert "<th class=\"num\">Engine</th>" in html and "4.62×" in html     # 4.625, printed to 2 places
     # first principles rows have no engine figure
     assert _cell(ctx, "gemma-4-31b", "h100-sxm-80gb", "fp8", "fp8", 1, "first-principles", 32768).engine_seqs is None
 
@@ -92,8 +94,8 @@ def test_quirk_names_the_cause_of_the_gap(full):
 def test_engine_refusal_is_a_warning(full):
     ctx, html, _ = full
     refusals = [w for w in ctx.warnings if w.kind == "engine-refuses-to-start"]
-    # Gemma 4 31B with bf16 weights on an H100: vLLM's pool after its 4.82 GiB reserve (10.29 GiB,
-    # 4,213 blocks) holds one request of 32Ki (3,909 blocks) but not one of 128Ki (6,981 blocks),
+    # Gemma 4 31B with bf16 weights on an H100: vLLM's pool after its 5.20 GiB reserve (9.66 GiB,
+    # 3,957 blocks) holds one request of 32Ki (3,909 blocks) but not one of 128Ki (6,981 blocks),
     # so the engine refuses to start at 128Ki where first principles still fit sequences.
     gemma = next(w for w in refusals if w.subject == f"gemma-4-31b on h100-sxm-80gb under {ENGINE}")
     assert "bf16 weights / bf16 KV, TP 1 at 128Ki" in gemma.detail
