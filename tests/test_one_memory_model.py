@@ -247,16 +247,22 @@ def test_report_summary_and_plan_json_agree_row_by_row(tmp_path):
     # the recommendation is the plan's best, sized on the engine's admission
     rec = model.recommended
     # At the fitted efficiencies (issue 13: H100 0.40, A100 0.47, from their TensorRT-LLM measurements) the H100's
-    # 30 admitted no longer meet the TPOT; with the H200 priced (lowest quote $4.54/h) the cheapest option is an
-    # H200 configuration where the TPOT binds.
-    assert (rec.hardware_id, rec.binding) == ("h200", "decode speed (TPOT)")
+    # 30 admitted no longer meet the TPOT.  The TPOT binds everywhere; cost = replicas × TP × lowest quote:
+    #   A100 80GB TP 2: 65 fit, the TPOT allows 40 → ⌈200 / 40⌉ = 5 replicas × 2 = 10 × $1.60 (Hyperstack,
+    #                   2026-08-26, the lowest of its five quotes) = $16.00/h
+    #   H200 TP 1:      the TPOT allows 40 → 5 replicas = 5 × $3.99 (Hyperstack) = $19.95/h
+    #   H100 TP 1–8:    8 devices × $2.99 = $23.92/h;   B200: 4 × $6.00 = $24.00/h
+    # so the A100 at TP 2 is the cheapest (it was the H200 at 5 × $4.54 = $22.70 while the A100's lowest quote was
+    # $2.45: 10 × 2.45 = $24.50).
+    assert (rec.hardware_id, rec.tp, rec.devices, rec.binding) == ("a100-sxm-80gb", 2, 10, "decode speed (TPOT)")
+    assert rec.usd_per_hour == pytest.approx(10 * 1.60)
 
 
 def test_unpriced_hardware_is_ranked_apart_on_devices(con):
-    # b300: no price in the registry (the H200 got one with the price blocks).
+    # mi355x: no public per-GPU price in the registry (the B300 got rental quotes with the price pass).
     rows = con.execute("SELECT hardware_id, rank_list, rank_in_list, gpus, usd_per_hour FROM ranked_plans("
                        "200, 32768, 0.05, models := ['llama-3.1-8b'], engines := ['vllm-0.33'],"
-                       " weights_dtypes := ['fp8'], kv_dtypes := ['fp8'], hardware := ['h100-sxm-80gb', 'b300'])"
+                       " weights_dtypes := ['fp8'], kv_dtypes := ['fp8'], hardware := ['h100-sxm-80gb', 'mi355x'])"
                        " WHERE feasible ORDER BY rank_in_model").fetchall()
     priced = [r for r in rows if r[1] == "priced"]
     unpriced = [r for r in rows if r[1] == "no price"]

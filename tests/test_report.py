@@ -86,10 +86,11 @@ def test_summary_plans_on_the_engine_number(example):
     # cuBLAS 0.06, sampler 256 × 262,144 × 14 B + buffers 1.02, CUDA graphs 0.99 — 51 PIECEWISE + 35 FULL graphs
     # of 60 layers, no FA3 split buffers on the A100; 204_engine_reserve.sql)
     # (fewer than first principles and the TPOT allow) → ⌈200 / 132⌉ = 2 replicas × 8 = 16 devices ×
-    # $2.45 (RunPod, the lowest of three listed quotes) = $39.20 per hour, $28,616.00 for 730 hours; the naive formula buys 48.
+    # $1.60 (Hyperstack on-demand 2026-08-26, the lowest of five listed quotes) = $25.60 per hour, × 730 hours =
+    # $18,688.00 a month; the naive formula buys 48.
     row = row_of(summary, "Gemma 4 31B", "a100-sxm-80gb")
-    for cell in (">vllm-0.22-0.26<", ">bf16 / fp8<", ">8<", ">132<", "<strong>16</strong>", ">$39.20<",
-                 ">$28,616.00<", "engine admission", ">48<"):
+    for cell in (">vllm-0.22-0.26<", ">bf16 / fp8<", ">8<", ">132<", "<strong>16</strong>", ">$25.60<",
+                 ">$18,688.00<", "engine admission", ">48<"):
         assert cell in row, cell
     assert "sized by the plans view for memory and speed together" in summary
 

@@ -131,7 +131,8 @@ def test_recommendation_comes_from_plans(full):
         " AND default_batched", [ENGINE]).fetchone()[0]
     assert (g.hardware_id, g.engine_id, g.planned_seqs, g.devices, g.binding) == (
         "a100-sxm-80gb", ENGINE, admitted, 8 * -(-200 // admitted), "KV memory at engine admission")
-    assert g.usd_per_hour == pytest.approx(g.devices * 2.45)
+    # 16 A100 80GB × $1.60 (Hyperstack on-demand 2026-08-26, the lowest of its five quotes) = $25.60 per hour
+    assert g.usd_per_hour == pytest.approx(g.devices * 1.60) == pytest.approx(25.60)
     assert "sized by the plans view for memory and speed together" in html
     summary = html[html.index('id="summary"'):html.index('class="model"')]
     assert f"<strong>Gemma 4 31B:</strong> {g.devices} × a100-sxm-80gb (TP 8, bf16 weights / fp8 KV, {ENGINE})" in summary
