@@ -71,7 +71,7 @@ def test_pdf_body_is_short_and_the_grids_are_in_the_appendix(q4_pdf):
     pages = _page_texts(q4_pdf)
     appendix = next(i for i, t in enumerate(pages) if "Appendix: grids and memory budgets" in t
                     and "Contents" not in t)
-    assert appendix <= 30, f"the body runs to {appendix} pages (issue: about 25; 28 on 2026-12-01)"
+    assert appendix <= 25, f"the body runs to {appendix} pages (issue: about 25; 23 on 2026-12-01)"
     assert not any("Concurrency by hardware and precision" in t for t in pages[:appendix])
     assert sum("Concurrency by hardware and precision" in t for t in pages[appendix:]) >= 10   # every model's grid
 
@@ -96,3 +96,61 @@ def test_no_table_runs_off_the_page(q4_pdf):
             if x0 < 0 or y0 < 0 or x1 > w + 0.5 or y1 > h + 0.5:
                 outside.append(m.group(5))
     assert outside == []
+
+
+@pytest.fixture(scope="module")
+def q4_context():
+    import duckdb
+
+    from kvreg.build import populate
+    from kvreg.registry import load_registry
+    from kvreg.report.context import build_context
+
+    reg = load_registry(ROOT)
+    con = duckdb.connect(":memory:")
+    try:
+        populate(con, reg)
+        return build_context(con, reg, "2026-q4", charts=False)
+    finally:
+        con.close()
+
+
+# an appendix grid line: hardware, "weights / KV dtype(s)", TP, engine(s) (the Q4 report lists two engines)
+GRID_LINE = re.compile(r'<tr[^>]*><td class="id">([^<]+)</td><td>([^<]+) / ([^<]+)</td><td class="num">(\d+)</td>'
+                       r'\s*<td>([^<]+)</td>')
+
+
+def _grid_lines(html: str, model_id: str) -> list[tuple]:
+    a = html.index(f'id="appendix-{model_id}"')
+    block = html[a:html.index("</details>", a)]
+    table = block[block.index('<table class="data capacity">'):]
+    return GRID_LINE.findall(table[:table.index("</table>")])
+
+
+def test_pdf_appendix_prints_the_shown_configurations_the_html_every_one(q4_context):
+    """The PDF's appendix grid holds each model's shown family (the recommendation's precisions and engine) on
+    every listed device and TP size; the HTML's holds every listed configuration."""
+    from kvreg.report.render import render_html
+
+    ctx = q4_context
+    screen, printed = render_html(ctx, None), render_html(ctx, None, for_print=True)
+    for m in ctx.models:
+        sp, rec = m.shown, m.recommended
+        assert sp.recommended == (rec is not None)
+        if rec is not None:
+            assert (sp.weights_dtype, sp.kv_dtype, sp.engine_id) == (rec.weights_dtype, rec.kv_dtype, rec.engine_id)
+        shown_rows = [r for r in m.capacity.rows if r.config.printed]
+        assert len(shown_rows) == 8 * 4                       # 8 devices × TP 1/2/4/8, one precision pair, one engine
+        assert {(r.config.weights_dtype, r.config.kv_dtype, r.config.engine_id) for r in shown_rows} == {
+            (sp.weights_dtype, sp.kv_dtype, sp.engine_id)}
+        lines = _grid_lines(printed, m.model_id)
+        assert len(lines) == len(m.capacity.print_lines) and 0 < len(lines) <= 32
+        assert {(w, k, e) for _, w, k, _, e in lines} == {(sp.weights_dtype, sp.kv_dtype, sp.engine_id)}
+        if rec is not None:                                   # the recommended configuration is printed
+            assert (rec.hardware_id, str(rec.tp)) in {(h, t) for h, _, _, t, _ in lines}
+        every = _grid_lines(screen, m.model_id)
+        assert len(every) == len(m.capacity.lines) > len(lines)
+        assert {w for _, w, _, _, _ in every} == {"bf16", "fp8"}
+        assert {e for *_, e in every} >= {"first-principles", "vllm-0.33"}
+    assert "Printed: the fp8 weights / fp8 KV cache configurations under vllm-0.33" in printed
+    assert "Printed: the" not in screen

@@ -183,6 +183,8 @@ class CapacityTable:
     contexts: list  # [(context_label, context_tokens)] in report order
     rows: list[CapacityRow]
     lines: list  # what the table prints: CapacityRow, or a DeadLine for folded configurations
+    # what the PDF prints: the lines of the rows at the model's shown precisions (grid.sql ``printed``)
+    print_lines: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,6 +204,7 @@ class ModelSection:
     naive_gap: list = dataclasses.field(default_factory=list)  # naive_gap.sql rows, term_rank order
     dropouts: list = dataclasses.field(default_factory=list)  # dropouts.sql rows: devices that cannot serve it, why
     unpriced: list = dataclasses.field(default_factory=list)  # unpriced_options.sql rows, fewest devices first
+    shown: Any | None = None  # shown_precisions.sql row: the precisions and engine the charts and the PDF appendix show
 
 
 @dataclasses.dataclass(frozen=True)
@@ -312,15 +315,19 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     p = {"report": report_id}
     scope = scope_params(report)
     workload, avail = rank_options(con, report_id, scope)
+    # each model's shown precisions (the recommendation's, else the report's first): charts, printed appendix
+    con.execute(f"CREATE OR REPLACE TEMP TABLE report_shown_precisions AS {query_text('shown_precisions')}", p)
     # the whole contexts axis only for what the charts and the sensitivity read (chart_scope.sql)
-    (cs,) = rows(con, "chart_scope", p)
+    (cs,) = rows(con, "chart_scope")
     materialise(con, "report_capacity_axis", "scope_capacity",
                 dict(scope, weights_dtypes=cs.weights_dtypes, kv_dtypes=cs.kv_dtypes, engines=cs.engines,
                      contexts=cs.axis_contexts, **knob_params(workload)))
     materialise(con, "report_memory_pools", "scope_memory_pools",
                 {k: v for k, v in scope.items() if k != "kv_dtypes"})
-    if avail.roofline:
-        materialise(con, "report_roofline", "scope_roofline", dict(scope, context_tokens=workload.context_tokens))
+    if avail.roofline:   # read by the roofline chart only: its precisions and engines, as the capacity axis
+        materialise(con, "report_roofline", "scope_roofline",
+                    dict(scope, weights_dtypes=cs.weights_dtypes, kv_dtypes=cs.kv_dtypes, engines=cs.engines,
+                         context_tokens=workload.context_tokens))
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_grid AS {query_text('grid')}", p)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_chart_capacity AS {query_text('chart_capacity')}", p)
 
@@ -336,6 +343,9 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     gaps = _by_model(rows(con, "naive_gap"))
     drops = _by_model(rows(con, "dropouts"))
     unpriced = _by_model(rows(con, "unpriced_options"))
+    cur = con.execute("SELECT * FROM report_shown_precisions")
+    Shown = collections.namedtuple("shown_row", [d[0] for d in cur.description])  # noqa: PYI024
+    shown = {r[0]: Shown(*r) for r in cur.fetchall()}
 
     sections = []
     styles = {}
@@ -363,7 +373,7 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
             options=m_opts, sensitivity=sens.get(mid), capacity=table,
             per_sequence=per_seq.get(mid, []), pools=pools.get(mid, []), quirks=quirks.get(mid, []),
             charts={k: v for k, v in svg.items() if v}, naive_gap=gaps.get(mid, []),
-            dropouts=drops.get(mid, []), unpriced=unpriced.get(mid, [])))
+            dropouts=drops.get(mid, []), unpriced=unpriced.get(mid, []), shown=shown.get(mid)))
 
     summary_charts = {}
     if charts:
@@ -407,13 +417,20 @@ def _pivot(grid_rows: list) -> CapacityTable:
     """Lay grid rows out with configurations down and contexts across (report order kept).
 
     Configurations whose weights do not fit and that show 0 in every cell are folded into one
-    :class:`DeadLine` per hardware × weights × TP (``lines``); ``rows`` keeps every configuration.
+    :class:`DeadLine` per hardware × weights × TP (``lines``); ``rows`` keeps every configuration;
+    ``print_lines`` folds only the rows the PDF prints (grid.sql ``printed``: the shown precisions).
     """
     contexts = list(dict.fromkeys((r.context_label, r.context_tokens) for r in grid_rows))
     configs: dict[tuple, list] = {}
     for r in grid_rows:
         configs.setdefault((r.hardware_idx, r.weights_idx, r.kv_idx, r.tp_idx, r.engine_idx), []).append(r)
     rows = [CapacityRow(cells[0], cells) for _, cells in sorted(configs.items())]
+    return CapacityTable(contexts, rows, _fold(rows), _fold([r for r in rows if r.config.printed]))
+
+
+def _fold(rows: list) -> list:
+    """The printed lines of ``rows``: each row, except that the rows of one hardware × weights × TP whose weights
+    do not fit and that read 0 everywhere become one :class:`DeadLine` (at the first such row's place)."""
     lines: list = []
     dead: dict[tuple, DeadLine] = {}
     for row in rows:
@@ -430,7 +447,7 @@ def _pivot(grid_rows: list) -> CapacityTable:
             if v not in items:
                 items.append(v)
         d.engine_refuses = d.engine_refuses or any(r.engine_starts is False for r in row.cells)
-    return CapacityTable(contexts, rows, lines)
+    return lines
 
 
 def _group_sources(source_rows: list) -> list:

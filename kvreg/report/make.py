@@ -84,16 +84,15 @@ def render(project: Path | str, report_id: str, formats=FORMATS, *, charts: bool
         ctx = build_context(con, registry, report_id, charts=charts)
     finally:
         con.close()
-    html = render_html(ctx, project)
     out = {}
     if "html" in formats:
-        out["html"] = html.encode("utf-8")
+        out["html"] = render_html(ctx, project).encode("utf-8")
     if "pdf" in formats:
         from kvreg.report.pdf import html_to_pdf
 
         say("rendering PDF (WeasyPrint)")
         t = time.perf_counter()
-        out["pdf"] = html_to_pdf(html, refused)
+        out["pdf"] = html_to_pdf(render_html(ctx, project, for_print=True), refused)
         say(f"PDF rendered in {time.perf_counter() - t:.1f} s")
     return out
 

@@ -30,10 +30,13 @@ def environment(project: Path | str | None = None):
     return env
 
 
-def render_html(context, project: Path | str | None = None) -> str:
+def render_html(context, project: Path | str | None = None, *, for_print: bool = False) -> str:
     """Render the report context (:class:`kvreg.report.context.ReportContext`) to one HTML string.
 
     Chart SVGs are marked safe here: matplotlib escapes the text it writes into them.
+    ``for_print`` renders the PDF's HTML: the same templates, with the appendix grids at each model's shown
+    precisions only (grid.sql ``printed``), since WeasyPrint's layout time grows with the table rows; the HTML
+    file keeps every configuration in its collapsible sections.
 
     Raises:
         jinja2.UndefinedError: a template used a name the context does not have.
@@ -43,4 +46,5 @@ def render_html(context, project: Path | str | None = None) -> str:
     env = environment(project)
     charts = {m.model_id: {k: Markup(v) for k, v in m.charts.items()} for m in context.models}
     summary_charts = {k: Markup(v) for k, v in getattr(context, "summary_charts", {}).items()}
-    return env.get_template(MAIN_TEMPLATE).render(ctx=context, charts=charts, summary_charts=summary_charts)
+    return env.get_template(MAIN_TEMPLATE).render(ctx=context, charts=charts, summary_charts=summary_charts,
+                                                  for_print=for_print)

@@ -6,31 +6,26 @@
 -- in the same hardware × precision × TP configuration (report_engine_admission), NULL when none is listed.
 -- Grain: one row per model × hardware × context_tokens.
 -- Inputs: report_capacity_axis (every axis context, chart_scope.sql), report_memory_pools (scope_*.sql), contexts, models, report_items, report_engine_admission,
---   report_options (the recommendation: rank_in_model = 1 and it meets the workload).
+--   report_shown_precisions (shown_precisions.sql: the recommendation's precisions and engine, else the report's first).
 -- Units: sequences; context in tokens.
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
 firsts AS (
-    SELECT arg_min(item_id, item_idx) FILTER (WHERE item_kind = 'weights_dtype') AS weights_dtype,
-           arg_min(item_id, item_idx) FILTER (WHERE item_kind = 'kv_dtype') AS kv_dtype,
-           arg_min(item_id, item_idx) FILTER (WHERE item_kind = 'engine') AS engine_id,
-           max(item_value) FILTER (WHERE item_kind = 'context') AS longest_context_tokens,
+    SELECT max(item_value) FILTER (WHERE item_kind = 'context') AS longest_context_tokens,
            arg_min(item_id, item_idx) FILTER (WHERE item_kind = 'engine'
                                                AND item_id IN (SELECT engine_id FROM report_engine_admission))
                AS admission_engine_id
     FROM pick
 ),
-rec AS (SELECT model_id, engine_id, weights_dtype, kv_dtype FROM report_options WHERE rank_in_model = 1 AND meets),
 cfg AS (
-    SELECT p.model_id, p.hardware_id, coalesce(r.engine_id, f.engine_id) AS engine_id,
-           coalesce(r.weights_dtype, f.weights_dtype) AS weights_dtype, coalesce(r.kv_dtype, f.kv_dtype) AS kv_dtype,
+    SELECT p.model_id, p.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype,
            min(p.tp) AS tp, f.longest_context_tokens, f.admission_engine_id
     FROM report_memory_pools p
     CROSS JOIN firsts f
-    LEFT JOIN rec r ON r.model_id = p.model_id
+    JOIN report_shown_precisions r ON r.model_id = p.model_id
     JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = p.model_id
     JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = p.hardware_id
     JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = p.tp
-    WHERE p.engine_id = coalesce(r.engine_id, f.engine_id) AND p.weights_dtype = coalesce(r.weights_dtype, f.weights_dtype)
+    WHERE p.engine_id = r.engine_id AND p.weights_dtype = r.weights_dtype
       AND p.pool_bytes > 0
     GROUP BY ALL
 )

@@ -1,5 +1,6 @@
 -- scope_roofline: the roofline view at the report's workload context, restricted to what the report lists
--- (temp table report_roofline, read by chart_roofline).
+-- (temp table report_roofline, read by chart_roofline only), at the precisions and engines the charts show
+-- (chart_scope.sql's lists: the report's models, hardware and TP sizes, the shown weights/KV dtypes and engines).
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp × batch.
 -- Inputs: roofline (kvreg/sql/260_roofline.sql); parameters $context_tokens (BIGINT), $models, $hardware,
 --   $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]).
