@@ -45,6 +45,9 @@ _WEIGHTS_DEFAULT = (
     "WHERE c.model_id = v.model_id AND c.listed)))))"
 )
 
+# The scenarios the focus keeps, on any view with the capacity grid's axes (capacity, roofline).
+_KEPT = "v.within_native AND " + _WEIGHTS_DEFAULT
+
 _SCENARIO = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "context_tokens")
 
 FOCUS: dict[str, FocusSpec] = {
@@ -52,7 +55,7 @@ FOCUS: dict[str, FocusSpec] = {
         "capacity", _SCENARIO, ("max_seqs", "naive_max_seqs"),
         "SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, "
         "v.max_seqs, v.naive_max_seqs, v.pool_bytes AS __fit FROM {db}.capacity v "
-        "WHERE {entity} AND v.within_native AND " + _WEIGHTS_DEFAULT),
+        "WHERE {entity} AND " + _KEPT),
     "engine_capacity": FocusSpec(
         "engine_capacity", ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp",
                             "max_model_len"), ("admitted_seqs", "logged_kv_tokens"),
@@ -75,6 +78,13 @@ FOCUS: dict[str, FocusSpec] = {
         "v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, r.which "
         "ORDER BY v.batch_fits DESC, v.batch DESC) AS n "
         "FROM {db}.roofline v, (VALUES (1), (2)) r(which) "
-        "WHERE {entity} AND v.within_native AND " + _WEIGHTS_DEFAULT +
+        "WHERE {entity} AND " + _KEPT +
         " AND CASE WHEN r.which = 1 THEN v.batch = 1 ELSE v.batch_fits OR v.batch = 1 END) WHERE n = 1"),
 }
+
+# Views whose focused rows are computed once per side and shared: the view is replaced in that side by a
+# table of its focused rows (every column), so the views built on it (roofline reads capacity) and its own
+# comparison read the table instead of recomputing the grid.  Exact because the focus of each reader keeps
+# only rows whose key and `within_native` columns come straight from the shared view's row and pass the
+# same filter (`_KEPT`): roofline's model, hardware, engine, weights dtype and within_native are capacity's.
+SHARED: dict[str, str] = {"capacity": "SELECT v.* FROM {db}.capacity v WHERE ({entity}) AND " + _KEPT}
