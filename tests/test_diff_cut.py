@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kvreg.diff.focus import FOCUS
+from kvreg.diff.focus import FOCUS, focus_sql
 from kvreg.diff.scenarios import attach, cut_to_touched, share_focused
 from kvreg.registry import load_registry
 
@@ -24,7 +24,7 @@ def registry():
 def _focused(con, view: str, kind_col: str, ids: list[str], models: list[str] | None) -> list[tuple]:
     spec = FOCUS[view]
     entity = f"list_contains(?, v.{kind_col})" + (" AND list_contains(?, v.model_id)" if models else "")
-    sql = spec.sql.format(db='"side"', entity=entity)
+    sql = focus_sql(con, spec, "side", entity)
     params = [ids] + ([models] if models else [])
     return sorted(con.execute(f"SELECT * EXCLUDE (__fit) FROM ({sql})", params).fetchall(), key=repr)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from kvreg.diff.focus import FOCUS, SHARED, FocusSpec
+from kvreg.diff.focus import FOCUS, SHARED, FocusSpec, focus_sql
 from kvreg.diff.model import FigureChange, FigureSummary, ScenarioSetChange, ViewComparison
 
 BASE, HEAD = "kv_base", "kv_head"
@@ -69,9 +69,9 @@ def _materialize_focus(con, focus: FocusSpec, order: list[tuple[str, list[str]]]
             if col not in focus.keys or not ids:
                 continue
             entity = f"v.{_q(col)} IN ({', '.join('?' * len(ids))})"
-            parts.append(focus.sql.format(db=_q(alias), entity=entity))
+            parts.append(focus_sql(con, focus, alias, entity))
             params.extend(ids)
-        sql = " UNION ".join(f"({p})" for p in parts) or focus.sql.format(db=_q(alias), entity="FALSE")
+        sql = " UNION ".join(f"({p})" for p in parts) or focus_sql(con, focus, alias, "FALSE")
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", params)
 
 
