@@ -9,7 +9,7 @@ materialized with git archive, both registries built in memory, the views
 joined in SQL.  ``--scale N`` also clones every model and accelerator N times
 under new ids (a registry the size issue 7 aims at) to see how the time grows.
 
-    python benchmarks/bench_diff.py [--case hardware|model|engine|many] [--all-scenarios] [--scale 6] [--repeat 3]
+    python benchmarks/bench_diff.py [--case hardware|model|engine|many] [--all-scenarios] [--scale 6] [--repeat 3] [--all-figures]
 
 Results go in benchmarks/README.md ("kvreg diff").
 """
@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kvreg.diff import diff_projects  # noqa: E402
+from kvreg.diff.render import rows_needed  # noqa: E402
 
 
 def git(root: Path, *args: str) -> None:
@@ -102,7 +103,7 @@ def edit(root: Path, case: str) -> None:
     git(root, "commit", "-qam", f"edit {case}")
 
 
-def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...]) -> None:
+def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...], figure_rows: int | None) -> None:
     for case in cases:
         with tempfile.TemporaryDirectory(prefix="kvreg-bench-diff-") as tmp:
             root = make_repo(Path(tmp), scale)
@@ -114,7 +115,7 @@ def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...]) 
                 for _ in range(repeat):
                     steps: list[tuple[float, str]] = []
                     t0 = time.perf_counter()
-                    r = diff_projects("HEAD~1", "HEAD", root, all_scenarios=all_scenarios,
+                    r = diff_projects("HEAD~1", "HEAD", root, all_scenarios=all_scenarios, figure_rows=figure_rows,
                                       progress=lambda msg: steps.append((time.perf_counter(), msg)))
                     t1 = time.perf_counter()
                     times.append(t1 - t0)
@@ -123,18 +124,21 @@ def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...]) 
                 cap = next(v for v in r.views if v.view == "capacity")
                 print(f"{case} edit, scale {scale}: {models} models × {hardware} hardware, all_scenarios={all_scenarios}: "
                       f"best {min(times):.2f} s of {repeat}; capacity rows compared {cap.head_rows:,}; "
-                      f"entries changed {len(r.entries)}; figures moved {len(r.figures):,}")
+                      f"entries changed {len(r.entries)}; figures moved {r.figures_moved():,} ({len(r.figures):,} fetched)")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--case", action="append", choices=sorted(EDITS) + ["many"], help="edit to time (default: both)")
+    ap.add_argument("--case", action="append", choices=sorted(EDITS) + ["many"], help="edit to time (default: all four)")
     ap.add_argument("--all-scenarios", action="store_true", help="also time --all-scenarios")
+    ap.add_argument("--all-figures", action="store_true",
+                    help="fetch every moved figure into Python (as --format json); default: what the Markdown prints")
     a = ap.parse_args()
     modes = (False, True) if a.all_scenarios else (False,)
+    rows = None if a.all_figures else rows_needed("markdown", 10)
     cases = a.case or sorted(EDITS) + ["many"]
-    run(1, a.repeat, cases, modes)
+    run(1, a.repeat, cases, modes, rows)
     if a.scale > 1:
-        run(a.scale, a.repeat, cases, modes)
+        run(a.scale, a.repeat, cases, modes, rows)
