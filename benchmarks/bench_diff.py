@@ -3,12 +3,13 @@
 Makes a temporary git repository from this checkout's registry (registry/,
 hardware/, reports/ if present), commits it, then commits ONE edit (``--case``:
 ``hardware`` = generic-80gb usable memory 79.6 → 79.0 GiB, ``model`` = Gemma 4
-31B's global KV heads 4 → 8), and times ``diff_projects("HEAD~1", "HEAD")`` — both revisions
+31B's global KV heads 4 → 8, ``engine`` = vLLM 0.33's window batched-tokens factor 2 → 1,
+``many`` = 25 accelerators' usable memory each 1 % less), and times ``diff_projects("HEAD~1", "HEAD")`` — both revisions
 materialized with git archive, both registries built in memory, the views
 joined in SQL.  ``--scale N`` also clones every model and accelerator N times
 under new ids (a registry the size issue 7 aims at) to see how the time grows.
 
-    python benchmarks/bench_diff.py [--case hardware|model] [--all-scenarios] [--scale 6] [--repeat 3]
+    python benchmarks/bench_diff.py [--case hardware|model|engine|many] [--all-scenarios] [--scale 6] [--repeat 3] [--all-figures]
 
 Results go in benchmarks/README.md ("kvreg diff").
 """
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kvreg.diff import diff_projects  # noqa: E402
+from kvreg.diff.render import rows_needed  # noqa: E402
 
 
 def git(root: Path, *args: str) -> None:
@@ -66,11 +68,31 @@ EDITS = {
     # Gemma 4 31B global-layer KV heads 4 → 8, in the entry and its shipped config.json (they must agree)
     "model": ("registry/models/gemma-4-31b.yaml", "kv_heads: 4 ", "kv_heads: 8 "),
 }
+EDITS["engine"] = ("registry/engines/vllm-0.33.yaml", "  window_batched_tokens_factor:\n    value: 2",
+                    "  window_batched_tokens_factor:\n    value: 1")
 ALSO = {"model": ("registry/models/gemma-4-31b.config.json", '"num_global_key_value_heads": 4',
                   '"num_global_key_value_heads": 8')}
+MANY = 25  # the "25 changed entries" case: the first 25 accelerators' usable memory, each 1 % less
+_USABLE = re.compile(r"(?m)^(memory_usable: \{value: )([0-9.]+)( (?:GiB|MiB|GB))")
+
+
+def edit_many(root: Path) -> None:
+    done = 0
+    for path in sorted((root / "hardware").glob("*.yaml")):
+        text = path.read_text()
+        m = _USABLE.search(text)
+        if m is None or done == MANY:
+            continue
+        new = f"{float(m.group(2)) * 0.99:.6g}"
+        path.write_text(text[:m.start()] + m.group(1) + new + m.group(3) + text[m.end():])
+        done += 1
+    assert done == MANY, done
+    git(root, "commit", "-qam", f"edit {MANY} accelerators")
 
 
 def edit(root: Path, case: str) -> None:
+    if case == "many":
+        return edit_many(root)
     for rel, old, new in filter(None, (EDITS[case], ALSO.get(case))):
         path = root / rel
         if not path.exists():
@@ -81,7 +103,7 @@ def edit(root: Path, case: str) -> None:
     git(root, "commit", "-qam", f"edit {case}")
 
 
-def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...]) -> None:
+def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...], figure_rows: int | None) -> None:
     for case in cases:
         with tempfile.TemporaryDirectory(prefix="kvreg-bench-diff-") as tmp:
             root = make_repo(Path(tmp), scale)
@@ -91,23 +113,32 @@ def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...]) 
             for all_scenarios in all_modes:
                 times = []
                 for _ in range(repeat):
+                    steps: list[tuple[float, str]] = []
                     t0 = time.perf_counter()
-                    r = diff_projects("HEAD~1", "HEAD", root, all_scenarios=all_scenarios)
-                    times.append(time.perf_counter() - t0)
+                    r = diff_projects("HEAD~1", "HEAD", root, all_scenarios=all_scenarios, figure_rows=figure_rows,
+                                      progress=lambda msg: steps.append((time.perf_counter(), msg)))
+                    t1 = time.perf_counter()
+                    times.append(t1 - t0)
+                    marks = steps + [(t1, "end")]
+                    print("  steps: " + "; ".join(f"{m} {b - a:.1f} s" for (a, m), (b, _) in zip(marks, marks[1:])))
                 cap = next(v for v in r.views if v.view == "capacity")
                 print(f"{case} edit, scale {scale}: {models} models × {hardware} hardware, all_scenarios={all_scenarios}: "
                       f"best {min(times):.2f} s of {repeat}; capacity rows compared {cap.head_rows:,}; "
-                      f"entries changed {len(r.entries)}; figures moved {len(r.figures):,}")
+                      f"entries changed {len(r.entries)}; figures moved {r.figures_moved():,} ({len(r.figures):,} fetched)")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--case", action="append", choices=sorted(EDITS), help="edit to time (default: both)")
+    ap.add_argument("--case", action="append", choices=sorted(EDITS) + ["many"], help="edit to time (default: all four)")
     ap.add_argument("--all-scenarios", action="store_true", help="also time --all-scenarios")
+    ap.add_argument("--all-figures", action="store_true",
+                    help="fetch every moved figure into Python (as --format json); default: what the Markdown prints")
     a = ap.parse_args()
     modes = (False, True) if a.all_scenarios else (False,)
-    run(1, a.repeat, a.case or sorted(EDITS), modes)
+    rows = None if a.all_figures else rows_needed("markdown", 10)
+    cases = a.case or sorted(EDITS) + ["many"]
+    run(1, a.repeat, cases, modes, rows)
     if a.scale > 1:
-        run(a.scale, a.repeat, a.case or sorted(EDITS), modes)
+        run(a.scale, a.repeat, cases, modes, rows)

@@ -510,10 +510,11 @@ def diff(base, head, project, fmt, top, threshold_pct, all_scenarios):
     """
     from kvreg.diff import RevisionError, diff_projects
     from kvreg.diff.render import render as render_diff
+    from kvreg.diff.render import rows_needed
 
     try:
         result = diff_projects(base, head, project, threshold_pct=threshold_pct, all_scenarios=all_scenarios,
-                               progress=progress)
+                               progress=progress, figure_rows=rows_needed(fmt, top))
     except RevisionError as exc:
         raise click.UsageError(str(exc))
     except KvregError as exc:

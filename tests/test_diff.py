@@ -314,3 +314,26 @@ def test_report_recommendation_flip_is_named(repo):
     # A change to an entry the report names is checked; a source-only change flips nothing.
     write_yaml(repo / "registry/models/m.yaml", model(url="https://example.org/other.json"))
     assert "Report recommendations (q4): none flips." in run("HEAD", "--project", str(repo)).output
+
+
+def test_a_bounded_fetch_renders_what_the_full_result_renders(repo, monkeypatch):
+    # The CLI fetches only the rows it prints (render.rows_needed); counts come from the SQL summaries.
+    from kvreg.diff import diff_projects, render
+
+    write_yaml(repo / "registry/models/m.yaml", model(kv_heads=4))
+    commit(repo, "halve kv heads")
+    full = diff_projects("HEAD~1", "HEAD", repo, threshold_pct=50)
+    monkeypatch.setattr(render, "DETAIL_ROWS", 2)
+    assert render.rows_needed("markdown", 1) == 3 and render.rows_needed("text", 3) == 3
+    assert render.rows_needed("json", 3) is None and render.rows_needed("text", 0) is None
+    bounded = diff_projects("HEAD~1", "HEAD", repo, threshold_pct=50, figure_rows=3)
+    assert len(full.figures) > 2 * len(bounded.figures) > 0  # it really was cut
+    per_view: dict = {}
+    for f in bounded.figures:
+        per_view[(f.view, f.kind, f.id)] = per_view.get((f.view, f.kind, f.id), 0) + 1
+    assert max(per_view.values()) == 3
+    assert (bounded.summaries, bounded.hidden_below_threshold) == (full.summaries, full.hidden_below_threshold)
+    assert full.hidden_below_threshold > 0 and full.figures_moved() == len(full.figures)
+    assert render.render_text(bounded, top=3) == render.render_text(full, top=3)
+    assert render.render_markdown(bounded, top=1) == render.render_markdown(full, top=1)
+    assert '"figure_rows": 3' in render.render_json(bounded) and "figure_rows" not in render.render_json(full)

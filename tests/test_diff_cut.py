@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kvreg.diff.focus import FOCUS
-from kvreg.diff.scenarios import attach, cut_to_touched
+from kvreg.diff.focus import FOCUS, focus_sql
+from kvreg.diff.scenarios import attach, cut_to_touched, share_focused
 from kvreg.registry import load_registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,29 +21,37 @@ def registry():
     return load_registry(ROOT)
 
 
-def _focused(con, view: str, kind_col: str, ids: list[str]) -> list[tuple]:
+def _focused(con, view: str, kind_col: str, ids: list[str], models: list[str] | None) -> list[tuple]:
     spec = FOCUS[view]
-    sql = spec.sql.format(db='"side"', entity=f"list_contains(?, v.{kind_col})")
-    return sorted(con.execute(f"SELECT * EXCLUDE (__fit) FROM ({sql})", [ids]).fetchall(), key=repr)
+    entity = f"list_contains(?, v.{kind_col})" + (" AND list_contains(?, v.model_id)" if models else "")
+    sql = focus_sql(con, spec, "side", entity)
+    params = [ids] + ([models] if models else [])
+    return sorted(con.execute(f"SELECT * EXCLUDE (__fit) FROM ({sql})", params).fetchall(), key=repr)
 
 
-@pytest.mark.parametrize("kind, col, ids, views", [
+@pytest.mark.parametrize("kind, col, ids, views, models", [
     # an accelerator with throughput measurements (its efficiency is fitted across accelerators)
-    ("hardware", "hardware_id", ["h100-sxm-80gb"], ["roofline"]),
+    ("hardware", "hardware_id", ["h100-sxm-80gb"], ["roofline"], None),
     # a model served with a speculative draft (llama-3.1-8b + EAGLE) and a recurrent hybrid
-    ("model", "model_id", ["llama-3.1-8b", "qwen3.6-27b"], ["capacity"]),
+    ("model", "model_id", ["llama-3.1-8b", "qwen3.6-27b"], ["capacity"], None),
+    # an engine release with accounting rules (its engine_accounting row goes with it); the rows of two
+    # models are compared, a dense one with a draft and a sliding-window one (the whole grid is minutes)
+    ("engine", "engine_id", ["vllm-0.33"], ["engine_capacity", "roofline"], ["llama-3.1-8b", "gemma-4-31b"]),
 ])
-def test_cut_side_gives_the_whole_registrys_focused_rows(registry, kind, col, ids, views):
+def test_cut_side_gives_the_whole_registrys_focused_rows(registry, kind, col, ids, views, models):
+    """The cut side, with capacity replaced by its shared focused rows (share_focused), gives the whole
+    registry's focused rows: roofline then reads capacity from that table."""
     whole, cut = duckdb.connect(":memory:"), duckdb.connect(":memory:")
     try:
         for con in (whole, cut):
             con.execute("SET memory_limit = '3GB'")
             attach(con, "side", registry)
         assert cut_to_touched(cut, "side", [(kind, ids)])
+        assert share_focused(cut, "side", [(kind, ids)]) == ["capacity"]
         for view in views:
-            expected = _focused(whole, view, col, ids)
+            expected = _focused(whole, view, col, ids, models)
             assert expected, view
-            assert _focused(cut, view, col, ids) == expected, view
+            assert _focused(cut, view, col, ids, models) == expected, view
     finally:
         whole.close()
         cut.close()

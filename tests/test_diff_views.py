@@ -75,3 +75,27 @@ def test_project_in_a_subfolder_of_the_repository(tmp_path):
     r = CliRunner().invoke(main, ["diff", "HEAD~1", "HEAD", "--project", str(proj)])
     assert r.exit_code == 0, r.output
     assert "registry/models/m.yaml" in r.output and "layer_groups.0.kv_heads: 8 → 4" in r.output
+
+
+def test_roofline_focus_is_batch_1_and_the_largest_batch_that_fits(con):
+    # The focus SQL filters the batch axis by a literal list (so DuckDB prunes it before the arithmetic);
+    # the reference here is the plain definition: per scenario, the batch-1 row, and the fitting row of
+    # the largest batch (the batch-1 row, shown as batch 0 without a rate, when none fits).
+    from kvreg.diff.focus import FOCUS, _KEPT, focus_sql
+
+    entity = "list_contains(['m'], v.model_id)"
+    reference = (
+        "SELECT * EXCLUDE (n) FROM (SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, "
+        "v.tp, v.context_tokens, CASE WHEN r.which = 1 THEN 'batch 1' ELSE 'capacity' END AS \"at\", "
+        "CASE WHEN r.which = 1 OR v.batch_fits THEN v.batch ELSE 0 END AS batch, "
+        "CASE WHEN r.which = 1 OR v.batch_fits THEN v.decode_tok_per_s END AS decode_tok_per_s, "
+        "v.max_seqs AS __fit, row_number() OVER (PARTITION BY v.model_id, v.hardware_id, v.engine_id, "
+        "v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, r.which ORDER BY v.batch_fits DESC, v.batch DESC) AS n "
+        f"FROM {{db}}.roofline v, (VALUES (1), (2)) r(which) WHERE {entity} AND {_KEPT} "
+        "AND CASE WHEN r.which = 1 THEN v.batch = 1 ELSE v.batch_fits OR v.batch = 1 END) WHERE n = 1")
+    for alias in (BASE, HEAD):
+        got = con.execute(focus_sql(con, FOCUS["roofline"], alias, entity)).fetchall()
+        want = con.execute(reference.format(db=f'"{alias}"')).fetchall()
+        assert sorted(got, key=repr) == sorted(want, key=repr) and len(want) > 10
+        batches = {r[8] for r in got if r[7] == "capacity"}
+        assert 0 in batches or len(batches) > 1  # both "fits" and the largest batches appear

@@ -31,7 +31,7 @@ def _load(root: Path, label: str):
 
 def diff_projects(base: str, head: str | None = None, project: Path | str = ".", *, threshold_pct: float = 0.0,
                   all_scenarios: bool = False, progress=None, compare_figures: bool = True,
-                  reports: list[str] | None = None) -> DiffResult:
+                  reports: list[str] | None = None, figure_rows: int | None = None) -> DiffResult:
     """Diff the registry of ``project`` between two revisions or directories.
 
     Args:
@@ -45,6 +45,9 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         compare_figures: compare the scenario figures of the views (False: entries and recommendation flips only,
             as a report's "what changed" section needs).
         reports: check recommendation flips only for these report ids (None: every report).
+        figure_rows: keep at most this many figure changes per entry and view, the largest (None: all).
+            The counts stay complete (aggregated in SQL); the text and Markdown renderers need
+            :func:`kvreg.diff.render.rows_needed` rows, so the CLI asks for no more than it prints.
 
     Returns:
         A :class:`DiffResult` (figures in the base units of their view columns).
@@ -60,7 +63,8 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     from kvreg.diff.entries import entry_changes
     from kvreg.diff.recommend import recommendation_flips
     from kvreg.diff.references import dangling_report_references
-    from kvreg.diff.scenarios import BASE, HEAD, VIEWS, attach, compare_view, cut_to_touched, touched
+    from kvreg.diff.scenarios import (BASE, HEAD, VIEWS, attach, compare_view, cut_to_touched, share_focused,
+                                       touched)
 
     project = Path(project)
     say = progress or (lambda message: None)
@@ -104,13 +108,18 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 cut = cut_to_touched(con, BASE, order) and cut_to_touched(con, HEAD, order)
             say("checking report recommendations")
             checked, flips = recommendation_flips(con, BASE, HEAD, order, reports=reports)
-            if compare_figures and not all_scenarios and not cut and cut_to_touched(con, BASE, order):
-                cut_to_touched(con, HEAD, order)
+            if compare_figures and not all_scenarios:
+                if not cut and cut_to_touched(con, BASE, order):
+                    cut_to_touched(con, HEAD, order)
+                # The focused capacity rows once per side, read by its comparison and by roofline's.
+                say("computing the focused scenarios")
+                share_focused(con, BASE, order)
+                share_focused(con, HEAD, order)
             figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS if compare_figures else ():
                 say(f"comparing {spec.view}")
                 view, f, s, h, summary = compare_view(con, spec, order, threshold_pct=threshold_pct,
-                                                      all_scenarios=all_scenarios)
+                                                      all_scenarios=all_scenarios, figure_rows=figure_rows)
                 views.append(view)
                 figures.extend(f)
                 sets.extend(s)
@@ -119,4 +128,4 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         finally:
             con.close()
     return DiffResult(base_label, head_label, entries, figures, sets, views, threshold_pct, hidden, summaries,
-                      checked, flips)
+                      checked, flips, figure_rows)

@@ -136,7 +136,17 @@ class DiffResult:
     summaries: list[FigureSummary] = dataclasses.field(default_factory=list)
     reports_checked: list[str] = dataclasses.field(default_factory=list)
     recommendations: list[RecommendationFlip] = dataclasses.field(default_factory=list)
+    # None: ``figures`` holds every figure change shown.  N: at most N per entry and view (the largest,
+    # in order); ``summaries`` still count them all (the renderers count from them).
+    figure_rows: int | None = None
 
     @property
     def has_changes(self) -> bool:
         return bool(self.entries or self.figures or self.scenario_sets)
+
+    def figures_moved(self, kind: str | None = None, id: str | None = None) -> int:
+        """Figure changes shown (after the threshold) for one entry, or in all with no entry given.
+
+        Counted from ``summaries`` (aggregated in SQL), so it is the full count when ``figures`` is bounded.
+        """
+        return sum(s.count for s in self.summaries if kind is None or (s.kind, s.id) == (kind, id))

@@ -115,7 +115,7 @@ def _counts(result: DiffResult) -> str:
     removed = sum(s.count for s in result.scenario_sets if s.status == "removed")
     noun = "entry" if by["added"] == 1 else "entries"
     return (f"{by['added']} {noun} added, {by['removed']} removed, {by['changed']} changed · "
-            f"{len(result.figures):,} scenario figures moved · {added:,} scenarios added, {removed:,} removed")
+            f"{result.figures_moved():,} scenario figures moved · {added:,} scenarios added, {removed:,} removed")
 
 
 def _option_text(o) -> str:
@@ -164,7 +164,8 @@ def render_text(result: DiffResult, top: int = 10) -> str:
     sets = _sets_by_entry(result)
     for (kind, eid), figs in _groups(result):
         why = "" if (kind, eid) in edited else " (not edited; depends on a changed entry)"
-        lines.append(f"{kind} {eid}{why}: {len(figs):,} figures moved")
+        moved = result.figures_moved(kind, eid)
+        lines.append(f"{kind} {eid}{why}: {moved:,} figures moved")
         for sm in _summaries(result, kind, eid):
             lines.append(f"  {sm.view}.{sm.figure}: {sm.count:,} scenarios ({sm.up:,} up, {sm.down:,} down), "
                          f"{range_text(sm)}")
@@ -174,8 +175,8 @@ def render_text(result: DiffResult, top: int = 10) -> str:
         for r in rows:
             lines.append("  " + "  ".join(c.rjust(w) if i >= 2 else c.ljust(w)
                                           for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-        if top and len(figs) > top:
-            lines.append(f"  … {len(figs) - top:,} more (--top 0 shows all)")
+        if top and moved > top:
+            lines.append(f"  … {moved - top:,} more (--top 0 shows all)")
     for (kind, eid), ss in sets.items():
         for s in ss:
             lines.append(f"{kind} {eid}: {s.count:,} {s.view} scenarios {s.status}")
@@ -211,7 +212,7 @@ def _md_figure_rows(kind: str, figs: list[FigureChange]) -> list[str]:
 
 def render_markdown(result: DiffResult, top: int = 10) -> str:
     """A pull-request comment: summary table, then per entry the ``top`` largest changes, the rest collapsed."""
-    top = top or len(result.figures) or 1
+    top = top or result.figures_moved() or 1
     out = [f"### kvreg diff: `{_md(result.base_label)}` → `{_md(result.head_label)}`", "", _counts(result), ""]
     groups = dict(_groups(result))
     sets = _sets_by_entry(result)
@@ -223,7 +224,7 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
                    f"{figure_value(figs[0].figure, figs[0].new)} ({pct_text(figs[0])})") if figs else ""
             notes = ([big] if figs else []) + [f"{s.count:,} {s.view} scenarios {s.status}"
                                                for s in sets.get((e.kind, e.id), [])]
-            out.append(f"| {e.kind} `{e.id}` | {e.status} | `{e.file}:{e.line}` | {len(figs):,} | "
+            out.append(f"| {e.kind} `{e.id}` | {e.status} | `{e.file}:{e.line}` | {result.figures_moved(e.kind, e.id):,} | "
                        f"{'; '.join(notes) or '—'} |")
         out.append("")
         fields = [(e, f) for e in result.entries for f in e.fields]
@@ -236,26 +237,27 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
     budget = DETAIL_BUDGET
     for (kind, eid), figs in groups.items():
         why = "" if (kind, eid) in edited else " (not edited; depends on a changed entry)"
-        out += [f"#### {kind} `{eid}`{why}: {len(figs):,} figures moved", "",
+        moved = result.figures_moved(kind, eid)
+        out += [f"#### {kind} `{eid}`{why}: {moved:,} figures moved", "",
                 "| figure | scenarios | up | down | change |", "|---|---:|---:|---:|---|"]
         out += [f"| `{sm.view}.{sm.figure}` | {sm.count:,} | {sm.up:,} | {sm.down:,} | {range_text(sm)} |"
                 for sm in _summaries(result, kind, eid)]
-        out += ["", f"Largest {min(top, len(figs)):,}:", "",
+        out += ["", f"Largest {min(top, moved):,}:", "",
                 "| scenario | figure | old | new | change |", "|---|---|---:|---:|---:|"]
         out += _md_figure_rows(kind, figs[:top])
-        rest = figs[top:]
-        if rest:
+        rest, n_rest = figs[top:], moved - min(top, moved)
+        if n_rest:
             rows = []
             for row in _md_figure_rows(kind, rest[:DETAIL_ROWS]):
                 if budget - len(row) - 1 < 0:
                     break
                 rows.append(row)
                 budget -= len(row) + 1
-            out += ["", f"<details><summary>{len(rest):,} more changes</summary>", "",
+            out += ["", f"<details><summary>{n_rest:,} more changes</summary>", "",
                     "| scenario | figure | old | new | change |", "|---|---|---:|---:|---:|"]
             out += rows
-            if len(rest) > len(rows):
-                out += ["", f"… {len(rest) - len(rows):,} more; run `kvreg diff` locally to see all."]
+            if n_rest > len(rows):
+                out += ["", f"… {n_rest - len(rows):,} more; run `kvreg diff` locally to see all."]
             out += ["", "</details>"]
         out.append("")
     for (kind, eid), ss in sets.items():
@@ -284,8 +286,27 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
 
 
 def render_json(result: DiffResult) -> str:
-    """The whole result as JSON (figures in base units; ``pct`` null when old is 0)."""
-    return json.dumps(dataclasses.asdict(result) | {"has_changes": result.has_changes}, indent=2, default=str)
+    """The whole result as JSON (figures in base units; ``pct`` null when old is 0).
+
+    ``figure_rows`` appears only for a bounded result (``figures`` then holds at most that many per entry
+    and view); the CLI's JSON is never bounded.
+    """
+    data = dataclasses.asdict(result)
+    if data["figure_rows"] is None:
+        del data["figure_rows"]
+    return json.dumps(data | {"has_changes": result.has_changes}, indent=2, default=str)
+
+
+def rows_needed(fmt: str, top: int) -> int | None:
+    """Figure changes per entry and view that ``render(result, fmt, top)`` can print (None: all of them).
+
+    Text prints ``top`` per entry, Markdown ``top`` plus at most :data:`DETAIL_ROWS` collapsed; JSON and
+    ``top`` 0 print every change.  An entry's rows are its views' rows in view order, so its first N
+    rows are always among the first N of one view or the next.
+    """
+    if fmt == "json" or not top:
+        return None
+    return top + (DETAIL_ROWS if fmt == "markdown" else 0)
 
 
 def render(result: DiffResult, fmt: str = "text", top: int = 10) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from kvreg.diff.focus import FOCUS, FocusSpec
+from kvreg.diff.focus import FOCUS, SHARED, FocusSpec, focus_sql
 from kvreg.diff.model import FigureChange, FigureSummary, ScenarioSetChange, ViewComparison
 
 BASE, HEAD = "kv_base", "kv_head"
@@ -69,9 +69,9 @@ def _materialize_focus(con, focus: FocusSpec, order: list[tuple[str, list[str]]]
             if col not in focus.keys or not ids:
                 continue
             entity = f"v.{_q(col)} IN ({', '.join('?' * len(ids))})"
-            parts.append(focus.sql.format(db=_q(alias), entity=entity))
+            parts.append(focus_sql(con, focus, alias, entity))
             params.extend(ids)
-        sql = " UNION ".join(f"({p})" for p in parts) or focus.sql.format(db=_q(alias), entity="FALSE")
+        sql = " UNION ".join(f"({p})" for p in parts) or focus_sql(con, focus, alias, "FALSE")
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", params)
 
 
@@ -81,7 +81,11 @@ def _materialize_focus(con, focus: FocusSpec, order: list[tuple[str, list[str]]]
 FROZEN_VIEWS: tuple[str, ...] = ("speed_efficiency",)
 
 # Entry kinds whose table can be cut to the touched entries: (table, id column).
-CUTTABLE: dict[str, tuple[str, str]] = {"hardware": ("hardware", "hardware_id"), "model": ("models", "model_id")}
+CUTTABLE: dict[str, tuple[str, str]] = {"hardware": ("hardware", "hardware_id"), "model": ("models", "model_id"),
+                                        "engine": ("engines", "engine_id")}
+# Per-entry tables cut together with the kind's own table: an engine's accounting rules must go with its
+# `engines` row, or the release would be read as a first-principles engine (memory_pools_at, 240).
+CUT_WITH: dict[str, tuple[str, ...]] = {"engine": ("engine_accounting", "engine_quirks")}
 
 
 def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
@@ -89,8 +93,8 @@ def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
 
     The focused comparison (``focus.FOCUS``) only reads rows of touched entries, at the release's default
     ``max_num_batched_tokens``; every per-scenario view computes a row from its own model, accelerator and
-    engine.  When one kind of entry is touched (one model, or one accelerator: a pull request's usual
-    edit), the other entries of that kind and the non-default batched-token settings are deleted from
+    engine.  When one kind of entry is touched (models, accelerators or engine releases: a pull request's
+    usual edit), the other entries of that kind and the non-default batched-token settings are deleted from
     the side's tables, so the views compute ~1/N of the grid with identical figures for the rows kept.
     Kept as well: models sharing a served set (target + draft) with a touched one and models resident
     on some accelerator (they shape that device's pool).  Cross-entry views (:data:`FROZEN_VIEWS`) are
@@ -103,13 +107,7 @@ def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
     kind = next(iter(kinds))
     ids = sorted({i for k, group in order for i in group})
     db = _q(alias)
-    for view in FROZEN_VIEWS:
-        if con.execute("SELECT count(*) FROM duckdb_views() WHERE database_name = ? AND view_name = ?",
-                       [alias, view]).fetchone()[0]:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE __frozen AS SELECT * FROM {db}.{_q(view)}")
-            con.execute(f"DROP VIEW {db}.{_q(view)}")
-            con.execute(f"CREATE TABLE {db}.{_q(view)} AS SELECT * FROM __frozen")
-            con.execute("DROP TABLE __frozen")
+    freeze(con, alias)
     table, col = CUTTABLE[kind]
     keep = f"list_contains(?, {_q(col)})"
     params: list = [ids]
@@ -119,11 +117,63 @@ def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
                  f" OR model_id IN (SELECT r.model_id FROM {db}.residents r WHERE r.model_id IS NOT NULL)")
         params.append(ids)
     con.execute(f"DELETE FROM {db}.{_q(table)} WHERE NOT ({keep})", params)
+    for other in CUT_WITH.get(kind, ()):
+        if _has_table(con, alias, other):
+            con.execute(f"DELETE FROM {db}.{_q(other)} WHERE NOT list_contains(?, {_q(col)})", [ids])
     con.execute(f"DELETE FROM {db}.batched_tokens WHERE max_num_batched_tokens NOT IN "
                 f"(SELECT max_num_batched_tokens FROM {db}.engine_accounting WHERE max_num_batched_tokens IS NOT NULL "
                 f"UNION SELECT max_num_batched_tokens_large_gpu FROM {db}.engine_accounting "
                 f"WHERE max_num_batched_tokens_large_gpu IS NOT NULL)")
     return True
+
+
+def _is_view(con, alias: str, view: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_views() WHERE database_name = ? AND view_name = ?",
+                            [alias, view]).fetchone()[0])
+
+
+def _view_to_table(con, alias: str, view: str, select: str, params: list | None = None) -> None:
+    """Replace view ``view`` of side ``alias`` by a table holding ``select``'s rows (same name)."""
+    db = _q(alias)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __frozen AS {select}", params or [])
+    con.execute(f"DROP VIEW {db}.{_q(view)}")
+    con.execute(f"CREATE TABLE {db}.{_q(view)} AS SELECT * FROM __frozen")
+    con.execute("DROP TABLE __frozen")
+
+
+def freeze(con, alias: str) -> None:
+    """Materialize side ``alias``'s cross-entry views (:data:`FROZEN_VIEWS`) as tables; idempotent."""
+    for view in FROZEN_VIEWS:
+        if _is_view(con, alias, view):
+            _view_to_table(con, alias, view, f"SELECT * FROM {_q(alias)}.{_q(view)}")
+
+
+def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[str]:
+    """Compute side ``alias``'s shared views (``focus.SHARED``) once, on the touched focused rows only.
+
+    Each such view becomes a table of the rows the focused comparison keeps of it (touched entries,
+    within the native context, native weights dtypes), so the views read on top of it (roofline on
+    capacity) compute only those scenarios; their focused rows are unchanged (see ``focus.SHARED``).
+    Cross-entry views are frozen first (they fit over the whole grid).  Call after the report
+    recommendation check (it ranks every option) and never with ``--all-scenarios``.
+
+    Returns:
+        The views replaced.
+    """
+    terms, params = [], []
+    for kind, ids in order:
+        if ids:
+            terms.append(f"list_contains(?, v.{_q(ENTITY_COLUMNS[kind])})")
+            params.append(ids)
+    if not terms:
+        return []
+    freeze(con, alias)
+    done = []
+    for view, sql in SHARED.items():
+        if _is_view(con, alias, view):
+            _view_to_table(con, alias, view, sql.format(db=_q(alias), entity=" OR ".join(terms)), params)
+            done.append(view)
+    return done
 
 
 def attach(con, alias: str, registry) -> None:
@@ -220,8 +270,13 @@ def _value(v, integral: bool):
 
 
 def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, threshold_pct: float = 0.0,
-                 all_scenarios: bool = False):
+                 all_scenarios: bool = False, figure_rows: int | None = None):
     """Compare one view between ``kv_base`` and ``kv_head`` on ``con``.
+
+    Args:
+        figure_rows: fetch at most this many figure changes per entry (its largest, in the order
+            below); None fetches every one.  The counts (summaries, hidden) always cover every change:
+            they are aggregated in SQL, so a bounded fetch only saves turning rows into records.
 
     Returns:
         (what was compared, figure changes at or above ``threshold_pct`` (%) sorted
@@ -281,30 +336,33 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
         f"THEN {SEQ_RANK} + abs(new - old) ELSE least(coalesce(abs(pct), {SEQ_RANK} - 1), {SEQ_RANK} - 1) END AS size, "
         f"pct IS NULL OR abs(pct) >= ? AS shown FROM m) "
     )
-    summary_sql = (
-        f"{scored}SELECT entry_kind, entry_id, figure, count(*), count(*) FILTER (WHERE new > old), "
-        f"count(*) FILTER (WHERE new < old), min(pct), max(pct) FROM s WHERE shown "
-        f"GROUP BY entry_kind, entry_id, figure ORDER BY entry_kind, entry_id, figure"
-    )
-    summaries = [FigureSummary(spec.view, *row) for row in
-                 con.execute(summary_sql, attr_params + [threshold_pct]).fetchall()]
+    # The moved figures are scored once into a temp table: the summaries, the hidden count and the
+    # (bounded) rows fetched below all read it, instead of each re-running the join.
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _diff_moved AS {scored}SELECT * FROM s",
+                attr_params + [threshold_pct])
+    summaries = [FigureSummary(spec.view, *row) for row in con.execute(
+        "SELECT entry_kind, entry_id, figure, count(*), count(*) FILTER (WHERE new > old), "
+        "count(*) FILTER (WHERE new < old), min(pct), max(pct) FROM _diff_moved WHERE shown "
+        "GROUP BY entry_kind, entry_id, figure ORDER BY entry_kind, entry_id, figure").fetchall()]
+    hidden = con.execute("SELECT count(*) FROM _diff_moved WHERE NOT shown").fetchone()[0]
+    # Entries ordered by their largest shown change, then each entry's changes largest first; a bounded
+    # fetch keeps each entry's first `figure_rows` of that same order (row_number over the same sort).
+    within = f"size DESC, abs(new - old) DESC, {key_list}, figure"
+    bound = "" if figure_rows is None else f"QUALIFY row_number() OVER (PARTITION BY entry_kind, entry_id ORDER BY {within}) <= {int(figure_rows)} "
     changes_sql = (
-        f"{scored}SELECT entry_kind, entry_id, {key_list}, figure, old, new, pct, shown, "
-        f"max(size) FILTER (WHERE shown) OVER (PARTITION BY entry_kind, entry_id) AS group_size "
-        f"FROM s ORDER BY group_size DESC, entry_kind, entry_id, size DESC, abs(new - old) DESC, {key_list}, figure"
+        f"SELECT entry_kind, entry_id, {key_list}, figure, old, new, pct, "
+        f"max(size) OVER (PARTITION BY entry_kind, entry_id) AS group_size "
+        f"FROM _diff_moved WHERE shown {bound}"
+        f"ORDER BY group_size DESC, entry_kind, entry_id, {within}"
     )
-    cur = con.execute(changes_sql, attr_params + [threshold_pct])
     integral = {f: _integral(head_cols[f]) for f in figures}
-    changes, hidden = [], 0
-    for row in cur.fetchall():
-        kind, eid = row[0], row[1]
-        key_vals = dict(zip(keys, row[2:2 + len(keys)]))
-        figure, old, new, pct, shown = row[2 + len(keys):7 + len(keys)]
-        if not shown:
-            hidden += 1
-            continue
-        changes.append(FigureChange(spec.view, kind, eid, key_vals, figure, _value(old, integral[figure]),
-                                    _value(new, integral[figure]), pct))
+    changes = []
+    n_keys = len(keys)
+    for row in con.execute(changes_sql).fetchall():
+        figure, old, new, pct = row[2 + n_keys:6 + n_keys]
+        changes.append(FigureChange(spec.view, row[0], row[1], dict(zip(keys, row[2:2 + n_keys])), figure,
+                                    _value(old, integral[figure]), _value(new, integral[figure]), pct))
+    con.execute("DROP TABLE IF EXISTS _diff_moved")
     sets_sql = (
         f"{joined}, o AS (SELECT *, CASE WHEN in_head THEN 'added' ELSE 'removed' END AS status FROM a "
         f"WHERE NOT (in_base AND in_head) AND (fit_base OR fit_head)), "
