@@ -127,7 +127,7 @@ MD_INTRO = [
     "the efficiency `speed_efficiency` fits in SQL (median implied efficiency per hardware × engine family,",
     "falling back to the architecture family, the hardware entry's stated figure, the engine, all), or by the",
     "engine's host roof when that is slower: its fastest measured request turnover on this hardware (falling back",
-    "to the architecture, then the engine family), spread over the request's output tokens (`host_roof_fit`).",
+    "to the architecture, then the engine family), spread over the request's output tokens (`speed_fit`, roof `host`).",
     "*In-sample*: efficiencies fitted on every source.  *Leave-one-source-out*: efficiencies fitted without the",
     "measurement's own source, so it predicts a source kvreg has not seen.  Error = predicted ÷ measured − 1.",
     "",
