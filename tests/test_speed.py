@@ -39,27 +39,16 @@ def test_ceiling_of_one_measurement_by_hand(con):
                     " WHERE checkpoint_id = 'llama-3.1-8b:fp8:generic' AND tp = 1")["b"]
     linear = 32 * (4096 * (4096 + 2 * 1024 + 4096) + 3 * 4096 * 14336)
     assert held == pytest.approx(linear + 2 * (2 * 128256 * 4096) + 2 * 131072 * 128, rel=2e-3)
-    # The batch TensorRT-LLM runs: its KV pool (the engine's memory model, memory_pools) holds each request's
-    # WHOLE input + output, because the default GUARANTEED_NO_EVICT scheduler reserves blocks to completion.
-    pool = one(con, "SELECT pool_bytes AS b, weights_bytes AS w FROM memory_pools WHERE model_id = 'llama-3.1-8b'"
-                    " AND hardware_id = 'h200' AND engine_id = 'trtllm-pytorch' AND weights_dtype = 'fp8' AND tp = 1")
-    assert pool["w"] == held and pool["b"] < H200_USABLE - held       # the engine keeps a reserve
-    batch = min(math.floor(pool["b"] / (kv_token * (1000 + 1000))), 2048)   # trtllm-pytorch max_num_seqs 2048
-    assert c["batch"] == batch == 958
+    batch = min(math.floor((H200_USABLE - held) / kv_mean), 2048)   # trtllm-pytorch max_num_seqs 2048
+    assert c["batch"] == batch == 1434
     decode = lambda s: 2 * P_8B + 4 * 4096 * 32 * s  # noqa: E731  chapter §2.4, full attention
     flop = decode(ctx) + 1000 * decode(1000 / 2) / 1000          # decode + causal prefill of the prompt
     byte = weights / batch + kv_mean
     assert c["flop_per_output_token"] == pytest.approx(flop)
     assert c["bytes_per_output_token"] == pytest.approx(byte)
-    # Two kernel classes, one after the other, each at its own roof: the GEMMs (weights ÷ B read, 2·P per decoded
-    # and per prompt token) are compute-bound, the attention (the mean context's KV read) memory-bound.
-    linear = max(weights / batch / H200_BW, 2 * P_8B * 2 / H200_FP8)
-    attention = max(kv_mean / H200_BW, (flop - 2 * P_8B * 2) / H200_FP8)
-    assert linear == pytest.approx(2 * P_8B * 2 / H200_FP8) and attention == pytest.approx(kv_mean / H200_BW)
-    ceiling = 1 / (linear + attention)
+    ceiling = 1 / max(byte / H200_BW, flop / H200_FP8)
     assert c["ceiling_tok_per_s"] == pytest.approx(ceiling)
-    assert ceiling < 1 / max(byte / H200_BW, flop / H200_FP8)  # below one greatest() over the step's totals
-    assert c["bound"] == "memory"                              # the KV read (20.5 µs) outweighs the GEMMs (16.2 µs)
+    assert c["bound"] == ("compute" if flop / H200_FP8 > byte / H200_BW else "memory") == "memory"  # 21.6 > 16.8 µs
     assert c["ratio"] == pytest.approx(17537.96 / ceiling)
 
 
@@ -80,15 +69,12 @@ def test_the_evidence_is_broad_enough(con):
 
 
 def _implied(con, where: str) -> dict[str, list[float]]:
-    """Implied efficiency per roof, computed here in Python from the ceiling components: the two kernel classes'
-    roofs added, plus the all-reduce, times the measured rate; filed under the roof holding most of that time."""
+    """Implied efficiency per roof, computed here in Python from the ceiling components."""
     out: dict[str, list[float]] = {"memory": [], "compute": []}
-    for lm, lc, am, ac, ar, meas in con.execute(
-            "SELECT linear_memory_s, linear_compute_s, attention_memory_s, attention_compute_s, allreduce_s,"
-            f" output_tok_per_s FROM throughput_ceilings WHERE {where} AND bound IS NOT NULL").fetchall():
-        kernels = max(lm, lc) + max(am, ac)
-        on_compute = (lc if lc > lm else 0) + (ac if ac > am else 0)
-        out["compute" if on_compute > kernels - on_compute else "memory"].append((kernels + (ar or 0)) * meas)
+    for bound, mem, comp, ar, meas in con.execute(
+            f"SELECT bound, memory_s, compute_s, allreduce_s, output_tok_per_s FROM throughput_ceilings WHERE {where}"
+            " AND bound IS NOT NULL").fetchall():
+        out[bound].append(((mem if bound == "memory" else comp) + (ar or 0)) * meas)
     return out
 
 
@@ -157,18 +143,14 @@ def test_prediction_is_the_ceiling_at_the_efficiencies(con):
                  " WHERE s.mode = 'in-sample' AND c.hardware_id = 'h200' AND c.model_id = 'llama-3.1-8b'"
                  " AND c.input_tokens = 1000 AND c.output_tokens = 1000 AND c.source_id = 'trtllm-perf-overview-0.17'")
     ar = p["allreduce_s"] or 0                      # 0 at TP 1
-    bw, ce = p["bandwidth_efficiency"], p["compute_efficiency"]
-    # each kernel class at its roof, scaled by that roof's efficiency; the classes add (the all-reduce rides with
-    # the linear layers)
-    pred = 1 / (max((p["linear_memory_s"] + ar) / bw, (p["linear_compute_s"] + ar) / ce)
-                + max(p["attention_memory_s"] / bw, p["attention_compute_s"] / ce))
+    pred = 1 / max((p["memory_s"] + ar) / p["bandwidth_efficiency"], (p["compute_s"] + ar) / p["compute_efficiency"])
     assert p["predicted_tok_per_s"] == pytest.approx(pred)
     assert p["error"] == pytest.approx(pred / 17537.96 - 1)
 
 
 def test_tp8_prediction_scales_the_all_reduce_with_its_roof(con):
     # H200 TP 8, Llama 3.1 405B fp8: the all-reduce (2 per layer, ring, 450 GB/s) is serial with the step and
-    # runs at its kernel class's roof share: it rides with the linear layers (expected_split_step_s, 104).
+    # runs at the binding roof's share: predicted = 1 / ((roof + all-reduce) / eff).
     p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency"
                  " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"
                  " WHERE s.mode = 'in-sample' AND c.source_id = 'trtllm-perf-overview-0.17'"
@@ -176,10 +158,9 @@ def test_tp8_prediction_scales_the_all_reduce_with_its_roof(con):
                  " AND c.output_tokens = 1000")
     ar_token = 2 * 126 * 2 * 7 / 8 * 16384 * 2 / 450e9      # 126 layers, d_model 16,384, bf16, one direction
     assert p["allreduce_s"] == pytest.approx((1 + 1000 / 1000) * ar_token)
-    bw, ce, ar = p["bandwidth_efficiency"], p["compute_efficiency"], p["allreduce_s"]
-    step = (max((p["linear_memory_s"] + ar) / bw, (p["linear_compute_s"] + ar) / ce)
-            + max(p["attention_memory_s"] / bw, p["attention_compute_s"] / ce))
-    assert p["predicted_tok_per_s"] == pytest.approx(1 / step)
+    roof = p["compute_s"] if p["bound"] == "compute" else p["memory_s"]
+    eff = p["compute_efficiency"] if p["bound"] == "compute" else p["bandwidth_efficiency"]
+    assert p["predicted_tok_per_s"] == pytest.approx(eff / (roof + p["allreduce_s"]))
 
 
 def test_roofline_and_plans_use_the_fitted_efficiency(con):

@@ -62,11 +62,6 @@ class ThroughputEntry(Entry):
     scenario: Literal["offline", "server", "interactive"]
     date: dt.date
     """When the source published the figures."""
-    kv_admission: Literal["on_demand", "whole_request"] = "on_demand"
-    """How the engine's scheduler admitted requests in these runs, which sets the batch kvreg costs them at:
-    ``on_demand`` (vLLM, SGLang: KV blocks are taken as the sequence grows, so the pool holds sequences at their
-    mean context) or ``whole_request`` (TensorRT-LLM's default ``GUARANTEED_NO_EVICT`` capacity scheduler
-    reserves each request's input + output tokens at admission, so the pool holds pool ÷ (input + output))."""
     measurements: Annotated[list[Measurement], Field(min_length=1)]
 
     @model_validator(mode="after")

@@ -7,39 +7,24 @@
 --   continuously (prompt chunks ride along with decode steps).  Per OUTPUT token, on one replica (tp devices):
 --   context_mean_tokens   input + output/2: the mean context over a request's decode steps (exact for full and
 --                         MLA layers, whose reads grow linearly; windows read min(s, W) at that mean)
---   batch                 concurrency when the source fixes it; else the sequences the ENGINE's KV pool holds
---                         (memory_pools.pool_bytes per rank: usable × utilisation − reserve − residents − weights,
---                         as the capacity views size it), capped by max_batch or the engine's max_num_seqs.  Each
---                         sequence holds what the scheduler keeps for it (kv_admission of the entry): on demand,
---                         its KV at the mean context; whole_request, its input + output — TensorRT-LLM's default
---                         capacity scheduler GUARANTEED_NO_EVICT (tensorrt_llm/_torch/pyexecutor/scheduler.py,
---                         BindCapacityScheduler default policy; GuaranteedNoEvictScheduler admits a request only
---                         when get_needed_resource_to_completion(request) blocks are free).  The batch the engine
---                         runs, not an upper bound; tests/test_speed.py checks no measurement beats its ceiling
+--   batch                 concurrency when the source fixes it; else the most sequences at the mean context that
+--                         ALL the memory not holding weights (usable − residents − weights, per rank) could hold,
+--                         capped by max_batch or the engine's max_num_seqs.  An UPPER bound on any engine's batch
+--                         (every engine keeps a reserve; TensorRT-LLM's default GUARANTEED_NO_EVICT policy even
+--                         reserves each request's whole input + output, docs/source/performance/
+--                         performance-tuning-guide/useful-runtime-flags.md), so the ceiling stays a ceiling
 --   flop_per_output_token decode_flop at the mean context + the prompt's prefill FLOP ÷ output_tokens; the prompt
 --                         costs n·decode_flop(n/2): token i attends to i earlier tokens (causal), Σ 4·d·L·i = 4·d·L·n²/2
 --   bytes_per_output_token the weights one decode step reads at this batch (MoE: experts hit by B tokens,
 --                         params_read) ÷ B + the KV one sequence reads at the mean context (all ranks)
---   memory_s, compute_s   bytes ÷ (tp·bandwidth), FLOP ÷ (tp·peak), per output token (the step's totals)
---   linear_memory_s, linear_compute_s      the linear layers (projections, FFN, experts): the weights this batch
---                         reads ÷ B, and 2·P_active per decoded and per prompt token
---   attention_memory_s, attention_compute_s  the sequence mixing: the KV (and state) one sequence reads, and the
---                         rest of the FLOP (QKᵀ and the value mix at the context, recurrent updates)
---   KERNEL CLASSES.  A step runs its GEMMs and its attention as separate kernels one after the other on one stream
---   (vLLM, SGLang and TensorRT-LLM alike), so each class meets its own roof and their times ADD:
---     step = greatest(linear_memory, linear_compute) + greatest(attention_memory, attention_compute)
---   — not greatest(total bytes, total FLOP), which lets a compute-bound GEMM hide a memory-bound KV read that in
---   fact waits its turn.  It matters where the classes disagree: large batches (GEMMs compute-bound, attention
---   reading KV, memory-bound at any GQA ratio: 4·d FLOP per 2·kv_dim·bytes).  Checked on the data: the implied
---   efficiency of Llama 3.3 70B nvfp4 on B200 (TensorRT-LLM 1.0, 10 length pairs) spans 0.38–0.46 with the
---   classes added against 0.26–0.40 with one greatest() over the totals.
+--   memory_s, compute_s   bytes ÷ (tp·bandwidth), FLOP ÷ (tp·peak), per output token
 --   allreduce_s           (1 + input/output) tokens of all-reduce per output token (decode and prompt tokens):
 --                         2 per layer, ring 2(tp−1)/tp of d_model bf16 values ÷ interconnect (as in roofline);
 --                         0 at tp 1, NULL when the interconnect is unknown (then left out: still a ceiling)
---   ceiling_tok_per_s     1 ÷ (greatest(linear roofs) + greatest(attention roofs) + allreduce_s): output tokens per
---                         second no engine can beat on this replica (efficiency 1.0)
---   bound                 'memory' | 'compute': the roof that holds the larger part of that time (NULL without a
---                         FLOP figure: the ceiling is then the memory roof alone, still a ceiling, but not fitted)
+--   ceiling_tok_per_s     1 ÷ (greatest(memory_s, compute_s) + allreduce_s): output tokens per second no engine
+--                         can beat on this replica (efficiency 1.0)
+--   bound                 'memory' | 'compute': the roof that sets the ceiling (NULL without a FLOP figure:
+--                         the ceiling is then the memory roof alone, still a ceiling, but not fitted)
 --   ratio                 output_tok_per_s ÷ ceiling_tok_per_s (≤ 1 when the model holds)
 -- Units: tokens, sequences, FLOP, bytes, seconds, tokens per second.
 -- Source: kv-cache-chapter.txt §2.4 (bytes per step P·p + B·s·k, FLOP 2P + 4·L·d·s); Megatron-LM all-reduces.
@@ -47,7 +32,7 @@ CREATE OR REPLACE VIEW throughput_ceilings AS
 WITH m AS (
     SELECT t.*, e.engine AS engine_family, hw.architecture, hw.vendor,
            t.input_tokens + t.output_tokens / 2.0 AS context_mean_tokens,
-           p.pool_bytes, w.weights_bytes, k.growing_token_bytes, k.bounded_groups, k.state_bytes,
+           p.usable_bytes - p.resident_bytes - p.weights_bytes AS pool_bytes, w.weights_bytes, k.growing_token_bytes, k.bounded_groups, k.state_bytes,
            k.unbounded_attn_layers, k.state_flop_per_token, k.hidden_size, k.layers, k.params_total,
            k.params_active, k.moe_experts, k.moe_experts_per_token,
            h.peak_flop_per_s, h.bandwidth_bytes_per_s, h.interconnect_bytes_per_s, h.interconnect_domain_size,
@@ -66,11 +51,6 @@ b AS (
     SELECT m.*,
            kv_read_bytes(m.growing_token_bytes, m.bounded_groups, m.state_bytes, m.context_mean_tokens)
                AS kv_mean_rank_bytes,
-           -- what the scheduler holds for one request: its KV at the mean context when blocks are taken as it
-           -- grows, its whole input + output when admission reserves to completion (kv_admission)
-           kv_read_bytes(m.growing_token_bytes, m.bounded_groups, m.state_bytes,
-                         CASE m.kv_admission WHEN 'whole_request' THEN m.input_tokens + m.output_tokens
-                                             ELSE m.context_mean_tokens END) AS kv_admitted_rank_bytes,
            CASE WHEN m.tp = 1 THEN 0.0
                 WHEN m.interconnect_bytes_per_s IS NULL OR m.tp > m.interconnect_domain_size THEN NULL
                 ELSE 2 * m.layers * 2.0 * (m.tp - 1) / m.tp * m.hidden_size * bf.bytes_per_element
@@ -80,7 +60,7 @@ b AS (
 sized AS (
     SELECT b.*,
            coalesce(b.concurrency,
-                    least(greatest(1, floor(b.pool_bytes / b.kv_admitted_rank_bytes)), coalesce(b.batch_cap, 1e9)))::BIGINT
+                    least(greatest(1, floor(b.pool_bytes / b.kv_mean_rank_bytes)), coalesce(b.batch_cap, 1e9)))::BIGINT
                AS batch,
            decode_flop(b.params_active, b.hidden_size, b.unbounded_attn_layers, b.bounded_groups,
                        b.state_flop_per_token, b.context_mean_tokens)
@@ -92,43 +72,23 @@ sized AS (
 timed AS (
     SELECT s.*,
            s.weights_bytes * params_read(s.params_total, s.params_active, s.moe_experts, s.moe_experts_per_token,
-                                         s.batch) / s.params_total / s.batch AS weights_per_output_token,
-           s.kv_mean_rank_bytes * s.tp AS kv_per_output_token,
-           -- the linear layers' FLOP: one multiply-add per active parameter for each decoded and each prompt token
-           2.0 * s.params_active * (1 + s.input_tokens / s.output_tokens) AS linear_flop_per_output_token
+                                         s.batch) / s.params_total / s.batch
+           + s.kv_mean_rank_bytes * s.tp AS bytes_per_output_token,
+           (s.weights_bytes * params_read(s.params_total, s.params_active, s.moe_experts, s.moe_experts_per_token,
+                                          s.batch) / s.params_total / s.batch + s.kv_mean_rank_bytes * s.tp)
+               / (s.tp * s.bandwidth_bytes_per_s) AS memory_s,
+           s.flop_per_output_token / (s.tp * s.peak_flop_per_s) AS compute_s,
+           (1 + s.input_tokens / s.output_tokens) * s.allreduce_s_per_token AS allreduce_s
     FROM sized s
-),
-roofs AS (
-    SELECT t.*,
-           t.weights_per_output_token + t.kv_per_output_token AS bytes_per_output_token,
-           (t.weights_per_output_token + t.kv_per_output_token) / (t.tp * t.bandwidth_bytes_per_s) AS memory_s,
-           t.flop_per_output_token / (t.tp * t.peak_flop_per_s) AS compute_s,
-           t.weights_per_output_token / (t.tp * t.bandwidth_bytes_per_s) AS linear_memory_s,
-           t.linear_flop_per_output_token / (t.tp * t.peak_flop_per_s) AS linear_compute_s,
-           t.kv_per_output_token / (t.tp * t.bandwidth_bytes_per_s) AS attention_memory_s,
-           (t.flop_per_output_token - t.linear_flop_per_output_token) / (t.tp * t.peak_flop_per_s) AS attention_compute_s,
-           (1 + t.input_tokens / t.output_tokens) * t.allreduce_s_per_token AS allreduce_s
-    FROM timed t
-),
-split AS (
-    SELECT r.*,
-           greatest(r.linear_memory_s, r.linear_compute_s) + greatest(r.attention_memory_s, r.attention_compute_s)
-               AS kernels_s,
-           -- the time each roof sets, summed over the two kernel classes: which roof the step mostly waits on
-           CASE WHEN r.linear_compute_s > r.linear_memory_s THEN r.linear_compute_s ELSE 0 END
-           + CASE WHEN r.attention_compute_s > r.attention_memory_s THEN r.attention_compute_s ELSE 0 END
-               AS compute_bound_s
-    FROM roofs r
 )
 SELECT source_id, measurement_idx, engine_id, engine_family, engine_version, scenario, source_date, source_url,
        hardware_id, architecture, vendor, model_id, weights_dtype, kv_dtype, tp, input_tokens, output_tokens,
        concurrency, context_mean_tokens, batch, moe_experts IS NOT NULL AS moe,
        output_tok_per_s, ttft_p50_s, ttft_p99_s, tpot_p50_s, tpot_p99_s,
-       flop_per_output_token, bytes_per_output_token, memory_s, compute_s,
-       linear_memory_s, linear_compute_s, attention_memory_s, attention_compute_s, allreduce_s,
-       1 / (kernels_s + coalesce(allreduce_s, 0)) AS ceiling_tok_per_s,
+       flop_per_output_token, bytes_per_output_token, memory_s, compute_s, allreduce_s,
+       1 / (greatest(memory_s, compute_s) + coalesce(allreduce_s, 0)) AS ceiling_tok_per_s,
        CASE WHEN compute_s IS NULL OR memory_s IS NULL THEN NULL
-            WHEN compute_bound_s > kernels_s - compute_bound_s THEN 'compute' ELSE 'memory' END AS bound,
-       output_tok_per_s * (kernels_s + coalesce(allreduce_s, 0)) AS ratio,
+            WHEN compute_s > memory_s THEN 'compute' ELSE 'memory' END AS bound,
+       output_tok_per_s * (greatest(memory_s, compute_s) + coalesce(allreduce_s, 0)) AS ratio,
        file, line
-FROM split
+FROM timed

@@ -3,10 +3,9 @@
 -- leave-one-source-out evaluation: 255_speed_calibration).
 -- Grain: one row per holdout × roof (memory, compute, host) × level × key (× engine family where the level has one).
 -- Inputs: throughput_ceilings, throughput_measurements.
--- Each measurement implies the efficiency of the roof that holds most of its time (bound):
---   implied = (greatest(linear roofs) + greatest(attention roofs) + allreduce_s) × output_tok_per_s = ratio
---   (251: the kernel classes run one after the other), so that the prediction at that efficiency for both roofs
---   (expected_split_step_s, 104) reproduces it exactly: the all-reduce is serial
+-- Each measurement implies the efficiency of the roof that bounds it (bound):
+--   implied = (roof_s + allreduce_s) × output_tok_per_s   (roof_s = memory_s or compute_s)
+--   so that the prediction 1/((roof_s + allreduce_s)/implied) reproduces it exactly: the all-reduce is serial
 --   with the step and is taken to reach the same share of its link as the binding roof of its own (an
 --   ASSUMPTION, checked by the measurements: TensorRT-LLM's measured/ceiling ratio stays flat from TP 1 to 8,
 --   while all-reduces at full link speed over-predict TP 8 about twofold).  The fitted efficiency is the
@@ -45,7 +44,8 @@ holdouts AS (
 ),
 implied AS (
     SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family, c.bound AS roof,
-           c.ratio AS efficiency   -- (kernel classes' roofs + all-reduce) × measured: measured ÷ ceiling
+           (CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0))
+               * c.output_tok_per_s AS efficiency
     FROM holdouts h
     JOIN tc c ON c.source_id <> h.holdout
     WHERE c.bound IS NOT NULL

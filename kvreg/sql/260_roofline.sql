@@ -11,10 +11,7 @@
 --   fitted to published throughput measurements where there are any, else the hardware entry's
 --   stated figure (NULL when neither; a missing compute efficiency counts as 1.0 there).
 --   efficiency_evidence says which, with n (speed_efficiency.evidence).  The expected step is
---   expected_split_step_s (104): the GEMMs (weights read, 2·P_active per token) and the attention (KV read,
---   attention FLOP) one after the other, each at its own roof and that roof's efficiency, the all-reduce serial
---   with the GEMMs — the model the efficiencies were fitted under (251_throughput_ceilings).  The ceiling columns
---   keep one greatest() over the step's totals: a looser ceiling, still a ceiling.
+--   expected_step_s (104): each roof, with the all-reduce serial to it, at that roof's efficiency.
 -- Tensor parallel: one replica is tp devices; bandwidth and FLOP/s are summed over ranks (ideal);
 --   bytes are the per-rank bytes of the core views × tp (so KV heads replicated when tp > kv_heads
 --   are read on every rank); FLOP are the whole model's.
@@ -109,13 +106,7 @@ timed AS (
            (t.weights_read_bytes + t.batch * t.kv_read_bytes_per_seq) / (t.tp * t.bandwidth_bytes_per_s)
                AS decode_memory_s,
            t.decode_flop_per_step / (t.tp * t.peak_flop_per_s) AS decode_compute_s,
-           t.prefill_weights_read_bytes + t.kv_read_bytes_per_seq AS prefill_bytes,
-           -- the two kernel classes (GEMMs, attention) for the expected_* columns: expected_split_step_s (104)
-           t.weights_read_bytes / (t.tp * t.bandwidth_bytes_per_s) AS linear_memory_s,
-           t.batch * (t.decode_flop_per_token - t.attention_flop_per_token) / (t.tp * t.peak_flop_per_s)
-               AS linear_compute_s,
-           t.batch * t.kv_read_bytes_per_seq / (t.tp * t.bandwidth_bytes_per_s) AS attention_memory_s,
-           t.batch * t.attention_flop_per_token / (t.tp * t.peak_flop_per_s) AS attention_compute_s
+           t.prefill_weights_read_bytes + t.kv_read_bytes_per_seq AS prefill_bytes
     FROM step t
 )
 SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_tokens, context_label, within_native,
@@ -146,15 +137,12 @@ SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_to
                  + coalesce(context_tokens * allreduce_s_per_token, 0) END AS prefill_floor_s,
        bandwidth_efficiency, compute_efficiency, efficiency_evidence,
        CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN expected_split_step_s(linear_memory_s, linear_compute_s, attention_memory_s, attention_compute_s,
-                                       allreduce_s, bandwidth_efficiency, compute_efficiency) END
-               AS expected_decode_step_s,
+            THEN expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
+                                 compute_efficiency) END AS expected_decode_step_s,
        CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN batch / expected_split_step_s(linear_memory_s, linear_compute_s, attention_memory_s,
-                                               attention_compute_s, allreduce_s, bandwidth_efficiency,
-                                               compute_efficiency) END AS expected_decode_tok_per_s,
+            THEN batch / expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
+                                         compute_efficiency) END AS expected_decode_tok_per_s,
        CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN 1 / expected_split_step_s(linear_memory_s, linear_compute_s, attention_memory_s,
-                                           attention_compute_s, allreduce_s, bandwidth_efficiency,
-                                           compute_efficiency) END AS expected_tok_per_s_per_seq
+            THEN 1 / expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
+                                     compute_efficiency) END AS expected_tok_per_s_per_seq
 FROM timed
