@@ -137,6 +137,24 @@ def test_the_host_roof_is_the_fastest_request_turnover_of_the_engine(con):
     assert v["host_request_s"] is None
 
 
+def test_a_source_out_of_the_fit_is_only_predicted(con):
+    # AMD's vLLM pages (in_fit: false) are the only vLLM and non-NVIDIA measurements: they are predicted from the
+    # other sources' fits and never move a fit.  MI300X × vLLM keeps the hardware entry's stated bandwidth
+    # efficiency, so the prediction is the registry's prior, and the error says how far it is off.
+    n_fit = con.execute("SELECT count(*) FROM throughput_ceilings WHERE in_fit AND bound IS NOT NULL").fetchone()[0]
+    n_all = one(con, "SELECT sum(n) AS n FROM speed_fit WHERE holdout = '' AND level = 'all'"
+                     " AND roof IN ('memory', 'compute')")["n"]
+    assert n_all == n_fit < con.execute("SELECT count(*) FROM throughput_ceilings").fetchone()[0]
+    e = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'mi300x' AND engine_family = 'vllm'")
+    assert e["bandwidth_level"] == "stated" and e["compute_level"] == "all"
+    rows = con.execute("SELECT mode, source_id, measurement_idx, predicted_tok_per_s, error FROM speed_calibration"
+                       " WHERE hardware_id = 'mi300x' ORDER BY source_id, measurement_idx, mode").fetchall()
+    assert len(rows) == 2 * 24
+    for (m1, s1, i1, p1, _), (m2, s2, i2, p2, _) in zip(rows[::2], rows[1::2]):
+        assert (s1, i1) == (s2, i2) and p1 == pytest.approx(p2)   # in-sample = left out: never fitted
+    assert all(r[4] > 0.3 for r in rows)        # the TensorRT-LLM-era prior over-predicts vLLM on MI300X
+
+
 def test_prediction_is_the_ceiling_at_the_efficiencies(con):
     p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency, s.error"
                  " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"

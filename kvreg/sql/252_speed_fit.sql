@@ -2,7 +2,7 @@
 -- once on every measurement (holdout '') and once without each source (holdout = that source id, for
 -- leave-one-source-out evaluation: 255_speed_calibration).
 -- Grain: one row per holdout × roof (memory, compute, host) × level × key (× engine family where the level has one).
--- Inputs: throughput_ceilings, throughput_measurements.
+-- Inputs: throughput_ceilings (sources with in_fit only: the others are predicted, never fitted), throughput_measurements.
 -- Each measurement implies the efficiency of the roof that bounds it (bound):
 --   implied = (roof_s + allreduce_s) × output_tok_per_s   (roof_s = memory_s or compute_s)
 --   so that the prediction 1/((roof_s + allreduce_s)/implied) reproduces it exactly: the all-reduce is serial
@@ -47,7 +47,7 @@ implied AS (
            (CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0))
                * c.output_tok_per_s AS efficiency
     FROM holdouts h
-    JOIN tc c ON c.source_id <> h.holdout
+    JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
     WHERE c.bound IS NOT NULL
 ),
 host AS (
@@ -55,7 +55,7 @@ host AS (
     SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family,
            c.output_tokens / c.output_tok_per_s AS request_s
     FROM holdouts h
-    JOIN tc c ON c.source_id <> h.holdout
+    JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
 ),
 levels AS (
     SELECT holdout, roof, 'hardware' AS level, hardware_id AS key, engine_family, efficiency, source_id FROM implied
