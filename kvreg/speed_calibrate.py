@@ -130,6 +130,7 @@ MD_INTRO = [
     "to the architecture, then the engine family), spread over the request's output tokens (`speed_fit`, roof `host`).",
     "*In-sample*: efficiencies fitted on every source.  *Leave-one-source-out*: efficiencies fitted without the",
     "measurement's own source, so it predicts a source kvreg has not seen.  Error = predicted ÷ measured − 1.",
+    "A source marked `in_fit: false` (its entry says why) is never fitted to, only predicted: both modes agree.",
     "",
 ]
 
