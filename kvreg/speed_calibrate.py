@@ -61,7 +61,8 @@ def speed_report(con) -> dict:
                   i.input_tokens, i.output_tokens, i.batch, i.bound, i.output_tok_per_s, i.ceiling_tok_per_s,
                   i.predicted_tok_per_s AS predicted_in_sample, i.error AS error_in_sample,
                   l.predicted_tok_per_s AS predicted_loso, l.error AS error_loso,
-                  l.bandwidth_level AS loso_bandwidth_level, l.compute_level AS loso_compute_level
+                  l.bandwidth_level AS loso_bandwidth_level, l.compute_level AS loso_compute_level,
+                  i.host_bound AS host_bound_in_sample, l.host_bound AS loso_host_bound, l.host_level AS loso_host_level
            FROM _speed_calibration i
            JOIN _speed_calibration l ON l.mode = ? AND l.source_id = i.source_id
                                    AND l.measurement_idx = i.measurement_idx
@@ -109,7 +110,8 @@ def _tables(rep: dict, with_rows: bool) -> list[tuple[str, list[str], list[list[
                       f"{m['input_tokens']:,}/{m['output_tokens']:,}", f"{m['batch']:,}", m["bound"] or "",
                       _num(m["output_tok_per_s"]), _num(m["ceiling_tok_per_s"]), _num(m["predicted_in_sample"]),
                       _signed(m["error_in_sample"]), _num(m["predicted_loso"]), _signed(m["error_loso"]),
-                      m["loso_bandwidth_level"] if m["bound"] != "compute" else m["loso_compute_level"]]
+                      f"host roof ({m['loso_host_level']})" if m["loso_host_bound"]
+                      else m["loso_bandwidth_level"] if m["bound"] != "compute" else m["loso_compute_level"]]
                      for m in rep["measurements"]]))
     return out
 
@@ -123,9 +125,12 @@ MD_INTRO = [
     "decode at the mean context plus the prompt's causal prefill, per output token, at the largest batch the",
     "memory beside the weights could hold) and beside kvreg's prediction: the ceiling with each roof scaled by",
     "the efficiency `speed_efficiency` fits in SQL (median implied efficiency per hardware × engine family,",
-    "falling back to the architecture family, the hardware entry's stated figure, the engine, all).",
+    "falling back to the architecture family, the hardware entry's stated figure, the engine, all), or by the",
+    "engine's host roof when that is slower: its fastest measured request turnover on this hardware (falling back",
+    "to the architecture, then the engine family), spread over the request's output tokens (`speed_fit`, roof `host`).",
     "*In-sample*: efficiencies fitted on every source.  *Leave-one-source-out*: efficiencies fitted without the",
     "measurement's own source, so it predicts a source kvreg has not seen.  Error = predicted ÷ measured − 1.",
+    "A source marked `in_fit: false` (its entry says why) is never fitted to, only predicted: both modes agree.",
     "",
 ]
 

@@ -12,7 +12,7 @@ I, F, S = "Int64", "Float64", "string"
 THROUGHPUT_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "throughput_measurements": {
         "source_id": (S, False), "measurement_idx": (I, False), "engine_id": (S, False),
-        "engine_version": (S, False), "scenario": (S, False), "source_date": (S, False),
+        "engine_version": (S, False), "in_fit": ("boolean", False), "scenario": (S, False), "source_date": (S, False),
         "hardware_id": (S, False), "model_id": (S, False), "weights_dtype": (S, False), "kv_dtype": (S, False),
         "tp": (I, False), "input_tokens": (I, False), "output_tokens": (I, False), "concurrency": (I, True),
         "request_rate_per_s": (F, True), "max_batch": (I, True), "output_tok_per_s": (F, False),
@@ -31,7 +31,7 @@ def throughput_rows(registry) -> dict[str, list[dict]]:
         for i, m in enumerate(t.measurements):
             rows.append(dict(
                 source_id=sid, measurement_idx=i, engine_id=t.engine, engine_version=t.engine_version,
-                scenario=m.scenario or t.scenario, source_date=str(t.date), hardware_id=m.hardware,
+                in_fit=t.in_fit, scenario=m.scenario or t.scenario, source_date=str(t.date), hardware_id=m.hardware,
                 model_id=m.model, weights_dtype=m.weights_dtype, kv_dtype=m.kv_dtype, tp=m.tp,
                 input_tokens=m.input_tokens, output_tokens=m.output_tokens, concurrency=m.concurrency,
                 request_rate_per_s=m.request_rate_per_s, max_batch=m.max_batch,

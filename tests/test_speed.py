@@ -109,6 +109,52 @@ def test_leave_one_source_out_fits_without_the_source(con):
     assert p["bandwidth_efficiency"] == pytest.approx(f["efficiency"])
 
 
+def test_the_host_roof_is_the_fastest_request_turnover_of_the_engine(con):
+    # TensorRT-LLM 1.0 perf overview, Qwen3-30B-A3B nvfp4 on one B200 at 128 in / 128 out: 39,827 output tok/s,
+    # i.e. 39,827 / 128 = 311 requests/s, the fastest turnover any B200 × TensorRT-LLM measurement shows.  The
+    # GPU roofs predict ~123,000 tok/s there (3× over); the host roof (128 / 39,827 s per request) caps it.
+    src = "trtllm-perf-overview-1.0"
+    e = one(con, "SELECT * FROM speed_efficiency_by_holdout WHERE holdout = '' AND hardware_id = 'b200'"
+                 " AND engine_family = 'trtllm'")
+    assert e["host_level"] == "hardware" and e["host_request_s"] == pytest.approx(128 / 39827)
+    p = one(con, "SELECT * FROM speed_calibration WHERE mode = 'in-sample' AND source_id = ? AND hardware_id = 'b200'"
+                 " AND model_id = 'qwen3-30b-a3b' AND input_tokens = 128 AND output_tokens = 128", [src])
+    assert p["host_bound"] and p["predicted_tok_per_s"] == pytest.approx(39827)
+    # Left out, the 1.0 source's own rows are not seen: B200's fastest turnover is then the 0.20 page's
+    # Llama 3.3 70B nvfp4 TP 8 at 128/128 (27,272.27 tok/s), and the prediction is that roof, 31 % under.
+    l = one(con, "SELECT * FROM speed_calibration WHERE mode = 'leave-one-source-out' AND source_id = ?"
+                 " AND hardware_id = 'b200' AND model_id = 'qwen3-30b-a3b' AND input_tokens = 128"
+                 " AND output_tokens = 128", [src])
+    assert l["host_request_s"] == pytest.approx(128 / 27272.27) and l["host_bound"]
+    assert l["predicted_tok_per_s"] == pytest.approx(27272.27)
+    # GB200 (a Grace host) has only the 1.0 source: held out, it borrows its architecture's (Blackwell) roof.
+    g = one(con, "SELECT * FROM speed_efficiency_by_holdout WHERE holdout = ? AND hardware_id = 'gb200'"
+                 " AND engine_family = 'trtllm'", [src])
+    assert g["host_level"] == "architecture" and g["host_request_s"] == pytest.approx(128 / 27272.27)
+    # Host time is the engine's: a family with no measurements has no host roof.
+    v = one(con, "SELECT * FROM speed_efficiency_by_holdout WHERE holdout = '' AND hardware_id = 'b200'"
+                 " AND engine_family = 'first-principles'")
+    assert v["host_request_s"] is None
+
+
+def test_a_source_out_of_the_fit_is_only_predicted(con):
+    # AMD's vLLM pages (in_fit: false) are the only vLLM and non-NVIDIA measurements: they are predicted from the
+    # other sources' fits and never move a fit.  MI300X × vLLM keeps the hardware entry's stated bandwidth
+    # efficiency, so the prediction is the registry's prior, and the error says how far it is off.
+    n_fit = con.execute("SELECT count(*) FROM throughput_ceilings WHERE in_fit AND bound IS NOT NULL").fetchone()[0]
+    n_all = one(con, "SELECT sum(n) AS n FROM speed_fit WHERE holdout = '' AND level = 'all'"
+                     " AND roof IN ('memory', 'compute')")["n"]
+    assert n_all == n_fit < con.execute("SELECT count(*) FROM throughput_ceilings").fetchone()[0]
+    e = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'mi300x' AND engine_family = 'vllm'")
+    assert e["bandwidth_level"] == "stated" and e["compute_level"] == "all"
+    rows = con.execute("SELECT mode, source_id, measurement_idx, predicted_tok_per_s, error FROM speed_calibration"
+                       " WHERE hardware_id = 'mi300x' ORDER BY source_id, measurement_idx, mode").fetchall()
+    assert len(rows) == 2 * 24
+    for (m1, s1, i1, p1, _), (m2, s2, i2, p2, _) in zip(rows[::2], rows[1::2]):
+        assert (s1, i1) == (s2, i2) and p1 == pytest.approx(p2)   # in-sample = left out: never fitted
+    assert all(r[4] > 0.3 for r in rows)        # the TensorRT-LLM-era prior over-predicts vLLM on MI300X
+
+
 def test_prediction_is_the_ceiling_at_the_efficiencies(con):
     p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency, s.error"
                  " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"

@@ -62,6 +62,10 @@ class ThroughputEntry(Entry):
     scenario: Literal["offline", "server", "interactive"]
     date: dt.date
     """When the source published the figures."""
+    in_fit: bool = True
+    """False: the source is only predicted (by efficiencies fitted on the others, as if left out), never fitted
+    to — for a source whose engine × hardware has no other evidence yet and whose fit would move every plan
+    that borrows it (say why in ``notes``)."""
     measurements: Annotated[list[Measurement], Field(min_length=1)]
 
     @model_validator(mode="after")

@@ -81,7 +81,7 @@ timed AS (
            (1 + s.input_tokens / s.output_tokens) * s.allreduce_s_per_token AS allreduce_s
     FROM sized s
 )
-SELECT source_id, measurement_idx, engine_id, engine_family, engine_version, scenario, source_date, source_url,
+SELECT source_id, measurement_idx, engine_id, engine_family, engine_version, in_fit, scenario, source_date, source_url,
        hardware_id, architecture, vendor, model_id, weights_dtype, kv_dtype, tp, input_tokens, output_tokens,
        concurrency, context_mean_tokens, batch, moe_experts IS NOT NULL AS moe,
        output_tok_per_s, ttft_p50_s, ttft_p99_s, tpot_p50_s, tpot_p99_s,

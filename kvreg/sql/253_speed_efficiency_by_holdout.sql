@@ -14,8 +14,14 @@
 --   With no measurements at all, kvreg behaves as before the fit (the stated figures).
 -- Columns: *_efficiency (fraction), *_basis, *_level, *_n (measurements behind it; NULL when stated),
 --   evidence: one line for people, e.g. "bandwidth 0.43 measured (n=38, h100-sxm-80gb × trtllm); compute …".
+--   host_request_s, host_level, host_n: the host roof (speed_fit roof 'host': seconds of one replica per request),
+--   first level with data of hardware, architecture, engine (this engine family only; NULL: no host roof).
 CREATE OR REPLACE VIEW speed_efficiency_by_holdout AS
-WITH grid AS (
+WITH fit AS MATERIALIZED (
+    -- speed_fit once: every use below reads this copy (a view named twice is evaluated twice)
+    SELECT * FROM speed_fit
+),
+grid AS (
     SELECT x.holdout, h.hardware_id, h.architecture, f.engine_family, he.bandwidth_efficiency AS stated_bw,
            he.compute_efficiency AS stated_compute
     FROM (SELECT DISTINCT source_id AS holdout FROM throughput_measurements UNION SELECT '') x
@@ -32,7 +38,7 @@ candidates AS (
                                                     WHEN 'engine' THEN 5 ELSE 6 END) AS pick
     FROM grid g
     CROSS JOIN (VALUES ('memory'), ('compute')) r(roof)
-    JOIN speed_fit f ON f.holdout = g.holdout AND f.roof = r.roof
+    JOIN fit f ON f.holdout = g.holdout AND f.roof = r.roof
      AND ((f.level = 'hardware' AND f.key = g.hardware_id AND f.engine_family = g.engine_family)
        OR (f.level = 'hardware_any' AND f.key = g.hardware_id)
        OR (f.level = 'architecture' AND f.key = g.architecture AND f.engine_family = g.engine_family)
@@ -53,7 +59,8 @@ wide AS (
     SELECT holdout, hardware_id, engine_family,
            any_value(fit) FILTER (WHERE roof = 'memory') AS bw_fit,
            any_value(fit) FILTER (WHERE roof = 'compute') AS c_fit,
-           any_value(stated_bw) AS stated_bw, any_value(stated_compute) AS stated_compute
+           any_value(stated_bw) AS stated_bw, any_value(stated_compute) AS stated_compute,
+           any_value(architecture) AS architecture
     FROM picked GROUP BY ALL
 )
 SELECT w.holdout, w.hardware_id, w.engine_family,
@@ -69,7 +76,17 @@ SELECT w.holdout, w.hardware_id, w.engine_family,
             WHEN w.stated_compute IS NOT NULL THEN coalesce(pc.confidence, 'read') END AS compute_basis,
        CASE WHEN w.c_fit IS NOT NULL THEN w.c_fit.level WHEN w.stated_compute IS NOT NULL THEN 'stated' END
            AS compute_level,
-       w.c_fit.n AS compute_n
+       w.c_fit.n AS compute_n,
+       -- the host roof: the first of hardware, architecture, engine with a fit for this engine family
+       coalesce(hh.request_s, ha.request_s, he.request_s) AS host_request_s,
+       CASE WHEN hh.request_s IS NOT NULL THEN 'hardware' WHEN ha.request_s IS NOT NULL THEN 'architecture'
+            WHEN he.request_s IS NOT NULL THEN 'engine' END AS host_level,
+       coalesce(hh.n, ha.n, he.n) AS host_n
 FROM wide w
+LEFT JOIN fit hh ON hh.roof = 'host' AND hh.holdout = w.holdout AND hh.level = 'hardware' AND hh.key = w.hardware_id
+                          AND hh.engine_family = w.engine_family
+LEFT JOIN fit ha ON ha.roof = 'host' AND ha.holdout = w.holdout AND ha.level = 'architecture' AND ha.key = w.architecture
+                          AND ha.engine_family = w.engine_family
+LEFT JOIN fit he ON he.roof = 'host' AND he.holdout = w.holdout AND he.level = 'engine' AND he.key = w.engine_family
 LEFT JOIN provenance pb ON pb.kind = 'hardware' AND pb.entry_id = w.hardware_id AND pb.field = 'efficiency.bandwidth'
 LEFT JOIN provenance pc ON pc.kind = 'hardware' AND pc.entry_id = w.hardware_id AND pc.field = 'efficiency.compute'

@@ -3,11 +3,15 @@
 --   'leave-one-source-out'  efficiencies fitted WITHOUT the measurement's own source (speed_efficiency_by_holdout
 --                           at holdout = source_id): how well kvreg predicts a source it has not seen
 -- Grain: one row per mode × throughput measurement.
--- Inputs: throughput_ceilings, speed_efficiency_by_holdout.
+-- Inputs: throughput_ceilings, speed_efficiency_by_holdout (efficiencies and the host roof).
 -- Units: tokens per second, seconds, fractions.
---   predicted_tok_per_s   1 ÷ greatest((memory_s + allreduce_s) ÷ bandwidth_eff, (compute_s + allreduce_s) ÷ compute_eff):
+--   predicted_tok_per_s   1 ÷ greatest((memory_s + allreduce_s) ÷ bandwidth_eff, (compute_s + allreduce_s) ÷ compute_eff,
+--                                    host_request_s ÷ output_tokens):
 --                         the ceiling's time per output token with each roof, and the all-reduce serial with it,
---                         scaled by that roof's efficiency (expected_step_s, 104; 252)
+--                         scaled by that roof's efficiency (expected_step_s, 104; 252), or the engine's host time
+--                         per request spread over the request's output tokens when that is longer (the host roof,
+--                         252_speed_fit roof host: device work and host work overlap, the slower one sets the pace)
+--   host_request_s, host_level, host_n: the host roof used and its evidence; host_bound: it set the prediction
 --   error                 predicted ÷ measured − 1 (signed: + over-predicts); abs_error its magnitude
 --   predicted_step_s      batch ÷ predicted_tok_per_s: one engine step of the whole batch (each sequence's TPOT
 --                         when prompts ride along with decode steps); tpot_error against tpot_p50_s where published
@@ -21,8 +25,14 @@ WITH modes AS (
 p AS (
     SELECT m.*, e.bandwidth_efficiency, e.bandwidth_basis, e.bandwidth_level, e.bandwidth_n,
            e.compute_efficiency, e.compute_basis, e.compute_level, e.compute_n,
-           1 / expected_step_s(m.memory_s, m.compute_s, m.allreduce_s, e.bandwidth_efficiency,
-                               e.compute_efficiency) AS predicted_tok_per_s
+           e.host_request_s, e.host_level, e.host_n,
+           -- the host roof binds when its time per output token exceeds the devices' (expected_step_s)
+           coalesce(e.host_request_s / m.output_tokens
+                    > expected_step_s(m.memory_s, m.compute_s, m.allreduce_s, e.bandwidth_efficiency,
+                                      e.compute_efficiency), FALSE) AS host_bound,
+           1 / greatest(expected_step_s(m.memory_s, m.compute_s, m.allreduce_s, e.bandwidth_efficiency,
+                                        e.compute_efficiency),
+                        coalesce(e.host_request_s / m.output_tokens, 0)) AS predicted_tok_per_s
     FROM modes m
     JOIN speed_efficiency_by_holdout e ON e.holdout = m.holdout AND e.hardware_id = m.hardware_id
                                       AND e.engine_family = m.engine_family
@@ -35,5 +45,6 @@ SELECT mode, source_id, measurement_idx, engine_id, engine_family, engine_versio
        batch / predicted_tok_per_s AS predicted_step_s, tpot_p50_s,
        batch / predicted_tok_per_s / tpot_p50_s - 1 AS tpot_error,
        bandwidth_efficiency, bandwidth_basis, bandwidth_level, bandwidth_n,
-       compute_efficiency, compute_basis, compute_level, compute_n, file, line
+       compute_efficiency, compute_basis, compute_level, compute_n,
+       host_request_s, host_level, host_n, host_bound, file, line
 FROM p
