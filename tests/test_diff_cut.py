@@ -65,3 +65,31 @@ def test_mixed_edits_are_not_cut(registry):
         assert con.execute('SELECT count(*) FROM "side".hardware').fetchone()[0] > 1
     finally:
         con.close()
+
+
+def test_native_weights_table_is_the_weights_definition(registry):
+    """The focus templates semi-join on ``__focus_weights`` (focus.native_weights_table); on the shipped
+    registry (accelerators with and without native dtypes, models with and without listed checkpoints,
+    served-set ids) it holds exactly the (accelerator, model, weights dtype) that the definition
+    ``_WEIGHTS_DEFAULT`` (correlated subqueries) accepts."""
+    from kvreg.diff.focus import _WEIGHTS_DEFAULT, native_weights_table
+
+    con = duckdb.connect(":memory:")
+    try:
+        attach(con, "side", registry)
+        native_weights_table(con, "side")
+        con.execute(
+            "CREATE TEMP TABLE cand AS SELECT h.hardware_id, i.model_id, d.weights_dtype FROM side.hardware h "
+            "CROSS JOIN (SELECT model_id FROM side.models UNION SELECT served_id FROM side.served_models) i "
+            "CROSS JOIN (SELECT weights_dtype FROM side.checkpoints UNION SELECT dtype FROM side.hardware_precisions "
+            "UNION SELECT dtype FROM side.precisions UNION SELECT 'bf16') d(weights_dtype)")
+        want = con.execute(f"SELECT * FROM cand v WHERE {_WEIGHTS_DEFAULT.format(db='side')}").fetchall()
+        got = con.execute("SELECT hardware_id, model_id, weights_dtype FROM side.__focus_weights").fetchall()
+        assert sorted(got, key=repr) == sorted(want, key=repr)
+        kinds = con.execute(
+            "SELECT count(DISTINCT hardware_id) FILTER (WHERE hardware_id IN (SELECT hardware_id FROM "
+            "side.hardware_precisions)), count(DISTINCT hardware_id) FILTER (WHERE hardware_id NOT IN "
+            "(SELECT hardware_id FROM side.hardware_precisions)) FROM side.__focus_weights").fetchone()
+        assert min(kinds) > 0 and len(want) > 1000  # both branches of the definition are exercised
+    finally:
+        con.close()

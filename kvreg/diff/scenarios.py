@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from kvreg.diff.focus import FOCUS, SHARED, FocusSpec, focus_sql
+from kvreg.diff.focus import FOCUS, SHARED, FocusSpec, focus_sql, native_weights_table
 from kvreg.diff.model import FigureChange, FigureSummary, ScenarioSetChange, ViewComparison
 
 BASE, HEAD = "kv_base", "kv_head"
@@ -168,6 +168,7 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[s
     if not terms:
         return []
     freeze(con, alias)
+    native_weights_table(con, alias)  # the templates' semi join reads it
     done = []
     for view, sql in SHARED.items():
         if _is_view(con, alias, view):
