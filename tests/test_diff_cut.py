@@ -47,7 +47,7 @@ def test_cut_side_gives_the_whole_registrys_focused_rows(registry, kind, col, id
             con.execute("SET memory_limit = '3GB'")
             attach(con, "side", registry)
         assert cut_to_touched(cut, "side", [(kind, ids)])
-        assert share_focused(cut, "side", [(kind, ids)]) == ["capacity"]
+        assert share_focused(cut, "side", [(kind, ids)]) == ["engine_capacity", "capacity"]
         for view in views:
             expected = _focused(whole, view, col, ids, models)
             assert expected, view
@@ -93,3 +93,37 @@ def test_native_weights_table_is_the_weights_definition(registry):
         assert min(kinds) > 0 and len(want) > 1000  # both branches of the definition are exercised
     finally:
         con.close()
+
+
+def test_side_cut_to_the_reports_ranks_every_option_as_the_whole_registry(registry):
+    """The recommendation check ranks on a copy cut to the checked reports' entries (cut_to_reports): on the
+    shipped registry every shipped report's whole ranked option table (not only its rank-1 rows) is the
+    whole registry's, for an engine edit (the release is one of the reports' engines)."""
+    import importlib
+
+    from kvreg.diff.scenarios import cut_to_reports
+
+    context = importlib.import_module("kvreg.report.context")
+    whole, cut = duckdb.connect(":memory:"), duckdb.connect(":memory:")
+    try:
+        for con in (whole, cut):
+            con.execute("SET memory_limit = '3GB'")
+            attach(con, "side", registry)
+        reports = sorted(r[0] for r in whole.execute("SELECT report_id FROM side.report_workloads").fetchall())
+        engines = {r[0] for r in whole.execute("SELECT item_id FROM side.report_items WHERE item_kind = 'engine'").fetchall()}
+        touched = sorted(engines - {"first-principles"})[:1]
+        assert reports and touched
+        cut_to_reports(cut, "side", reports, [("engine", touched)])
+        n_models = [c.execute("SELECT count(*) FROM side.models").fetchone()[0] for c in (whole, cut)]
+        assert n_models[1] < n_models[0] / 2  # the cut removes most of the grid
+        for rid in reports:
+            got = []
+            for con in (whole, cut):
+                con.execute("USE side")
+                context.rank_options(con, rid, context.scope_from_items(con, rid))
+                got.append(sorted(con.execute("SELECT * FROM report_options").fetchall(), key=repr))
+                con.execute("USE memory")
+            assert got[0] and got[1] == got[0], rid
+    finally:
+        whole.close()
+        cut.close()
