@@ -6,7 +6,9 @@ A report recommends, per model, its rank-1 option that meets the workload
 diff runs that same query on each side, but only for reports that list a
 touched entry (a model, hardware or engine the change edits, or a hardware
 entry depending on one): a report naming none of them ranks the same rows on
-both sides, so it cannot flip.  About 2 s per report per side on the shipped
+both sides, so it cannot flip.  The diff ranks on sides cut to the touched models
+(an edit of models alone) or to the checked reports' entries
+(``scenarios.cut_to_reports``): about 2 s per report per side on the shipped
 registry (benchmarks/README.md).
 """
 
