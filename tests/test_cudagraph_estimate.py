@@ -30,15 +30,29 @@ def test_estimate_against_the_logged_estimates(con):
     rows = con.execute("SELECT observation_id, e2e_cuda_graph_estimate_bytes, logged_cuda_graph_estimated_bytes,"
                        " cuda_graph_estimate_error_bytes FROM calibration"
                        " WHERE logged_cuda_graph_estimated_bytes IS NOT NULL").fetchall()
-    assert len(rows) == 18
-    err = [abs(r[3]) / GIB for r in rows]
-    flat = [abs(0.8 * GIB - r[2]) / GIB for r in rows]
+    # the per-layer constants are measured on the 18 H100 logs: the accuracy claim is theirs (other GPUs below)
+    h100 = [r for r in rows if r[0].startswith("v0.19-h100-")]
+    assert len(h100) == 18
+    err = [abs(r[3]) / GIB for r in h100]
+    flat = [abs(0.8 * GIB - r[2]) / GIB for r in h100]
     assert statistics.median(err) <= 0.15 and max(err) <= 0.45, (statistics.median(err), max(err))
     assert statistics.median(err) < statistics.median(flat) and max(err) < max(flat) / 2
     s = one(con, "SELECT * FROM calibration_summary WHERE engine_id = 'vllm-0.17-0.19'")
-    assert s["cuda_graph_estimate_checked"] == 18
-    assert s["cuda_graph_estimate_median_abs_error_bytes"] / GIB == pytest.approx(statistics.median(err))
-    assert s["cuda_graph_estimate_worst_abs_error_bytes"] / GIB == pytest.approx(max(err))
+    every = [abs(r[3]) / GIB for r in rows]
+    assert s["cuda_graph_estimate_checked"] == len(rows)
+    assert s["cuda_graph_estimate_median_abs_error_bytes"] / GIB == pytest.approx(statistics.median(every))
+    assert s["cuda_graph_estimate_worst_abs_error_bytes"] / GIB == pytest.approx(max(every))
+
+
+def test_a100_estimate_is_outside_the_measured_constants(con):
+    # Known miss, recorded rather than fitted: Qwen3-8B on an A100-SXM4-40GB (0.19.1, all defaults: 256 max_num_seqs,
+    # 51 + 51 graphs) logs an estimate of 2.35 GiB (2.44 actual); the H100-measured per-layer constants and no FA3
+    # split-KV accumulators on Ampere give 0.65 GiB.  0.19 does not subtract the estimate, so the pool is unaffected
+    # here (end to end −0.4 %); from 0.20 on it would be 1.7 GiB of available memory on this GPU.
+    r = one(con, "SELECT e2e_cuda_graph_estimate_bytes, logged_cuda_graph_estimated_bytes FROM calibration"
+                 " WHERE observation_id = 'vllm-gh-a100-40gb-qwen3-8b'")
+    assert r["logged_cuda_graph_estimated_bytes"] / GIB == pytest.approx(2.35)
+    assert r["e2e_cuda_graph_estimate_bytes"] / GIB == pytest.approx(0.65, abs=0.01)
 
 
 def test_dense_tp_logs_within_a_hundredth(con):

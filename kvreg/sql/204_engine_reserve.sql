@@ -88,19 +88,30 @@ CREATE OR REPLACE MACRO engine_cudagraph_estimate_bytes(n_pw, n_full, first_pw, 
          ELSE greatest(CASE WHEN n_pw > 0 THEN first_pw END, CASE WHEN n_full > 0 THEN first_full END)
               + greatest(n_pw - 1, 0) * per_graph_pw + greatest(n_full - 1, 0) * per_graph_full END;
 
--- The estimate at a setting, from the capture sizes (engine_cudagraph_capture_sizes) and the per-model terms that
--- engine_memory_pools carries: the first PIECEWISE capture is first_fixed (the capture stream's own cuBLAS/cuBLASLt
--- workspaces: torch keys them by handle and stream, CublasHandlePool.cpp) + the forward's activations at the largest
--- size (forward_per_token × S, the engine_forward_peak_bytes rule) + one graph; the first FULL capture is the split-KV
--- accumulators at the largest FULL size (split_kv_per_token × S_full) + one graph.  Bytes per device.
+-- The estimate from the capture sizes' counts and largest sizes (n_pw sizes, the largest max_size; n_full FULL sizes,
+-- the largest max_full_size) and the per-model terms that engine_memory_pools carries: the first PIECEWISE capture is
+-- first_fixed (the capture stream's own cuBLAS/cuBLASLt workspaces: torch keys them by handle and stream,
+-- CublasHandlePool.cpp) + the forward's activations at the largest size (forward_per_token × S, the
+-- engine_forward_peak_bytes rule) + one graph; the first FULL capture is the split-KV accumulators at the largest FULL
+-- size (split_kv_per_token × S_full) + one graph.  Bytes per device.  Scalar inputs only: engine_memory_pools_at
+-- computes the sizes once per distinct setting (a handful) instead of building the list on each of its rows.
+CREATE OR REPLACE MACRO engine_cudagraph_bytes_of_counts(n_pw, n_full, max_size, max_full_size, first_fixed,
+                                                         forward_per_token, split_kv_per_token, per_graph_pw,
+                                                         per_graph_full) AS
+    engine_cudagraph_estimate_bytes(
+        n_pw, n_full,
+        first_fixed + per_graph_pw + forward_per_token * coalesce(max_size, 0),
+        per_graph_full + split_kv_per_token * coalesce(max_full_size, 0),
+        per_graph_pw, per_graph_full);
+
+-- The estimate at a setting, from the capture sizes (engine_cudagraph_capture_sizes): engine_cudagraph_bytes_of_counts
+-- over the sizes and their FULL subset.  Bytes per device.
 CREATE OR REPLACE MACRO engine_cudagraph_bytes(sizes, max_num_seqs, num_spec, first_fixed, forward_per_token,
                                                split_kv_per_token, per_graph_pw, per_graph_full) AS
-    engine_cudagraph_estimate_bytes(
+    engine_cudagraph_bytes_of_counts(
         len(sizes), len(engine_cudagraph_full_sizes(sizes, max_num_seqs, num_spec)),
-        first_fixed + per_graph_pw + forward_per_token * coalesce(list_max(sizes), 0),
-        per_graph_full + split_kv_per_token
-                         * coalesce(list_max(engine_cudagraph_full_sizes(sizes, max_num_seqs, num_spec)), 0),
-        per_graph_pw, per_graph_full);
+        list_max(sizes), list_max(engine_cudagraph_full_sizes(sizes, max_num_seqs, num_spec)),
+        first_fixed, forward_per_token, split_kv_per_token, per_graph_pw, per_graph_full);
 
 -- The reserve: persistent terms + the larger dummy run (the forward's activations are freed before the
 -- sampler runs) + the CUDA-graph estimate where the release subtracts it (never with enforce_eager).

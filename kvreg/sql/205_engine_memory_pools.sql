@@ -148,20 +148,38 @@ pool AS (
     LEFT JOIN model_weights_per_rank r ON r.model_id = s.target_model_id
                                       AND r.checkpoint_id = s.checkpoint_id AND r.tp = t.tp
 ),
-cg AS (   -- the CUDA-graph estimate (204 engine_cudagraph_bytes) at this max_num_seqs, num_spec, T and enforce_eager
-    SELECT p.*, len(z.sizes) AS cudagraph_piecewise_graphs,
-           len(engine_cudagraph_full_sizes(z.sizes, p.max_num_seqs, p.cudagraph_num_spec)) AS cudagraph_full_graphs,
+graph_sizes AS (   -- the capture sizes (204) once per distinct setting: a handful of settings for ~1.7 M pool rows,
+                  -- where building the size list on every row was most of this macro's time
+    SELECT k.*, len(k.sizes) AS n_pw,
+           len(engine_cudagraph_full_sizes(k.sizes, k.seqs_set, k.num_spec)) AS n_full,
+           list_max(k.sizes) AS max_size,
+           list_max(engine_cudagraph_full_sizes(k.sizes, k.seqs_set, k.num_spec)) AS max_full_size
+    FROM (SELECT DISTINCT d.seqs_set, d.batched_set, d.eager_set, d.cudagraph_max_capture_size,
+                          d.cudagraph_append_max_num_seqs, n.num_spec,
+                          engine_cudagraph_capture_sizes(d.seqs_set, n.num_spec, d.batched_set,
+                                                         d.cudagraph_max_capture_size,
+                                                         d.cudagraph_append_max_num_seqs, d.eager_set) AS sizes
+          FROM set_knobs d
+          CROSS JOIN (SELECT DISTINCT coalesce(num_speculative_tokens, s.served_num_spec) AS num_spec FROM served s) n
+          WHERE d.cudagraph_profiled) k
+),
+cg AS (   -- the CUDA-graph estimate (204 engine_cudagraph_bytes_of_counts) at this max_num_seqs, num_spec, T and enforce_eager
+    SELECT p.*, coalesce(g.n_pw, 0) AS cudagraph_piecewise_graphs, coalesce(g.n_full, 0) AS cudagraph_full_graphs,
            CASE WHEN p.cudagraph_profiled
-                THEN engine_cudagraph_bytes(z.sizes, p.max_num_seqs, p.cudagraph_num_spec, p.cudagraph_first_fixed_bytes,
-                                            p.cudagraph_forward_bytes_per_token, p.cudagraph_split_kv_bytes_per_token,
-                                            p.cudagraph_per_graph_piecewise_bytes, p.cudagraph_per_graph_full_bytes)
+                THEN engine_cudagraph_bytes_of_counts(coalesce(g.n_pw, 0), coalesce(g.n_full, 0), g.max_size,
+                                                      g.max_full_size, p.cudagraph_first_fixed_bytes,
+                                                      p.cudagraph_forward_bytes_per_token,
+                                                      p.cudagraph_split_kv_bytes_per_token,
+                                                      p.cudagraph_per_graph_piecewise_bytes,
+                                                      p.cudagraph_per_graph_full_bytes)
                 END AS cudagraph_estimate_bytes
-    FROM pool p,
-         LATERAL (SELECT CASE WHEN p.cudagraph_profiled
-                              THEN engine_cudagraph_capture_sizes(p.max_num_seqs, p.cudagraph_num_spec,
-                                                                  p.max_num_batched_tokens, p.cudagraph_max_capture_size,
-                                                                  p.cudagraph_append_max_num_seqs, p.enforce_eager)
-                              ELSE []::BIGINT[] END AS sizes) z
+    FROM pool p
+    LEFT JOIN graph_sizes g
+      ON p.cudagraph_profiled AND g.seqs_set IS NOT DISTINCT FROM p.max_num_seqs
+     AND g.batched_set IS NOT DISTINCT FROM p.max_num_batched_tokens AND g.eager_set IS NOT DISTINCT FROM p.enforce_eager
+     AND g.num_spec IS NOT DISTINCT FROM p.cudagraph_num_spec
+     AND g.cudagraph_max_capture_size IS NOT DISTINCT FROM p.cudagraph_max_capture_size
+     AND g.cudagraph_append_max_num_seqs IS NOT DISTINCT FROM p.cudagraph_append_max_num_seqs
 ),
 graphs AS (   -- what the release subtracts: the estimate where it does (≥ 0.20), else the flat figure (0 with enforce_eager)
     SELECT c.* EXCLUDE (flat_cudagraph_bytes),

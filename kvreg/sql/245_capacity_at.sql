@@ -1,10 +1,11 @@
 -- capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
---   max_num_batched_tokens := NULL, enforce_eager := NULL, num_speculative_tokens := NULL, block_size := NULL): table
---   macro,
+--   max_num_batched_tokens := NULL, enforce_eager := NULL, num_speculative_tokens := NULL, block_size := NULL,
+--   only_models := NULL, only_hardware := NULL): table macro,
 -- how many sequences fit at any context lengths, naive vs first principles vs what the engine admits —
 -- the ONE definition of the capacity every per-scenario view plans on; the view capacity is this macro
 -- applied to the contexts axis table.  The knobs (NULL = the engine's default) go to memory_pools_at and
--- engine_capacity_at.
+-- engine_capacity_at.  only_models / only_hardware (VARCHAR[], NULL = all) go to memory_pools_at: the engine rows'
+-- pool side is joined by keys, so a caller's filter on them does not reach it (the report passes its lists).
 -- One memory model per engine id: for an engine release with accounting rules (pool_basis = 'engine') the
 -- pool is the release's available KV memory and max_seqs is the engine's admission (engine_capacity_at:
 -- blocks, the start check, max_num_seqs); for first-principles it is floor(pool ÷ seq_bytes).
@@ -34,7 +35,8 @@
 --   engine_accounting.md (220).
 CREATE OR REPLACE MACRO capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
                                     max_num_batched_tokens := NULL, enforce_eager := NULL,
-                                    num_speculative_tokens := NULL, block_size := NULL) AS TABLE
+                                    num_speculative_tokens := NULL, block_size := NULL, only_models := NULL,
+                                    only_hardware := NULL) AS TABLE
 WITH joined AS (
     -- first-principles rows: the simple budget and the per-kind arithmetic
     SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
@@ -45,7 +47,8 @@ WITH joined AS (
            NULL::BOOLEAN AS engine_mla_block_size_forced
     FROM memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                          max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
-                         num_speculative_tokens := num_speculative_tokens) p
+                         num_speculative_tokens := num_speculative_tokens, only_models := only_models,
+                         only_hardware := only_hardware) p
     JOIN kv_sequence_costs_at(context_list) s ON s.model_id = p.model_id AND s.tp = p.tp
     WHERE p.pool_basis = 'first-principles'
     UNION ALL
@@ -67,7 +70,8 @@ WITH joined AS (
                             block_size := block_size) e
     JOIN memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                          max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
-                         num_speculative_tokens := num_speculative_tokens) p
+                         num_speculative_tokens := num_speculative_tokens, only_models := only_models,
+                         only_hardware := only_hardware) p
       ON p.pool_basis = 'engine' AND p.engine_id = e.engine_id AND p.model_id = e.model_id
      AND p.hardware_id = e.hardware_id AND p.weights_dtype = e.weights_dtype AND p.tp = e.tp
     JOIN kv_sequence_costs_at(context_list) s

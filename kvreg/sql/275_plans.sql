@@ -7,6 +7,8 @@
 --   enforce_eager, num_speculative_tokens, passed to capacity_at, so the plan is sized on the same memory
 --   model as every other figure: for an engine release with accounting rules the release's pool and its
 --   admission (engine_capacity_at), for first-principles the simple budget.
+-- only_models / only_hardware (VARCHAR[], NULL = all): passed to capacity_at, which filters its pool side by them
+--   (ranked_plans passes its models and hardware lists).
 -- Inputs: capacity_at (245), decode_coefficients, hardware_peaks, model_weights, engines, speed_efficiency;
 --   macros kv_read_bytes,
 --   decode_flop, params_read.
@@ -57,7 +59,7 @@ CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL, gpu
                               num_speculative_tokens := NULL, block_size := NULL, input_tokens := NULL,
                               output_tokens := NULL,
                               shared_prefix_tokens := NULL, parallel_samples := NULL,
-                              request_rate_per_s := NULL) AS TABLE
+                              request_rate_per_s := NULL, only_models := NULL, only_hardware := NULL) AS TABLE
 WITH wl AS (
     -- the workload as people describe it (kvreg/sql/272_workload_blocks.sql): requests (users, or Little's law
     -- from a request rate), samples per request, the tokens a sequence holds at its end (context_tokens =
@@ -117,7 +119,8 @@ base AS (
            h.price_usd_per_hour
     FROM capacity_at([context_tokens], gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                      max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
-                     num_speculative_tokens := num_speculative_tokens, block_size := block_size) p
+                     num_speculative_tokens := num_speculative_tokens, block_size := block_size,
+                     only_models := only_models, only_hardware := only_hardware) p
     JOIN model_weights mw ON mw.model_id = p.model_id AND mw.weights_dtype = p.weights_dtype
     JOIN decode_coefficients k ON k.model_id = p.model_id AND k.kv_dtype = p.kv_dtype AND k.tp = p.tp
     JOIN hardware_peaks h ON h.hardware_id = p.hardware_id AND h.weights_dtype = p.weights_dtype

@@ -40,7 +40,7 @@ WITH listed AS (
                enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
                block_size := block_size, input_tokens := input_tokens, output_tokens := output_tokens,
                shared_prefix_tokens := shared_prefix_tokens, parallel_samples := parallel_samples,
-               request_rate_per_s := request_rate_per_s) p
+               request_rate_per_s := request_rate_per_s, only_models := models, only_hardware := hardware) p
     LEFT JOIN hardware_rates_at(cost_basis, tco_years := tco_years, tco_usd_per_kwh := tco_usd_per_kwh,
                                 tco_pue := tco_pue) rt ON rt.hardware_id = p.hardware_id
     WHERE (models IS NULL OR list_contains(models, p.model_id))

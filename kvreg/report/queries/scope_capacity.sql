@@ -15,6 +15,7 @@
 SELECT * FROM capacity_at($contexts,
                           gpu_memory_utilization := $gpu_memory_utilization, max_num_seqs := $max_num_seqs,
                           max_num_batched_tokens := $max_num_batched_tokens, enforce_eager := $enforce_eager,
-                          num_speculative_tokens := $num_speculative_tokens, block_size := $block_size)
+                          num_speculative_tokens := $num_speculative_tokens, block_size := $block_size,
+                          only_models := $models, only_hardware := $hardware)
 WHERE list_contains($models, model_id) AND list_contains($hardware, hardware_id) AND list_contains($engines, engine_id)
   AND list_contains($weights_dtypes, weights_dtype) AND list_contains($kv_dtypes, kv_dtype) AND list_contains($tp, tp)
