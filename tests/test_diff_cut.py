@@ -47,7 +47,7 @@ def test_cut_side_gives_the_whole_registrys_focused_rows(registry, kind, col, id
             con.execute("SET memory_limit = '3GB'")
             attach(con, "side", registry)
         assert cut_to_touched(cut, "side", [(kind, ids)])
-        assert share_focused(cut, "side", [(kind, ids)]) == ["capacity"]
+        assert share_focused(cut, "side", [(kind, ids)]) == ["engine_capacity", "capacity"]
         for view in views:
             expected = _focused(whole, view, col, ids, models)
             assert expected, view
@@ -65,3 +65,65 @@ def test_mixed_edits_are_not_cut(registry):
         assert con.execute('SELECT count(*) FROM "side".hardware').fetchone()[0] > 1
     finally:
         con.close()
+
+
+def test_native_weights_table_is_the_weights_definition(registry):
+    """The focus templates semi-join on ``__focus_weights`` (focus.native_weights_table); on the shipped
+    registry (accelerators with and without native dtypes, models with and without listed checkpoints,
+    served-set ids) it holds exactly the (accelerator, model, weights dtype) that the definition
+    ``_WEIGHTS_DEFAULT`` (correlated subqueries) accepts."""
+    from kvreg.diff.focus import _WEIGHTS_DEFAULT, native_weights_table
+
+    con = duckdb.connect(":memory:")
+    try:
+        attach(con, "side", registry)
+        native_weights_table(con, "side")
+        con.execute(
+            "CREATE TEMP TABLE cand AS SELECT h.hardware_id, i.model_id, d.weights_dtype FROM side.hardware h "
+            "CROSS JOIN (SELECT model_id FROM side.models UNION SELECT served_id FROM side.served_models) i "
+            "CROSS JOIN (SELECT weights_dtype FROM side.checkpoints UNION SELECT dtype FROM side.hardware_precisions "
+            "UNION SELECT dtype FROM side.precisions UNION SELECT 'bf16') d(weights_dtype)")
+        want = con.execute(f"SELECT * FROM cand v WHERE {_WEIGHTS_DEFAULT.format(db='side')}").fetchall()
+        got = con.execute("SELECT hardware_id, model_id, weights_dtype FROM side.__focus_weights").fetchall()
+        assert sorted(got, key=repr) == sorted(want, key=repr)
+        kinds = con.execute(
+            "SELECT count(DISTINCT hardware_id) FILTER (WHERE hardware_id IN (SELECT hardware_id FROM "
+            "side.hardware_precisions)), count(DISTINCT hardware_id) FILTER (WHERE hardware_id NOT IN "
+            "(SELECT hardware_id FROM side.hardware_precisions)) FROM side.__focus_weights").fetchone()
+        assert min(kinds) > 0 and len(want) > 1000  # both branches of the definition are exercised
+    finally:
+        con.close()
+
+
+def test_side_cut_to_the_reports_ranks_every_option_as_the_whole_registry(registry):
+    """The recommendation check ranks on a copy cut to the checked reports' entries (cut_to_reports): on the
+    shipped registry every shipped report's whole ranked option table (not only its rank-1 rows) is the
+    whole registry's, for an engine edit (the release is one of the reports' engines)."""
+    import importlib
+
+    from kvreg.diff.scenarios import cut_to_reports
+
+    context = importlib.import_module("kvreg.report.context")
+    whole, cut = duckdb.connect(":memory:"), duckdb.connect(":memory:")
+    try:
+        for con in (whole, cut):
+            con.execute("SET memory_limit = '3GB'")
+            attach(con, "side", registry)
+        reports = sorted(r[0] for r in whole.execute("SELECT report_id FROM side.report_workloads").fetchall())
+        engines = {r[0] for r in whole.execute("SELECT item_id FROM side.report_items WHERE item_kind = 'engine'").fetchall()}
+        touched = sorted(engines - {"first-principles"})[:1]
+        assert reports and touched
+        cut_to_reports(cut, "side", reports, [("engine", touched)])
+        n_models = [c.execute("SELECT count(*) FROM side.models").fetchone()[0] for c in (whole, cut)]
+        assert n_models[1] < n_models[0] / 2  # the cut removes most of the grid
+        for rid in reports:
+            got = []
+            for con in (whole, cut):
+                con.execute("USE side")
+                context.rank_options(con, rid, context.scope_from_items(con, rid))
+                got.append(sorted(con.execute("SELECT * FROM report_options").fetchall(), key=repr))
+                con.execute("USE memory")
+            assert got[0] and got[1] == got[0], rid
+    finally:
+        whole.close()
+        cut.close()

@@ -61,10 +61,10 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
 
     from kvreg.build import duckdb_config
     from kvreg.diff.entries import entry_changes
-    from kvreg.diff.recommend import recommendation_flips
+    from kvreg.diff.recommend import recommendation_flips, reports_to_check
     from kvreg.diff.references import dangling_report_references
-    from kvreg.diff.scenarios import (BASE, HEAD, VIEWS, attach, compare_view, cut_to_touched, share_focused,
-                                       touched)
+    from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach, compare_view, cut_to_reports,
+                                       cut_to_touched, share_focused, touched)
 
     project = Path(project)
     say = progress or (lambda message: None)
@@ -107,7 +107,20 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             if not all_scenarios and models_only:
                 cut = cut_to_touched(con, BASE, order) and cut_to_touched(con, HEAD, order)
             say("checking report recommendations")
-            checked, flips = recommendation_flips(con, BASE, HEAD, order, reports=reports)
+            rank = reports_to_check(con, BASE, HEAD, order, reports)
+            if rank and not cut:
+                # Rank on a copy of each side cut to the checked reports' entries (cut_to_reports): the same
+                # ranking, without computing the whole registry's grid; the copies go before the comparison.
+                for alias, reg in ((RANK_BASE, base_reg), (RANK_HEAD, head_reg)):
+                    attach(con, alias, reg)
+                    cut_to_reports(con, alias, sorted(rank), order)
+                try:
+                    checked, flips = recommendation_flips(con, RANK_BASE, RANK_HEAD, order, reports=reports)
+                finally:
+                    con.execute(f'DETACH "{RANK_BASE}"')
+                    con.execute(f'DETACH "{RANK_HEAD}"')
+            else:
+                checked, flips = recommendation_flips(con, BASE, HEAD, order, reports=reports)
             if compare_figures and not all_scenarios:
                 if not cut and cut_to_touched(con, BASE, order):
                     cut_to_touched(con, HEAD, order)

@@ -45,8 +45,31 @@ _WEIGHTS_DEFAULT = (
     "WHERE c.model_id = v.model_id AND c.listed)))))"
 )
 
-# The scenarios the focus keeps, on any view with the capacity grid's axes (capacity, roofline).
+# The scenarios the focus keeps, on any view with the capacity grid's axes (capacity, roofline): the
+# definition.  The templates below apply it as a semi join on `__focus_weights` (_NATIVE_WEIGHTS, the same
+# set as a small per-side table) instead: DuckDB unnests these correlated subqueries with a delim join that
+# buffers the whole unfiltered view (benchmarks/README.md, "kvreg diff"); tests/test_diff_views.py checks
+# both give the same rows.
 _KEPT = "v.within_native AND " + _WEIGHTS_DEFAULT
+
+# (hardware_id, model_id, weights_dtype) that _WEIGHTS_DEFAULT accepts, for every accelerator and every model
+# or served-set id of the side: the accelerator's native dtypes for any model, else the model's listed
+# checkpoint dtypes, else bf16.  A few thousand rows, built once per side (native_weights_table).
+_NATIVE_WEIGHTS = (
+    "CREATE OR REPLACE TABLE {db}.__focus_weights AS "
+    "WITH ids AS (SELECT model_id FROM {db}.models UNION SELECT served_id FROM {db}.served_models), "
+    "listed AS (SELECT i.model_id, c.weights_dtype, c.weights_dtype IS NOT NULL AS has FROM ids i "
+    "JOIN {db}.checkpoints c ON c.model_id = i.model_id AND c.listed) "
+    "SELECT DISTINCT p.hardware_id, i.model_id, p.dtype AS weights_dtype FROM {db}.hardware_precisions p CROSS JOIN ids i "
+    "UNION SELECT h.hardware_id, i.model_id, CASE WHEN l.model_id IS NULL THEN 'bf16' ELSE l.weights_dtype END "
+    "FROM {db}.hardware h CROSS JOIN ids i LEFT JOIN listed l ON l.model_id = i.model_id "
+    "WHERE h.hardware_id NOT IN (SELECT p.hardware_id FROM {db}.hardware_precisions p WHERE p.hardware_id IS NOT NULL) "
+    "AND (l.model_id IS NULL OR l.has)"
+)
+
+# The same test as _WEIGHTS_DEFAULT, as a semi join (the template's FROM clause, after the view as `v`).
+_NATIVE_JOIN = ("SEMI JOIN {db}.__focus_weights w ON w.hardware_id = v.hardware_id AND w.model_id = v.model_id "
+                "AND w.weights_dtype = v.weights_dtype")
 
 # The largest batch of the axis that fits (≤ max_seqs), 1 when none does or max_seqs is NULL.
 _CAPACITY_BATCH = "coalesce(list_max(list_filter({batches}, lambda x: x <= v.max_seqs)), 1)"
@@ -57,16 +80,16 @@ FOCUS: dict[str, FocusSpec] = {
     "capacity": FocusSpec(
         "capacity", _SCENARIO, ("max_seqs", "naive_max_seqs"),
         "SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, "
-        "v.max_seqs, v.naive_max_seqs, v.pool_bytes AS __fit FROM {db}.capacity v "
-        "WHERE {entity} AND " + _KEPT),
+        "v.max_seqs, v.naive_max_seqs, v.pool_bytes AS __fit FROM {db}.capacity v " + _NATIVE_JOIN +
+        " WHERE {entity} AND v.within_native"),
     "engine_capacity": FocusSpec(
         "engine_capacity", ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp",
                             "max_model_len"), ("admitted_seqs", "logged_kv_tokens"),
         "SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, v.tp, v.max_model_len, "
         "v.admitted_seqs, v.logged_kv_tokens, v.available_kv_bytes AS __fit FROM {db}.engine_capacity v "
-        "WHERE {entity} AND v.default_batched "
-        "AND v.max_model_len <= coalesce((SELECT m.native_context_tokens FROM {db}.models m "
-        "WHERE m.model_id = v.model_id), v.max_model_len) AND " + _WEIGHTS_DEFAULT),
+        "LEFT JOIN {db}.models m ON m.model_id = v.model_id " + _NATIVE_JOIN +
+        " WHERE {entity} AND v.default_batched "
+        "AND v.max_model_len <= coalesce(m.native_context_tokens, v.max_model_len)"),
     # The decode rate at batch 1 and at the largest batch that fits (labelled by `at`; `batch` says which).
     # When no batch fits, the capacity row is kept with batch 0 and no rate, so "no longer fits" shows
     # as a change rather than as a removed scenario.
@@ -81,7 +104,7 @@ FOCUS: dict[str, FocusSpec] = {
         "CASE WHEN r.which = 1 OR v.batch_fits THEN v.batch ELSE 0 END AS batch, "
         "CASE WHEN r.which = 1 OR v.batch_fits THEN v.decode_tok_per_s END AS decode_tok_per_s, "
         "v.max_seqs AS __fit "
-        "FROM (SELECT * FROM {db}.roofline v WHERE {entity} AND " + _KEPT +
+        "FROM (SELECT v.* FROM {db}.roofline v " + _NATIVE_JOIN + " WHERE {entity} AND v.within_native"
         " AND (v.batch = 1 OR v.batch = " + _CAPACITY_BATCH + ")) v "
         "JOIN (VALUES (1), (2)) r(which) "
         "ON CASE WHEN r.which = 1 THEN v.batch = 1 ELSE v.batch = " + _CAPACITY_BATCH + " END"),
@@ -91,18 +114,32 @@ FOCUS: dict[str, FocusSpec] = {
 def focus_sql(con, spec: FocusSpec, alias: str, entity: str) -> str:
     """``spec``'s SELECT on side ``alias`` (an attached database) with the touched-entry predicate ``entity``.
 
-    Fills ``{batches}`` with the side's ``batch_sizes`` axis as a literal list of integers.
+    Fills ``{batches}`` with the side's ``batch_sizes`` axis as a literal list of integers, and builds the
+    side's ``__focus_weights`` table the templates join (:func:`native_weights_table`).
     """
     db = '"' + alias.replace('"', '""') + '"'
+    native_weights_table(con, alias)
     batches = ""
     if "{batches}" in spec.sql:
         values = con.execute(f"SELECT list(batch ORDER BY batch) FROM {db}.batch_sizes").fetchone()[0] or []
         batches = "[" + ", ".join(str(int(b)) for b in values) + "]::BIGINT[]"
     return spec.sql.format(db=db, entity=entity, batches=batches)
 
+
+def native_weights_table(con, alias: str) -> None:
+    """(Re)build side ``alias``'s ``__focus_weights``: the (hardware, model, weights dtype) the focus keeps.
+
+    The rows ``_WEIGHTS_DEFAULT`` accepts, for every accelerator and model or served-set id of the side (a few
+    thousand); the focus templates semi-join on it.  Rebuilt on every call (cheap), so it follows a side that
+    was cut (``cut_to_touched``) after an earlier call.
+    """
+    db = '"' + alias.replace('"', '""') + '"'
+    con.execute(_NATIVE_WEIGHTS.format(db=db))
+
 # Views whose focused rows are computed once per side and shared: the view is replaced in that side by a
 # table of its focused rows (every column), so the views built on it (roofline reads capacity) and its own
 # comparison read the table instead of recomputing the grid.  Exact because the focus of each reader keeps
 # only rows whose key and `within_native` columns come straight from the shared view's row and pass the
 # same filter (`_KEPT`): roofline's model, hardware, engine, weights dtype and within_native are capacity's.
-SHARED: dict[str, str] = {"capacity": "SELECT v.* FROM {db}.capacity v WHERE ({entity}) AND " + _KEPT}
+SHARED: dict[str, str] = {"capacity": "SELECT v.* FROM {db}.capacity v " + _NATIVE_JOIN +
+                                       " WHERE ({entity}) AND v.within_native"}

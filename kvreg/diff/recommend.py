@@ -6,7 +6,9 @@ A report recommends, per model, its rank-1 option that meets the workload
 diff runs that same query on each side, but only for reports that list a
 touched entry (a model, hardware or engine the change edits, or a hardware
 entry depending on one): a report naming none of them ranks the same rows on
-both sides, so it cannot flip.  About 2 s per report per side on the shipped
+both sides, so it cannot flip.  The diff ranks on sides cut to the touched models
+(an edit of models alone) or to the checked reports' entries
+(``scenarios.cut_to_reports``): about 2 s per report per side on the shipped
 registry (benchmarks/README.md).
 """
 
@@ -58,6 +60,17 @@ def _recommended(con, alias: str, report_id: str, only_models: set[str] | None =
         con.execute("USE memory")
 
 
+def reports_to_check(con, base_alias: str, head_alias: str, order: list[tuple[str, list[str]]],
+                     reports: list[str] | None = None) -> set[str]:
+    """Report ids on both sides (with a workload) that list a touched entry, within ``reports`` when given."""
+    common = _reports_touching(con, base_alias, order) & _reports_touching(con, head_alias, order)
+    common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{head_alias}".report_workloads').fetchall()}
+    common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{base_alias}".report_workloads').fetchall()}
+    if reports is not None:
+        common &= set(reports)
+    return common
+
+
 def recommendation_flips(con, base_alias: str, head_alias: str,
                          order: list[tuple[str, list[str]]], reports: list[str] | None = None,
                          ) -> tuple[list[str], list[RecommendationFlip]]:
@@ -71,11 +84,7 @@ def recommendation_flips(con, base_alias: str, head_alias: str,
         (sorted report ids checked, one :class:`RecommendationFlip` per report × model whose
         recommended option differs; ``old``/``new`` None when no option meets the workload).
     """
-    common = _reports_touching(con, base_alias, order) & _reports_touching(con, head_alias, order)
-    common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{head_alias}".report_workloads').fetchall()}
-    common &= {r[0] for r in con.execute(f'SELECT report_id FROM "{base_alias}".report_workloads').fetchall()}
-    if reports is not None:
-        common &= set(reports)
+    common = reports_to_check(con, base_alias, head_alias, order, reports)
     # An edit of models alone moves only those models' options (ranked per model): rank just them.
     only = ({i for _, ids in order for i in ids} if order and {k for k, _ in order} == {"model"} else None)
     flips = []

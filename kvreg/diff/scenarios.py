@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from kvreg.diff.focus import FOCUS, SHARED, FocusSpec, focus_sql
+from kvreg.diff.focus import FOCUS, SHARED, FocusSpec, focus_sql, native_weights_table
 from kvreg.diff.model import FigureChange, FigureSummary, ScenarioSetChange, ViewComparison
 
 BASE, HEAD = "kv_base", "kv_head"
+RANK_BASE, RANK_HEAD = "kv_base_rank", "kv_head_rank"  # copies cut for the recommendation check (cut_to_reports)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,6 +128,41 @@ def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
     return True
 
 
+def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str, list[str]]]) -> None:
+    """Cut side ``alias`` down to what the report recommendation check of ``report_ids`` reads.
+
+    A report ranks only the options of the models, accelerators and engine releases it lists
+    (``report_items``; kvreg/sql/280_ranked_plans.sql filters ``ranked_plans`` by those lists), but the
+    ranking's views compute the whole registry's grid before that filter (an engine edit's check took ~60 s
+    CPU of 120 on the shipped registry).  So, for the check only (the diff ranks on a separate copy of each
+    side: this cut keeps far fewer rows than the focused comparison needs), the other entries of each kind
+    are deleted: kept are the reports' listed entries, the touched entries, models sharing a served set with a
+    kept model and resident models, and every entry of a kind some report lists none of.  Cross-entry views
+    (:data:`FROZEN_VIEWS`) are frozen first.  tests/test_diff_cut.py checks the cut side ranks every option of
+    the shipped reports exactly as the whole registry does.
+    """
+    db = _q(alias)
+    freeze(con, alias)
+    touched_ids = {k: {i for kind, ids in order if kind == k for i in ids} for k in CUTTABLE}
+    for kind, (table, col) in CUTTABLE.items():
+        listed = con.execute(
+            f"SELECT report_id, list(DISTINCT item_id) FROM {db}.report_items WHERE item_kind = ? "
+            f"AND list_contains(?, report_id) GROUP BY report_id", [kind, report_ids]).fetchall()
+        if len(listed) < len(set(report_ids)):
+            continue  # a report lists no entry of this kind: keep them all
+        ids = sorted({i for _, items in listed for i in items} | touched_ids[kind])
+        keep, params = f"list_contains(?, {_q(col)})", [ids]
+        if kind == "model":
+            keep += (f" OR model_id IN (SELECT s.model_id FROM {db}.served_models s WHERE s.served_id IN "
+                     f"(SELECT t.served_id FROM {db}.served_models t WHERE list_contains(?, t.model_id)))"
+                     f" OR model_id IN (SELECT r.model_id FROM {db}.residents r WHERE r.model_id IS NOT NULL)")
+            params.append(ids)
+        con.execute(f"DELETE FROM {db}.{_q(table)} WHERE NOT ({keep})", params)
+        for other in CUT_WITH.get(kind, ()):
+            if _has_table(con, alias, other):
+                con.execute(f"DELETE FROM {db}.{_q(other)} WHERE NOT list_contains(?, {_q(col)})", [ids])
+
+
 def _is_view(con, alias: str, view: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_views() WHERE database_name = ? AND view_name = ?",
                             [alias, view]).fetchone()[0])
@@ -154,11 +190,13 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[s
     Each such view becomes a table of the rows the focused comparison keeps of it (touched entries,
     within the native context, native weights dtypes), so the views read on top of it (roofline on
     capacity) compute only those scenarios; their focused rows are unchanged (see ``focus.SHARED``).
+    The engine admission rows both ``capacity`` and ``engine_capacity`` read are computed first, once
+    (:func:`share_engine_capacity`).
     Cross-entry views are frozen first (they fit over the whole grid).  Call after the report
     recommendation check (it ranks every option) and never with ``--all-scenarios``.
 
     Returns:
-        The views replaced.
+        The views replaced (``["engine_capacity", "capacity"]`` on a full registry).
     """
     terms, params = [], []
     for kind, ids in order:
@@ -168,12 +206,73 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[s
     if not terms:
         return []
     freeze(con, alias)
-    done = []
+    native_weights_table(con, alias)  # the templates' semi join reads it
+    done = share_engine_capacity(con, alias, " OR ".join(terms), params)
     for view, sql in SHARED.items():
         if _is_view(con, alias, view):
             _view_to_table(con, alias, view, sql.format(db=_q(alias), entity=" OR ".join(terms)), params)
             done.append(view)
     return done
+
+
+# The engine admission macro's parameters (kvreg/sql/220_engine_capacity.sql), all but context_list: the shared
+# macro below answers only the call with every one of them NULL (the release defaults), as `capacity` makes it.
+_ENGINE_KNOBS = ("max_num_batched_tokens", "gpu_memory_utilization", "max_num_seqs", "enforce_eager",
+                 "num_speculative_tokens", "available_kv_bytes", "batched_axis", "block_size")
+
+
+def share_engine_capacity(con, alias: str, entity: str, params: list) -> list[str]:
+    """Compute side ``alias``'s engine admission arithmetic once for the touched focused scenarios.
+
+    ``capacity`` (through ``capacity_at``) and ``engine_capacity`` both run ``engine_capacity_at`` — the
+    engine's block and admission arithmetic (kvreg/sql/220_engine_capacity.sql) — over one accelerator's (or
+    model's, or release's) whole grid: a second pass for the ``engine_capacity`` comparison was ~7 s CPU of a
+    hardware edit's 12 (benchmarks/README.md).  Here its rows are computed once, at the release defaults, over
+    the contexts and max_model_lens axes together, for the touched entries (``entity``, a predicate on
+    ``v``'s id columns with ``params``), the native weights dtypes (``__focus_weights``) and max_model_lens
+    within the model's native context (or any, for an id with none: the engine_capacity focus's test; capacity's
+    ``within_native`` is stricter), into table ``__engine_capacity_rows``; then in this side
+
+    * ``engine_capacity_at`` is replaced by a macro over that table, for the default-knob call only (any other
+      call raises an error rather than answering from the wrong rows);
+    * the ``engine_capacity`` view is replaced by the table's rows on its axes (``max_model_lens``, and
+      ``batched_tokens``: the view's rows at the release's default setting — the only ones its focus reads —
+      are the default call's, as both compute ``engine_memory_pools_at`` at that value, 205: ``batched_set``).
+
+    Exact for the focused rows: every row either focus keeps has a touched id and a native weights dtype, and
+    a row of ``engine_capacity_at`` at one max_model_len does not depend on the list's other values (its
+    first-principles sums are per context, 220: ``fp``).  Call after the report recommendation check, which
+    reads other rows, and never with ``--all-scenarios``.  Returns ``["engine_capacity"]``, or ``[]`` when the
+    side has no such view or macro.
+    """
+    db = _q(alias)
+    if not entity or not _is_view(con, alias, "engine_capacity") or not con.execute(
+            "SELECT count(*) FROM duckdb_functions() WHERE database_name = ? AND function_name = 'engine_capacity_at'",
+            [alias]).fetchone()[0]:
+        return []
+    lens = sorted({r[0] for r in con.execute(f"SELECT context_tokens FROM {db}.contexts UNION "
+                                             f"SELECT max_model_len FROM {db}.max_model_lens").fetchall()})
+    con.execute(f'USE {db}')
+    try:
+        con.execute(f"CREATE OR REPLACE TABLE {db}.__engine_capacity_rows AS SELECT v.* FROM "
+                    f"engine_capacity_at(?::BIGINT[]) v LEFT JOIN {db}.models m ON m.model_id = v.model_id "
+                    f"SEMI JOIN {db}.__focus_weights w ON "
+                    f"w.hardware_id = v.hardware_id AND w.model_id = v.model_id AND w.weights_dtype = v.weights_dtype "
+                    f"WHERE ({entity}) AND v.max_model_len <= coalesce(m.native_context_tokens, v.max_model_len)",
+                    [lens] + params)
+        knobs = ", ".join(f"{k} := NULL" for k in _ENGINE_KNOBS)
+        defaults = " AND ".join(f"{k} IS NULL" for k in _ENGINE_KNOBS)
+        con.execute(f"CREATE OR REPLACE MACRO engine_capacity_at(context_list, {knobs}) AS TABLE "
+                    f"SELECT t.* FROM {db}.__engine_capacity_rows t WHERE list_contains(context_list, t.max_model_len) "
+                    f"AND (CASE WHEN {defaults} THEN TRUE ELSE error('kvreg diff: engine_capacity_at is shared for "
+                    f"the release defaults only (kvreg/diff/scenarios.py share_engine_capacity)') END)")
+    finally:
+        con.execute("USE memory")
+    _view_to_table(con, alias, "engine_capacity",
+                   f"SELECT * FROM {db}.__engine_capacity_rows WHERE max_model_len IN "
+                   f"(SELECT max_model_len FROM {db}.max_model_lens) AND max_num_batched_tokens IN "
+                   f"(SELECT max_num_batched_tokens FROM {db}.batched_tokens)")
+    return ["engine_capacity"]
 
 
 def attach(con, alias: str, registry) -> None:
