@@ -109,9 +109,23 @@ def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
     ids = sorted({i for k, group in order for i in group})
     db = _q(alias)
     freeze(con, alias)
+    _keep_only(con, alias, kind, ids)
+    con.execute(f"DELETE FROM {db}.batched_tokens WHERE max_num_batched_tokens NOT IN "
+                f"(SELECT max_num_batched_tokens FROM {db}.engine_accounting WHERE max_num_batched_tokens IS NOT NULL "
+                f"UNION SELECT max_num_batched_tokens_large_gpu FROM {db}.engine_accounting "
+                f"WHERE max_num_batched_tokens_large_gpu IS NOT NULL)")
+    return True
+
+
+def _keep_only(con, alias: str, kind: str, ids: list[str]) -> None:
+    """Delete side ``alias``'s entries of ``kind`` other than ``ids`` (and their CUT_WITH rows).
+
+    A model cut also keeps the models sharing a served set with a kept model (drafts) and resident models,
+    whose weights every pool subtracts.
+    """
+    db = _q(alias)
     table, col = CUTTABLE[kind]
-    keep = f"list_contains(?, {_q(col)})"
-    params: list = [ids]
+    keep, params = f"list_contains(?, {_q(col)})", [ids]
     if kind == "model":
         keep += (f" OR model_id IN (SELECT s.model_id FROM {db}.served_models s WHERE s.served_id IN "
                  f"(SELECT t.served_id FROM {db}.served_models t WHERE list_contains(?, t.model_id)))"
@@ -121,11 +135,6 @@ def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
     for other in CUT_WITH.get(kind, ()):
         if _has_table(con, alias, other):
             con.execute(f"DELETE FROM {db}.{_q(other)} WHERE NOT list_contains(?, {_q(col)})", [ids])
-    con.execute(f"DELETE FROM {db}.batched_tokens WHERE max_num_batched_tokens NOT IN "
-                f"(SELECT max_num_batched_tokens FROM {db}.engine_accounting WHERE max_num_batched_tokens IS NOT NULL "
-                f"UNION SELECT max_num_batched_tokens_large_gpu FROM {db}.engine_accounting "
-                f"WHERE max_num_batched_tokens_large_gpu IS NOT NULL)")
-    return True
 
 
 def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str, list[str]]]) -> None:
@@ -144,23 +153,13 @@ def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str
     db = _q(alias)
     freeze(con, alias)
     touched_ids = {k: {i for kind, ids in order if kind == k for i in ids} for k in CUTTABLE}
-    for kind, (table, col) in CUTTABLE.items():
+    for kind in CUTTABLE:
         listed = con.execute(
             f"SELECT report_id, list(DISTINCT item_id) FROM {db}.report_items WHERE item_kind = ? "
             f"AND list_contains(?, report_id) GROUP BY report_id", [kind, report_ids]).fetchall()
         if len(listed) < len(set(report_ids)):
             continue  # a report lists no entry of this kind: keep them all
-        ids = sorted({i for _, items in listed for i in items} | touched_ids[kind])
-        keep, params = f"list_contains(?, {_q(col)})", [ids]
-        if kind == "model":
-            keep += (f" OR model_id IN (SELECT s.model_id FROM {db}.served_models s WHERE s.served_id IN "
-                     f"(SELECT t.served_id FROM {db}.served_models t WHERE list_contains(?, t.model_id)))"
-                     f" OR model_id IN (SELECT r.model_id FROM {db}.residents r WHERE r.model_id IS NOT NULL)")
-            params.append(ids)
-        con.execute(f"DELETE FROM {db}.{_q(table)} WHERE NOT ({keep})", params)
-        for other in CUT_WITH.get(kind, ()):
-            if _has_table(con, alias, other):
-                con.execute(f"DELETE FROM {db}.{_q(other)} WHERE NOT list_contains(?, {_q(col)})", [ids])
+        _keep_only(con, alias, kind, sorted({i for _, items in listed for i in items} | touched_ids[kind]))
 
 
 def _is_view(con, alias: str, view: str) -> bool:
