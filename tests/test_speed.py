@@ -73,7 +73,7 @@ def _implied(con, where: str) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {"memory": [], "compute": []}
     for bound, mem, comp, ar, meas in con.execute(
             f"SELECT bound, memory_s, compute_s, allreduce_s, output_tok_per_s FROM throughput_ceilings WHERE {where}"
-            " AND bound IS NOT NULL").fetchall():
+            " AND in_fit AND bound IS NOT NULL").fetchall():   # the fit sees in_fit sources only
         out[bound].append(((mem if bound == "memory" else comp) + (ar or 0)) * meas)
     return out
 
@@ -148,7 +148,8 @@ def test_a_source_out_of_the_fit_is_only_predicted(con):
     e = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'mi300x' AND engine_family = 'vllm'")
     assert e["bandwidth_level"] == "stated" and e["compute_level"] == "all"
     rows = con.execute("SELECT mode, source_id, measurement_idx, predicted_tok_per_s, error FROM speed_calibration"
-                       " WHERE hardware_id = 'mi300x' ORDER BY source_id, measurement_idx, mode").fetchall()
+                       " WHERE hardware_id = 'mi300x' AND source_id LIKE 'amd-rocm-perf-%'"
+                       " ORDER BY source_id, measurement_idx, mode").fetchall()
     assert len(rows) == 2 * 24
     for (m1, s1, i1, p1, _), (m2, s2, i2, p2, _) in zip(rows[::2], rows[1::2]):
         assert (s1, i1) == (s2, i2) and p1 == pytest.approx(p2)   # in-sample = left out: never fitted
