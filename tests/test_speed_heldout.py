@@ -1,7 +1,8 @@
 """The held-out throughput sources (issue 13 item 1): vLLM and SGLang on NVIDIA GPUs, and MLPerf Inference v5.1.
 
 Every value below was transcribed by hand from the source file its entry cites (an mlperf_log_summary.txt of
-mlcommons/inference_results_v5.1 at 965182b0, or a run log of Michaelvll/llm-ie-benchmarks at 5f717fed), and
+mlcommons/inference_results_v5.1 at 965182b0, a run log of Michaelvll/llm-ie-benchmarks at 5f717fed, or a table
+of the vLLM blog at c3a01c4a), and
 the arithmetic that turns a system total into one replica's figure is redone here.  That no held-out row
 exceeds its roofline ceiling is tests/test_speed.py::test_no_measurement_exceeds_its_ceiling, which runs over
 every measurement of the shipped registry (these included) and requires every one to have a ceiling.
@@ -13,7 +14,7 @@ import pytest
 
 from tests.conftest import one
 
-HELD_OUT = ("mlperf-v5.1-%", "llm-ie-%")
+HELD_OUT = ("mlperf-v5.1-%", "llm-ie-%", "vllm-blog-%")
 
 
 def _row(con, source: str, idx: int) -> dict:
@@ -63,6 +64,12 @@ TRANSCRIBED = [
     # sgl/logs/sgl-0.4.5.post3-deepseek-r1-200.log, 1000/2000 with 200 prompts: 3276.05 tok/s, Concurrency 180.97
     ("llm-ie-sglang-0.4.5-h200-deepseek-r1", 4,
      dict(engine_id="sglang-0.5", input_tokens=1000, output_tokens=2000, concurrency=181, output_tok_per_s=3276.05)),
+    # vLLM blog 2026-04-22 (FP8 KV cache), Table 4 row FP8: "742.8 | 12.93 | 585.2 | 517.5" at concurrency 8,
+    # ~20k input and ~2k output tokens, Llama-3.1-8B on the post's single H100
+    ("vllm-blog-fp8-kvcache-h100", 1,
+     dict(hardware_id="h100-sxm-80gb", model_id="llama-3.1-8b", engine_id="vllm-0.17-0.19", weights_dtype="bf16",
+          kv_dtype="fp8", input_tokens=20000, output_tokens=2000, concurrency=8, output_tok_per_s=517.5,
+          ttft_p50_s=0.7428)),
 ]
 
 
@@ -90,7 +97,7 @@ def test_held_out_sources_are_only_predicted(con):
     like = " OR ".join("source_id LIKE ?" for _ in HELD_OUT)
     n, n_fit = con.execute(f"SELECT count(*), count(*) FILTER (WHERE in_fit) FROM throughput_measurements WHERE {like}",
                            list(HELD_OUT)).fetchone()
-    assert n == 45 and n_fit == 0
+    assert n == 49 and n_fit == 0
     diff = con.execute(
         f"SELECT count(*) FROM speed_calibration a JOIN speed_calibration b USING (source_id, measurement_idx)"
         f" WHERE a.mode = 'in-sample' AND b.mode = 'leave-one-source-out' AND ({like.replace('source_id', 'a.source_id')})"
@@ -105,5 +112,5 @@ def test_vllm_and_sglang_on_nvidia_are_measured(con):
     got = dict(((e, h), n) for e, h, n in con.execute(
         "SELECT engine_family, hardware_id, count(*) FROM throughput_ceilings WHERE NOT in_fit AND vendor = 'NVIDIA'"
         " GROUP BY ALL").fetchall())
-    assert got[("vllm", "h200")] == 12 and got[("vllm", "h100-sxm-80gb")] == 3 and got[("sglang", "h200")] == 12
+    assert got[("vllm", "h200")] == 12 and got[("vllm", "h100-sxm-80gb")] == 7 and got[("sglang", "h200")] == 12
     assert got[("trtllm", "h200")] == 3 and got[("trtllm", "b200")] == 5
