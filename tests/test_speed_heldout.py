@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import one
 
-HELD_OUT = ("mlperf-v5.1-%", "llm-ie-%", "vllm-blog-%")
+HELD_OUT = ("mlperf-v5.1-%", "llm-ie-%", "vllm-blog-%", "vllm-recipes-%")
 
 
 def _row(con, source: str, idx: int) -> dict:
@@ -70,6 +70,12 @@ TRANSCRIBED = [
      dict(hardware_id="h100-sxm-80gb", model_id="llama-3.1-8b", engine_id="vllm-0.17-0.19", weights_dtype="bf16",
           kv_dtype="fp8", input_tokens=20000, output_tokens=2000, concurrency=8, output_tok_per_s=517.5,
           ttft_p50_s=0.7428)),
+    # vllm-project/recipes Nemotron-3-Nano sample output on H200: "Output token throughput (tok/s): 15828.30",
+    # "Maximum request concurrency: 1024", "Median TPOT (ms): 61.04", 2,097,152 generated over 2,048 requests
+    ("vllm-recipes-nemotron-3-nano-h200", 0,
+     dict(hardware_id="h200", model_id="nemotron-3-nano-30b-a3b", weights_dtype="fp8", kv_dtype="fp8", tp=1,
+          input_tokens=1024, output_tokens=2097152 // 2048, concurrency=1024, output_tok_per_s=15828.30,
+          tpot_p50_s=0.06104)),
 ]
 
 
@@ -97,7 +103,7 @@ def test_held_out_sources_are_only_predicted(con):
     like = " OR ".join("source_id LIKE ?" for _ in HELD_OUT)
     n, n_fit = con.execute(f"SELECT count(*), count(*) FILTER (WHERE in_fit) FROM throughput_measurements WHERE {like}",
                            list(HELD_OUT)).fetchone()
-    assert n == 49 and n_fit == 0
+    assert n == 50 and n_fit == 0
     diff = con.execute(
         f"SELECT count(*) FROM speed_calibration a JOIN speed_calibration b USING (source_id, measurement_idx)"
         f" WHERE a.mode = 'in-sample' AND b.mode = 'leave-one-source-out' AND ({like.replace('source_id', 'a.source_id')})"
@@ -112,5 +118,5 @@ def test_vllm_and_sglang_on_nvidia_are_measured(con):
     got = dict(((e, h), n) for e, h, n in con.execute(
         "SELECT engine_family, hardware_id, count(*) FROM throughput_ceilings WHERE NOT in_fit AND vendor = 'NVIDIA'"
         " GROUP BY ALL").fetchall())
-    assert got[("vllm", "h200")] == 12 and got[("vllm", "h100-sxm-80gb")] == 7 and got[("sglang", "h200")] == 12
+    assert got[("vllm", "h200")] == 13 and got[("vllm", "h100-sxm-80gb")] == 7 and got[("sglang", "h200")] == 12
     assert got[("trtllm", "h200")] == 3 and got[("trtllm", "b200")] == 5
