@@ -25,6 +25,32 @@ __all__ = ["FitResult", "KvregError", "PlanResult", "Problem", "UsageError", "ca
            "plan", "query", "report", "validate"]
 
 
+def _project(project: Path | str) -> Path:
+    """``project`` as a Path, refused (UsageError) unless it is a kvreg project directory, as the CLI's
+    ``--project`` is: a wrong path must not validate as an empty registry."""
+    from kvreg.registry import KINDS
+
+    root = Path(project)
+    if not root.is_dir():
+        raise UsageError(f"project {str(root)!r} is not a directory")
+    if not any((root / k.folder).is_dir() for k in KINDS):
+        raise UsageError(f"{str(root)!r} is not a kvreg project: none of {', '.join(k.folder for k in KINDS)} exists"
+                         " there (pass project= the folder holding registry/)")
+    return root
+
+
+def _ids(name: str, value: Any) -> list[str]:
+    """A list argument given as one id (``hardware="h100-sxm-80gb"``) as a one-element list, not its letters."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    try:
+        return [str(v) for v in value]
+    except TypeError:
+        raise UsageError(f"{name} must be an id or a list of ids, got {value!r}") from None
+
+
 def _contexts(context: Any) -> list[int] | None:
     """``context`` (one value or several; int or ``8K``-style text) → tokens, or None when not given."""
     from kvreg.units import UnitError, parse_context_tokens
@@ -49,7 +75,7 @@ def connect(project: Path | str = ".", db: Path | str | None = None):
     """
     from kvreg.build import connect as _connect
 
-    return _connect(project, db)
+    return _connect(_project(project), db)
 
 
 def validate(project: Path | str = "."):
@@ -60,10 +86,11 @@ def validate(project: Path | str = "."):
 
     Raises:
         KvregError: with every problem found.
+        UsageError: ``project`` is not a kvreg project directory.
     """
     from kvreg.registry import load_registry
 
-    return load_registry(project)
+    return load_registry(_project(project))
 
 
 def fit(model: str, hardware: str | None = None, *, context: Any = None, kv_pool: Any = None,
@@ -140,8 +167,9 @@ def plan(model: str, *, users: int | None, context: Any, tpot_ms: float, ttft_ms
     con = connect(project, db)
     try:
         return _plan(con, model, users=users, context_tokens=tokens, tpot_s=tpot_ms / 1e3,
-                     ttft_s=None if ttft_ms is None else ttft_ms / 1e3, weights_dtypes=list(weights_dtypes),
-                     kv_dtypes=list(kv_dtypes), engine=engine, hardware=list(hardware), **options)
+                     ttft_s=None if ttft_ms is None else ttft_ms / 1e3,
+                     weights_dtypes=_ids("weights_dtypes", weights_dtypes), kv_dtypes=_ids("kv_dtypes", kv_dtypes),
+                     engine=engine, hardware=_ids("hardware", hardware), **options)
     finally:
         con.close()
 
@@ -151,7 +179,8 @@ def capacity(project: Path | str = ".", db: Path | str | None = None, **where):
 
     Args:
         where: ``column=value`` equalities (``model_id="llama-3.1-8b", tp=1``); a list or tuple
-            value means "one of".  Columns are those of docs/sql.md; an unknown one is a UsageError.
+            value means "one of".  Columns are those of docs/sql.md; an unknown one is a UsageError, and so
+            is an id (``model_id``, ``hardware_id``, ``engine_id``) the registry does not have.
 
     Returns:
         ``duckdb.DuckDBPyRelation`` (lazy: ``.df()``, ``.fetchall()``, ``.filter("...")``, ``.aggregate``).
@@ -180,12 +209,16 @@ def query(sql: str, project: Path | str = ".", db: Path | str | None = None):
     from kvreg.sandbox import SandboxError, query_connection
 
     try:
-        con = query_connection(connect_path(project, db))
+        con = query_connection(connect_path(_project(project), db))
         return con.sql(sql)
     except SandboxError as exc:
         raise UsageError(str(exc)) from None
     except duckdb.Error as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
+
+
+# id columns a filter is checked against (an unknown id would return no rows, silently)
+_ID_TABLES = {"model_id": "models", "hardware_id": "hardware", "engine_id": "engines"}
 
 
 def _relation(view: str, project, db, where: dict):
@@ -198,6 +231,12 @@ def _relation(view: str, project, db, where: dict):
 
             near = near_ids(column, list(rel.columns))
             raise UsageError(f"{view} has no column {column!r}" + (f"; did you mean {', '.join(near)}?" if near else ""))
+        if column in _ID_TABLES:
+            from kvreg.fit import check_known
+
+            table = _ID_TABLES[column]
+            for v in (list(value) if isinstance(value, (list, tuple, set)) else [value]):
+                check_known(con, table, column, v, column.removesuffix("_id"))
         if isinstance(value, (list, tuple, set)):
             values = list(value)
             clauses.append(f'"{column}" IN ({", ".join("?" for _ in values)})')
@@ -252,6 +291,6 @@ def diff(base: str, head: str | None = None, project: Path | str = ".", **option
     from kvreg.diff import RevisionError, diff_projects
 
     try:
-        return diff_projects(base, head, project, **options)
+        return diff_projects(base, head, _project(project), **options)
     except RevisionError as exc:
         raise UsageError(str(exc)) from None

@@ -239,8 +239,37 @@ def duckdb_config() -> dict[str, str]:
     limit = os.environ.get("KVREG_MEMORY_LIMIT", "").strip()
     if not limit:
         return {}
+    limit = _memory_limit(limit)
     spill = Path(tempfile.gettempdir()) / f"kvreg-duckdb-spill-{os.getpid()}"
     return {"memory_limit": limit, "temp_directory": str(spill)}
+
+
+# Below this DuckDB cannot even build the views (measured: the build needs ~150 MB); a smaller limit is a typo.
+MIN_MEMORY_LIMIT_BYTES = 256 * 2**20
+
+
+def _memory_limit(text: str) -> str:
+    """``KVREG_MEMORY_LIMIT`` checked and written as DuckDB reads it (whole MiB).
+
+    Raises:
+        KvregError: not a size with a byte unit (``4GB``, ``3GiB``), or below :data:`MIN_MEMORY_LIMIT_BYTES`.
+    """
+    from kvreg.problems import KvregError, Problem
+    from kvreg.units import UnitError, parse_quantity
+
+    def bad(message: str) -> KvregError:
+        return KvregError([Problem("KVREG_MEMORY_LIMIT", 0, 0, "", "bad-memory-limit", message,
+                                   "set it to a size such as 4GB or 3GiB, or unset it for DuckDB's default")])
+
+    try:
+        value = parse_quantity(text, "bytes")
+    except UnitError as exc:
+        raise bad(f"the environment variable KVREG_MEMORY_LIMIT={text!r} is not a memory size: {exc}") from None
+    if not any(c.isalpha() for c in text):
+        raise bad(f"KVREG_MEMORY_LIMIT={text!r} has no unit (GB or GiB)")
+    if value < MIN_MEMORY_LIMIT_BYTES:
+        raise bad(f"KVREG_MEMORY_LIMIT={text!r} is below the {MIN_MEMORY_LIMIT_BYTES // 2**20} MiB kvreg needs")
+    return f"{int(value // 2**20)}MiB"
 
 
 def memory_connection(root: Path | str = "."):

@@ -90,6 +90,12 @@ def _size(value: str | None) -> float | None:
     if value is None:
         return None
     try:
+        float(value.replace("_", "").replace(",", ""))
+    except ValueError:
+        pass
+    else:  # a bare number on the command line is almost always GB or GiB meant, not bytes
+        raise click.BadParameter(f"{value!r} has no unit: write {value}GiB (2^30 bytes) or {value}GB (10^9 bytes)")
+    try:
         return parse_quantity(value, "bytes")
     except UnitError as exc:
         raise click.BadParameter(f"{exc} ({exc.hint})")
@@ -137,6 +143,13 @@ class _Guarded(click.Group):
         except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into a message
             if os.environ.get("KVREG_DEBUG"):
                 raise
+            import duckdb
+
+            if isinstance(exc, duckdb.OutOfMemoryException):
+                limit = os.environ.get("KVREG_MEMORY_LIMIT") or "unset: DuckDB's default, 80 % of RAM"
+                click.echo(f"kvreg: DuckDB ran out of memory (KVREG_MEMORY_LIMIT {limit})\n  raise KVREG_MEMORY_LIMIT, "
+                           "or filter the query (a model, hardware or engine)", err=True)
+                sys.exit(1)
             click.echo(f"kvreg: internal error ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
                        "\n  this is a bug in kvreg, not in your input; rerun with KVREG_DEBUG=1 for the traceback "
                        "and report it", err=True)
@@ -222,6 +235,10 @@ def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str,
     except SandboxError as exc:
         raise click.UsageError(str(exc))
     try:
+        statements = con.extract_statements(query)
+        if len(statements) > 1:
+            raise click.UsageError(f"QUERY holds {len(statements)} statements; kvreg sql runs one at a time "
+                                   "(only the last one's rows would show): run each on its own")
         cur = con.execute(query)
         text = render(cur, fmt) if cur.description else "(statement ran; it returned no rows)"
     except duckdb.Error as exc:
@@ -330,8 +347,10 @@ def _engine_section(con, result, engine: str) -> None:
 @click.option("--hardware", default=None, help="Registry hardware id (the log does not name the GPU).")
 @click.option("--engine", default=None, help="Engine release id (default: from the version banner).")
 @click.option("--force", is_flag=True, help="Replace an existing observation (its curated fields are kept).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: {\"path\": the file written, \"notes\": what the log did not say} (docs/json.md).")
 @project_option
-def ingest_log(file, obs_id, source, model, hardware, engine, force, project):
+def ingest_log(file, obs_id, source, model, hardware, engine, force, fmt, project):
     """Parse a vLLM startup log FILE into registry/observations/<id>.yaml (says what it could not tell)."""
     from kvreg.ingest import IngestUsageError, ingest_file
     from kvreg.logparse import LogError
@@ -348,7 +367,11 @@ def ingest_log(file, obs_id, source, model, hardware, engine, force, project):
             raise click.UsageError(str(exc))
         click.echo(f"error: {file}: {exc}", err=True)
         sys.exit(1)
-    click.echo(f"wrote {path.relative_to(project) if path.is_relative_to(project) else path}")
+    shown = path.relative_to(project) if path.is_relative_to(project) else path
+    if fmt == "json":
+        click.echo(_dumps({"path": str(shown), "notes": list(msgs)}))
+        return
+    click.echo(f"wrote {shown}")
     for m in msgs:
         click.echo(f"note: {m}")
 

@@ -31,6 +31,10 @@ class FitResult:
     native_context_tokens: int = 0
     min_tp_that_fits: int | None = None
     knobs: dict = dataclasses.field(default_factory=dict)
+    # dtypes of this fit the hardware entry does not list as native (hardware_precisions; empty when it lists none)
+    non_native_dtypes: list = dataclasses.field(default_factory=list)
+    # devices one interconnect domain links (hardware.interconnect_domain_size), when tp exceeds it
+    interconnect_domain_size: int | None = None
 
 
 def check_known(con, table: str, column: str, value: str, what: str) -> None:
@@ -39,6 +43,8 @@ def check_known(con, table: str, column: str, value: str, what: str) -> None:
     ``table`` and ``column`` are fixed identifiers from kvreg's own code, never user input.
     """
     known = [r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM {table} ORDER BY 1").fetchall()]
+    # numbers (tp sizes) in numeric order, not as text ("1, 16, 2" reads as a bug)
+    known.sort(key=lambda k: (0, int(k), "") if str(k).isdigit() else (1, 0, str(k)))
     if value not in known:
         from kvreg.suggest import near_ids
 
@@ -102,6 +108,8 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         raise UsageError(f"context(s) {', '.join(map(str, bad))} are not positive whole token counts")
     # Any context, on the contexts axis or not: the table macros hold the arithmetic the views apply
     # to the axis (kv_sequence_costs_at, capacity_at), so both give the same figures.
+    if kv_pool_bytes is not None and not kv_pool_bytes > 0:
+        raise UsageError(f"the KV pool must be a positive size, got {kv_pool_bytes:g} bytes")
     if kv_pool_bytes is not None:
         cur = con.execute(
             "SELECT * FROM capacity_for_pool(?, context_list := ?::BIGINT[]) WHERE model_id = ? AND kv_dtype = ?"
@@ -126,8 +134,31 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
             f"SELECT min(tp) FROM memory_pools_at({pool_knob_sql}) WHERE model_id = ? AND hardware_id = ?"
             " AND engine_id = ? AND weights_dtype = ? AND pool_bytes > 0",
             [*knob_params(knobs, POOL_KNOBS), model, hardware, engine, weights_dtype]).fetchone()[0]
+    non_native, domain = [], None
+    if kv_pool_bytes is None:
+        listed = {r[0] for r in con.execute("SELECT dtype FROM hardware_precisions WHERE hardware_id = ?",
+                                            [hardware]).fetchall()}
+        # fp16 and bf16 cost the same bytes; a device listing either runs 16-bit weights
+        if listed:
+            non_native = [d for d in dict.fromkeys([weights_dtype, kv_dtype])
+                          if d not in listed and not (d in ("bf16", "fp16") and listed & {"bf16", "fp16"})]
+        size = con.execute("SELECT interconnect_domain_size FROM hardware WHERE hardware_id = ?", [hardware]).fetchone()
+        if size and size[0] is not None and tp > size[0]:
+            domain = int(size[0])
     return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows, native, min_tp,
-                     {k: v for k, v in (knobs or {}).items() if v is not None})
+                     {k: v for k, v in (knobs or {}).items() if v is not None}, non_native, domain)
+
+
+def _pool_text(pool_bytes: float) -> str:
+    """A pool in GiB and GB; a negative one (the weights do not fit) as the shortfall, never as "-58 GiB"."""
+    if pool_bytes < 0:
+        return f"none (short by {f.gib(-pool_bytes)}, {f.gb(-pool_bytes)})"
+    return f"{f.gib(pool_bytes)} ({f.gb(pool_bytes)})"
+
+
+def _naive_pool_text(pool_bytes: float) -> str:
+    """The naive pool in GB (the marketed unit), a negative one as the shortfall."""
+    return f"none (short by {f.gb(-pool_bytes)})" if pool_bytes < 0 else f.gb(pool_bytes)
 
 
 def render_fit(r: FitResult) -> str:
@@ -150,20 +181,22 @@ def render_fit(r: FitResult) -> str:
         out.append(f"Memory per device ({r.engine_id}'s memory model): usable {f.gib(first['usable_bytes'])}"
                    f" × util {first['gpu_memory_utilization']:g} − weights {f.gib(first['weights_bytes'])}"
                    f" ({first['weights_basis']}) − reserve {f.gib(first['reserve_bytes'])}"
-                   f" = available KV {f.gib(first['pool_bytes'])} ({f.gb(first['pool_bytes'])});"
+                   f" = available KV {_pool_text(first['pool_bytes'])};"
                    " max seqs = what the engine admits")
         from kvreg.plan import settings_line
 
         out.append(settings_line(first, r.engine_id))
         out.append(f"Naive pool: marketed {f.gb(first['naive_pool_bytes'] + first['weights_bytes'])}"
-                   f" − weights {f.gb(first['weights_bytes'])} = {f.gb(first['naive_pool_bytes'])}")
+                   f" − weights {f.gb(first['weights_bytes'])} = {_naive_pool_text(first['naive_pool_bytes'])}")
     elif r.kv_pool_bytes is None:
-        out.append(f"Memory per device: usable {f.gib(first['usable_bytes'])} × util"
+        util = first.get("gpu_memory_utilization")
+        util = "" if util is None else f" {util:g}"
+        out.append(f"Memory per device: usable {f.gib(first['usable_bytes'])} × util{util}"
                    f" = {f.gib(first['claimed_bytes'])} − reserve {f.gib(first['reserve_bytes'])}"
                    f" − residents {f.gib(first['resident_bytes'])} − weights {f.gib(first['weights_bytes'])}"
-                   f" ({first['weights_basis']}) = KV pool {f.gib(first['pool_bytes'])} ({f.gb(first['pool_bytes'])})")
+                   f" ({first['weights_basis']}) = KV pool {_pool_text(first['pool_bytes'])}")
         out.append(f"Naive pool: marketed {f.gb(first['naive_pool_bytes'] + first['weights_bytes'])}"
-                   f" − weights {f.gb(first['weights_bytes'])} = {f.gb(first['naive_pool_bytes'])}")
+                   f" − weights {f.gb(first['weights_bytes'])} = {_naive_pool_text(first['naive_pool_bytes'])}")
     else:
         out.append(f"KV pool (given): {f.gib(r.kv_pool_bytes)} ({f.gb(r.kv_pool_bytes)})")
     header = ("context", "per seq (first principles)", "per seq (naive)",
@@ -195,6 +228,14 @@ def fit_warnings(r: FitResult) -> list[str]:
         out.append("Warning: not even one sequence fits at any context shown.")
     elif any(row["max_seqs"] == 0 for row in r.rows):
         out.append("Warning: at some contexts not even one sequence fits.")
+    if r.kv_pool_bytes is not None and r.hardware_id:
+        out.append(f"Note: the given KV pool replaces {r.hardware_id}'s memory budget; the hardware entry is not used.")
+    for d in r.non_native_dtypes:
+        out.append(f"Warning: {r.hardware_id} does not list {d} as a native precision (hardware_precisions): an engine"
+                   f" may run it through other kernels or refuse it; the memory figures assume it runs.")
+    if r.interconnect_domain_size is not None:
+        out.append(f"Warning: TP {r.tp} is wider than {r.hardware_id}'s interconnect domain"
+                   f" ({r.interconnect_domain_size} devices); `kvreg plan` does not plan it.")
     beyond = [row["context_tokens"] for row in r.rows if row["context_tokens"] > r.native_context_tokens]
     if beyond:
         out.append(f"Warning: {', '.join(f'{c:,}' for c in beyond)} tokens is beyond {r.model_id}'s native context"

@@ -226,7 +226,15 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
                     "before calibrating")
     if engine and engine not in engines:
         known = ", ".join(k for k, e in engines.items() if e.accounting is not None)
-        raise LogError(f"unknown engine release {engine!r}; known ranges: {known}")
+        # "vllm-0.19" names a version: the release range covering it is what was meant
+        m = re.fullmatch(r"vllm-v?(\d+(?:\.\d+)*)", engine)
+        covering = engine_for_version(engines, m.group(1), None) if m else None
+        last = engines[covering].accounting.release_last if covering else None
+        # only a closed range certainly covers it (a version past every release is not "meant")
+        meant = (f" (vLLM {m.group(1)} is in {covering})"
+                 if last is not None and version_tuple(m.group(1))[:len(version_tuple(str(last)))] <= version_tuple(str(last))
+                 else "")
+        raise LogError(f"unknown engine release {engine!r}; known ranges: {known}{meant}")
     confidence = None
     if engine:
         eng, confidence = engine, "given"
@@ -382,7 +390,8 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
         (path written, messages for the user).
 
     Raises:
-        IngestUsageError: ``obs_id`` is not a valid id, or the observation exists and ``force`` is off.
+        IngestUsageError: ``obs_id`` is not a valid id, the observation exists and ``force`` is off, or
+            ``model`` / ``hardware`` names no registry entry (with the ids meant).
         LogError: unreadable, not a vLLM startup log, truncated, contradicting itself, or an
             unknown engine release.
         KvregError: the project's registry has problems.
@@ -405,10 +414,18 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
     src = ({"url": source} if source and re.match(r"https?://", source)
            else {"title": source or f"startup log file {Path(path).name}"})
     registry = load_registry(root)
+    # An id the user typed must name an entry: an observation naming a missing one would make every later
+    # command fail validation (unknown-observation-reference), so refuse it before anything is written.
+    for flag, kind, value in (("--model", "model", model), ("--hardware", "hardware", hardware)):
+        if value and value not in registry.of(kind):
+            from kvreg.suggest import near_ids
+
+            near = near_ids(value, list(registry.of(kind)))
+            add = ("registry/models/" if kind == "model" else "hardware/") + f"{value}.yaml"
+            raise IngestUsageError(f"{flag} {value!r} is not in the registry"
+                                   + (f"; did you mean {', '.join(near)}?" if near else f" (add {add} first)"))
     entry, msgs = observation_from_log(text, registry, obs_id=oid, source=src, model=model, hardware=hardware,
                                        engine=engine)
-    if hardware and hardware not in registry.of("hardware"):
-        msgs.append(f"hardware {hardware!r} is not in the registry: add hardware/{hardware}.yaml")
     if target.exists():
         try:
             old = yaml.safe_load(target.read_text()) or {}

@@ -48,6 +48,7 @@ class PlanResult:
     unpriced: list[dict] = dataclasses.field(default_factory=list)
     knobs: dict = dataclasses.field(default_factory=dict)
     workload: dict = dataclasses.field(default_factory=dict)
+    native_context_tokens: int | None = None  # the model's; a plan beyond it is warned about
 
     @property
     def ranked(self) -> list[dict]:
@@ -238,7 +239,8 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
         users = rows[0]["workload_users"]
     return PlanResult(model, engine, users, context_tokens, tpot_s, ttft_s, list(weights_dtypes), list(kv_dtypes),
                       by_list["priced"], by_list["infeasible"], by_list["other basis"], basis, by_list["no price"],
-                      {k: v for k, v in (knobs or {}).items() if v is not None}, given)
+                      {k: v for k, v in (knobs or {}).items() if v is not None}, given,
+                      con.execute("SELECT native_context_tokens FROM models WHERE model_id = ?", [model]).fetchone()[0])
 
 
 def settings_line(row: dict, engine: str) -> str | None:
@@ -273,7 +275,16 @@ def plan_json(r: PlanResult) -> dict:
     return {"model": r.model_id, "engine": r.engine_id, "users": r.users, "context_tokens": r.context_tokens,
             "workload": {k: r.workload.get(k) for k in WORKLOAD_FIELDS},
             "tpot_s": r.tpot_s, "ttft_s": r.ttft_s, "weights_dtypes": r.weights_dtypes, "kv_dtypes": r.kv_dtypes,
-            "settings": r.knobs, "rate_basis": r.basis, "options": r.ranked}
+            "settings": r.knobs, "rate_basis": r.basis, "options": r.ranked, "warnings": plan_warnings(r)}
+
+
+def plan_warnings(r: PlanResult) -> list[str]:
+    """Plain-language warnings about the workload itself (a context beyond the model's native context)."""
+    out = []
+    if r.native_context_tokens and r.context_tokens and r.context_tokens > r.native_context_tokens:
+        out.append(f"Warning: {r.context_tokens:,} tokens is beyond {r.model_id}'s native context"
+                   f" ({r.native_context_tokens:,} tokens); the model was not trained for it.")
+    return out
 
 
 def workload_lines(r: PlanResult) -> list[str]:
@@ -382,10 +393,13 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
         if r.basis == "ceiling":
             out.append("Note: no hardware here states a bandwidth efficiency: every rate is the bandwidth ceiling"
                        " (optimistic).")
-        out.append(f"Best: {best['replicas']} × {best['hardware_id']} TP {best['tp']} = {best['gpus']} GPUs"
-                   f" at {f.usd(best['usd_per_hour'])}/hour; binding constraint: {best['binding_constraint']}.")
+        price = (f"at {f.usd(best['usd_per_hour'])}/hour" if best["usd_per_hour"] is not None
+                 else "(no price in the registry)")
+        gpus = f"{best['gpus']} GPU" + ("" if best["gpus"] == 1 else "s")
+        out.append(f"Best: {best['replicas']} × {best['hardware_id']} TP {best['tp']} = {gpus}"
+                   f" {price}; binding constraint: {best['binding_constraint']}.")
         # Every plan states the efficiency its rates used and the evidence (speed_efficiency, kvreg/sql/254).
-        shown = {p["hardware_id"]: p.get("efficiency_evidence") for p in r.feasible[:top]}
+        shown = {p["hardware_id"]: p.get("efficiency_evidence") for p in (r.feasible or r.unpriced)[:top]}
         out.append("Efficiency used: " + "; ".join(f"{hw}: {ev or 'none (bandwidth ceiling)'}"
                                                    for hw, ev in shown.items()) + ".")
     else:
@@ -417,4 +431,5 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
         out += groups[:max_reasons]
         if len(groups) > max_reasons:
             out.append(f"  ({len(groups) - max_reasons} more)")
+    out += plan_warnings(r)
     return "\n".join(out)

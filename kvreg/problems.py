@@ -31,7 +31,8 @@ class Problem:
 
     def render(self) -> str:
         """``file:line:col: code: key: message (hint: ...)``, one line, for terminals."""
-        where = f"{self.file}:{self.line}:{self.col}"
+        # a problem with no position (an environment variable, a whole file) shows no ":0:0"
+        where = self.file if not self.line else f"{self.file}:{self.line}:{self.col}"
         key = f" {self.key}:" if self.key else ""
         hint = f"\n    hint: {self.hint}" if self.hint else ""
         return f"{where}: {self.code}:{key} {self.message}{hint}"

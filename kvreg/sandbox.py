@@ -57,11 +57,16 @@ def _open(db: Path):
 
     Raises:
         SandboxError: ``db`` is missing or not a DuckDB file.
+        KvregError: ``KVREG_MEMORY_LIMIT`` is set but not a size (:func:`kvreg.build.duckdb_config`).
     """
     import duckdb
 
+    from kvreg.build import duckdb_config
+
+    # KVREG_MEMORY_LIMIT bounds a user's query too (a join over the engine grid can take all of RAM)
+    config = {**EXTENSION_SETTINGS, **duckdb_config()}
     try:
-        con = duckdb.connect(str(db), read_only=True, config=dict(EXTENSION_SETTINGS))
+        con = duckdb.connect(str(db), read_only=True, config=config)
         if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0] in (False, "false"):
             return con
         con.close()  # an instance locked by an earlier query in this process: use a fresh one
@@ -69,7 +74,7 @@ def _open(db: Path):
         if "different configuration" not in str(exc):
             raise SandboxError(f"{db} is not a kvreg DuckDB database: {str(exc).splitlines()[0]}"
                                " (rebuild it with kvreg build, or pass the right --db)") from None
-    con = duckdb.connect(":memory:", config=dict(EXTENSION_SETTINGS))
+    con = duckdb.connect(":memory:", config=config)
     try:
         con.execute("ATTACH ? AS kvreg (READ_ONLY)", [str(db)])
         con.execute("USE kvreg")

@@ -374,7 +374,7 @@ JSON_COMMANDS = {
     "fit": ["llama-3.1-8b", "h100-sxm-80gb", "--context", "8Ki"], "schema": [], "calibrate": [],
     "plan": ["--model", "llama-3.1-8b", "--users", "64", "--context", "8K", "--tpot-ms", "50"],
 }
-NOT_YET = {"report": "--format picks the files written (html, pdf)", "ingest-log": "no --format yet (obs's command)",
+NOT_YET = {"report": "--format picks the files written (html, pdf)", "ingest-log": "tests/test_user_habits.py",
            "import-hf": "tested below (needs a config)", "diff": "tests/test_diff.py"}
 
 

@@ -44,6 +44,8 @@ def test_fit_gemma_in_a_40_gib_pool(db):
         "32,768                    2,080 MiB           30 GiB        19               1       0.05×",
         "131,072                   5,920 MiB          120 GiB         6               0       0.00×",
         "262,144                   10.78 GiB          240 GiB         3               0       0.00×",
+        # the hardware is named but the given pool replaces its budget: say so rather than drop it silently
+        "Note: the given KV pool replaces m3-ultra-96gb's memory budget; the hardware entry is not used.",
     ]
 
 
@@ -52,7 +54,7 @@ def test_fit_qwen_on_the_lessons_card_36_vs_48(db):
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     assert lines[0] == "qwen3.8-27b on generic-80gb · engine first-principles · weights bf16 · KV bf16 · TP 1"
-    assert lines[2] == ("Memory per device: usable 79.60 GiB × util = 79.60 GiB − reserve 6.00 GiB"
+    assert lines[2] == ("Memory per device: usable 79.60 GiB × util 1 = 79.60 GiB − reserve 6.00 GiB"
                         " − residents 0.00 GiB − weights 50.29 GiB (checkpoint) = KV pool 23.31 GiB (25.03 GB)")
     assert lines[3] == "Naive pool: marketed 80.00 GB − weights 54.00 GB = 26.00 GB"
     assert lines[6] == "8,192                    658.81 MiB          512 MiB        36              48       1.33×"
