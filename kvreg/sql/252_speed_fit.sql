@@ -41,7 +41,8 @@
 --     TensorRT-LLM at TP 8 on the same models and lengths: H100 0.39, H200 0.50, B200 0.31 — within one engine
 --     the hardware alone moves it this much, so a per-hardware efficiency is what the data resolves.
 --   * NOT a per-step all-reduce latency: 2 all-reduces per layer each of fixed latency λ cost 2·L·λ ÷ B per
---     output token; at λ = 20 µs that is 1.0–2.9 % of the measured time per token of every row (B = 500–3,200).
+--     output token; at λ = 20 µs that is 1.0–2.9 % of the measured time per token of every row (B = 500–3,200),
+--     at 30 µs at most 4.4 % (λ illustrative, 10–30 µs: no published figure is sourced, none is needed to rule it out).
 --     At these batches each all-reduce carries B × d_model × 2 bytes = 16–100 MiB, above vLLM's custom
 --     all-reduce limit (8 MiB: vllm 0.11.0 distributed/device_communicators/custom_all_reduce.py:57, :233;
 --     ROCm's quick reduce is off unless VLLM_ROCM_QUICK_REDUCE_QUANTIZATION is set, envs.py:984,
