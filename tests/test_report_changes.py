@@ -14,12 +14,13 @@ import yaml
 from kvreg.problems import KvregError
 from tests.report_tools import copy_project
 
-# Llama 4 Scout at 200 users × 32Ki on vLLM 0.33, fp8: one TP-4 MI300X replica (238 admitted) = 4 × $1.50 =
-# $6.00/h beats 2 TP-2 MI325X replicas = 4 × $1.95 = $7.80/h.  At $1.40 per MI325X-hour the MI325X option
-# costs 4 × $1.40 = $5.60/h < $6.00 and the recommendation flips.
+# Llama 4 Scout at 200 users × 32Ki on vLLM 0.33, fp8, at the MI300X × vLLM efficiency fitted to AMD's pages
+# (MI325X derived from it): one TP-8 MI300X replica (the TPOT allows 240) = 8 × $1.50 = $12.00/h beats the
+# MI325X's 8 devices (2 TP-4 replicas of 112 within the TPOT) = 8 × $1.95 = $15.60/h.  At $1.40 per MI325X-hour
+# the MI325X option costs 8 × $1.40 = $11.20/h < $12.00 and the recommendation flips.
 REPORT = {"id": "changes", "title": "changes", "period": "test", "models": ["llama-4-scout-17b-16e"],
           "hardware": ["mi300x", "mi325x"], "engines": ["vllm-0.33"], "weights_dtypes": ["fp8"],
-          "kv_dtypes": ["fp8"], "tp": [2, 4], "contexts": ["32Ki"],
+          "kv_dtypes": ["fp8"], "tp": [4, 8], "contexts": ["32Ki"],
           "workload": {"users": 200, "context": "32Ki", "tpot_ms": 50}}
 OLD_PRICE = "{usd_per_hour: {value: 1.95, source: cliff_amd}"
 NEW_PRICE = "{usd_per_hour: {value: 1.4, source: cliff_amd}"
@@ -73,8 +74,8 @@ def test_the_price_change_and_the_flip_with_its_reason(section):
     _, sec = section
     flips = [_text(li) for li in re.findall(r'<li class="flip">(.*?)</li>', sec, re.S)]
     assert len(flips) == 1
-    assert flips[0].startswith("Llama 4 Scout 17B-16E Instruct: 4 × mi300x (TP 4, fp8 / fp8, vllm-0.33)"
-                               " → 4 × mi325x (TP 2, fp8 / fp8, vllm-0.33).")
+    assert flips[0].startswith("Llama 4 Scout 17B-16E Instruct: 8 × mi300x (TP 8, fp8 / fp8, vllm-0.33)"
+                               " → 8 × mi325x (TP 4, fp8 / fp8, vllm-0.33).")
     # the reason is the diff's key-level change, with where it is written
     assert re.search(r"Because hardware mi325x: price\.rental\.0\.usd_per_hour(\.value)? 1\.95 → 1\.4"
                      r" \(hardware/mi325x\.yaml:\d+\)\.", flips[0]), flips[0]
@@ -87,7 +88,7 @@ def test_the_price_change_and_the_flip_with_its_reason(section):
 def test_the_summary_is_the_new_recommendation(section):
     page, _ = section
     summary = page[page.index('<section id="summary">'):]
-    assert "<strong>Llama 4 Scout 17B-16E Instruct:</strong> 4 × mi325x (TP 2" in summary
+    assert "<strong>Llama 4 Scout 17B-16E Instruct:</strong> 8 × mi325x (TP 4" in summary
 
 
 def test_a_stamp_with_dirty_names_the_same_commit(project):

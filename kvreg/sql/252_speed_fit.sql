@@ -15,7 +15,10 @@
 --   hardware_any   key = hardware_id, every engine family pooled
 --   architecture   key = hardware.architecture, per engine family
 --   architecture_any key = hardware.architecture, every engine family pooled
---   engine         key = engine family, every hardware pooled
+--   engine         key = engine family, every hardware pooled — only from measurements on TWO OR MORE architectures:
+--                  one architecture's measurements cannot tell the engine's share of an efficiency from the
+--                  hardware's (below), so they never stand for the engine on other hardware (its 'all' fallback
+--                  pools them with everything else instead)
 --   all            key = 'all', everything pooled
 -- HOST ROOF (roof = 'host', column request_s; efficiency NULL).  Besides the GPU work, every request costs the
 --   serving process host time that does not shrink with more or faster devices: admission and scheduling, the
@@ -31,6 +34,26 @@
 --   time, so the roof it sets is still a ceiling (it binds only where measurements show it does).  Host time
 --   belongs to the engine and the host machine: levels hardware (key hardware_id: its host, a DGX's x86 CPUs,
 --   a GB200's Grace), architecture, engine — never pooled across engine families.
+-- WHY MI300X × vLLM IS FITTED PER HARDWARE × ENGINE (the 24 AMD rows, vLLM 0.9–0.11, TP 8, Llama 3.1 70B/405B FP8),
+--   checked with `kvreg sql` on throughput_ceilings (numbers in docs/calibration.md, "MI300X × vLLM"):
+--   * implied efficiency 0.23–0.33 (median 0.27), flat across model (70B 0.23–0.30, 405B 0.23–0.33), lengths
+--     (128/2048 … 2048/2048) and batch (500–3,200); the spread is the release (0.9 ≈ 0.29, 0.10/0.11 ≈ 0.25).
+--     TensorRT-LLM at TP 8 on the same models and lengths: H100 0.39, H200 0.50, B200 0.31 — within one engine
+--     the hardware alone moves it this much, so a per-hardware efficiency is what the data resolves.
+--   * NOT a per-step all-reduce latency: 2 all-reduces per layer each of fixed latency λ cost 2·L·λ ÷ B per
+--     output token; at λ = 20 µs that is 1.0–2.9 % of the measured time per token of every row (B = 500–3,200),
+--     at 30 µs at most 4.4 % (λ illustrative, 10–30 µs: no published figure is sourced, none is needed to rule it out).
+--     At these batches each all-reduce carries B × d_model × 2 bytes = 16–100 MiB, above vLLM's custom
+--     all-reduce limit (8 MiB: vllm 0.11.0 distributed/device_communicators/custom_all_reduce.py:57, :233;
+--     ROCm's quick reduce is off unless VLLM_ROCM_QUICK_REDUCE_QUANTIZATION is set, envs.py:984,
+--     cuda_communicator.py:130) so RCCL runs it in its bandwidth regime, which the all-reduce BYTES term models.
+--   * NOT the xGMI mesh's link overhead alone: at AMD's usable 48 of 64 GB/s per link (ROCm blog "Understanding
+--     RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X", 2025-03-02) the all-reduce takes 1.33× its
+--     time at 448 GB/s; with it and the roof at H200's TP-8 efficiency (0.50) every row is still over-predicted
+--     by 33–88 % (at H100's 0.39: 5–49 %): the shortfall is in the GPU work itself, not in the link.
+--   * engine family vs hardware: the registry holds no vLLM measurement on NVIDIA and no TensorRT-LLM on AMD,
+--     so the two cannot be separated: the fit keeps them together (hardware level, this engine family), and the
+--     engine level (above) does not carry MI300X's residual to vLLM on other hardware.
 -- Units: fractions (0, 1]; request_s in seconds.
 CREATE OR REPLACE VIEW speed_fit AS
 WITH tc AS MATERIALIZED (
@@ -57,6 +80,10 @@ host AS (
     FROM holdouts h
     JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
 ),
+engine_breadth AS (
+    -- engine families measured on two or more architectures in this holdout: only they get an engine level
+    SELECT holdout, engine_family FROM host GROUP BY ALL HAVING count(DISTINCT architecture) >= 2
+),
 levels AS (
     SELECT holdout, roof, 'hardware' AS level, hardware_id AS key, engine_family, efficiency, source_id FROM implied
     UNION ALL
@@ -69,6 +96,7 @@ levels AS (
     WHERE architecture IS NOT NULL
     UNION ALL
     SELECT holdout, roof, 'engine', engine_family, engine_family, efficiency, source_id FROM implied
+    WHERE (holdout, engine_family) IN (SELECT (holdout, engine_family) FROM engine_breadth)
     UNION ALL
     SELECT holdout, roof, 'all', 'all', NULL, efficiency, source_id FROM implied
 ),
@@ -79,6 +107,7 @@ host_levels AS (
     WHERE architecture IS NOT NULL
     UNION ALL
     SELECT holdout, 'engine', engine_family, engine_family, request_s, source_id FROM host
+    WHERE (holdout, engine_family) IN (SELECT (holdout, engine_family) FROM engine_breadth)
 )
 SELECT holdout, roof, level, key, engine_family,
        least(1.0, median(efficiency)) AS efficiency, NULL::DOUBLE AS request_s,
