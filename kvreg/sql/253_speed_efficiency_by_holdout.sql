@@ -4,11 +4,12 @@
 -- Inputs: speed_fit, throughput_measurements (the holdouts), hardware, engines, hardware_efficiency, provenance.
 -- Resolution, per roof (memory → bandwidth_*, compute → compute_*), first level with data:
 --   hardware (this hardware, this engine family)               basis 'measured'
---   architecture (same architecture family, this engine family) basis 'derived'
 --   hardware_any (this hardware, other engine families)        basis 'derived'
---     architecture before hardware_any: within one architecture the ENGINE moves the efficiency more than the
---     device does (H200 bandwidth: vLLM 0.34, SGLang 0.43, TensorRT-LLM 0.40, on the same device; TensorRT-LLM
---     H100 0.41 vs H200 0.40), so H100 × vLLM takes H200 × vLLM's figure, not H100 × TensorRT-LLM's
+--   architecture (same architecture family, this engine family) basis 'derived'
+--     hardware_any before architecture, checked (issue 13 item 2): H100 × vLLM from H100 × TensorRT-LLM (0.41)
+--     predicts the held-out vLLM rows on H100 (Krai MLPerf vLLM 0.9.2, the vLLM FP8-KV blog's 0.19.1) at 0.95 and
+--     0.85 × measured; from Hopper × vLLM (H200, vLLM 0.8.4 DeepSeek-R1 and the Nemotron recipe: 0.34) at 0.80
+--     and 0.71 ×.  Tried and reverted: the device's other engines are the better proxy on this evidence.
 --   architecture_any (same architecture family, other engines)  basis 'derived'
 --   stated (the hardware entry's efficiency block)              basis = its confidence (e.g. 'estimated'):
 --     a figure stated for THIS hardware beats a pool of other architectures' measurements
@@ -36,8 +37,8 @@ candidates AS (
     -- every fit level that applies to the grid row, most specific first (ORDER of the resolution above)
     SELECT g.holdout, g.hardware_id, g.engine_family, r.roof, f.efficiency, f.level, f.n,
            row_number() OVER (PARTITION BY g.holdout, g.hardware_id, g.engine_family, r.roof
-                              ORDER BY CASE f.level WHEN 'hardware' THEN 1 WHEN 'architecture' THEN 2
-                                                    WHEN 'hardware_any' THEN 3 WHEN 'architecture_any' THEN 4
+                              ORDER BY CASE f.level WHEN 'hardware' THEN 1 WHEN 'hardware_any' THEN 2
+                                                    WHEN 'architecture' THEN 3 WHEN 'architecture_any' THEN 4
                                                     WHEN 'engine' THEN 5 ELSE 6 END) AS pick
     FROM grid g
     CROSS JOIN (VALUES ('memory'), ('compute')) r(roof)
