@@ -26,7 +26,9 @@ FIX = ROOT / "tests" / "fixtures" / "hf"
 FIXTURES = sorted(p.stem for p in FIX.glob("*.json"))
 CONTEXTS = (4096, 32768, 131072)
 # Falcon-H1's docs table gives no vocab_size or intermediate_size: its count is the published 34B.
-EXTRA = {"falcon-h1-34b": {"params_total": 34e9}}
+# DeepSeek-V4 has no parameter rule: its published 284B (model card, as featherless.ai/models/deepseek-ai/
+# DeepSeek-V4-Flash quotes it: "284 billion total parameters and 13 billion activated").
+EXTRA = {"falcon-h1-34b": {"params_total": 34e9}, "deepseek-v4-flash": {"params_total": 284e9}}
 
 
 def imported(name: str, **kw):
@@ -113,6 +115,14 @@ EXPECTED = {
     # DSA: the latent plus the lightning indexer's key, 128 fp8 values + one fp32 scale = 132 B,
     # per layer whatever the KV dtype (vLLM deepseek_v2.py Indexer): 61 × (1,152 + 132) = 78,324 B
     "deepseek-v3.2": (61 * ((512 + 64) * 2 + 128 + 4), [], 0),
+    # DeepSeek-V4-Flash, compress_ratios (first 43 of 44; the last is the MTP layer): 0 ×2, then 4/128
+    # alternating, layer 42 = 4 → 21 layers at 4, 20 at 128.  Every layer: a 128-token sliding window of
+    # one 512 vector (K = V, 1 kv head): 43 × 512 × 2 B.  Ratio 4: one 512 entry per 4 tokens plus the
+    # indexer key (128 fp8 + 4 B scale) per 4 tokens: (1,024 + 132) / 4 = 289 B/token; ratio 128:
+    # 1,024 / 128 = 8 B/token.  State (fp32, bounded): the ratio-4 compressors keep 2·4 tokens ×
+    # 2·2·512 (KV) and × 2·2·128 (indexer), ratio 128 keeps 128 tokens × 2·512 (compressor.py).
+    "deepseek-v4-flash": (21 * (512 * 2 + 128 + 4) // 4 + 20 * 512 * 2 // 128, [(43 * 512 * 2, 128)],
+                          21 * (8 * 2048 * 4 + 8 * 512 * 4) + 20 * 128 * 1024 * 4),
     # GLM-5: 78 MLA layers (512 + 64) plus the same 132 B indexer key
     "glm-5": (78 * ((512 + 64) * 2 + 128 + 4), [], 0),
     # Llama 2: MHA at 7B (32 layers × 32 kv × 128) and 13B (40 × 40 × 128), GQA at 70B (80 × 8 × 128)
@@ -404,21 +414,51 @@ def test_published_totals_within_one_percent():
 # --- failures are loud ----------------------------------------------------------------------------
 
 def test_unknown_architecture_fails_with_fields_and_hint(tmp_path):
-    # DeepSeek-V4 (model_facts.yaml deepseek-v4-flash): one shared 512-wide KV head, a 128-token
-    # window, per-layer compression ratios and a sparse indexer — cache semantics not verified, so
-    # the importer refuses it and names what it could not interpret.
-    cfg = {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 4096,
-           "num_hidden_layers": 43, "num_attention_heads": 64, "num_key_value_heads": 1, "head_dim": 512,
-           "q_lora_rank": 1024, "o_lora_rank": 1024, "sliding_window": 128, "index_topk": 512,
-           "index_head_dim": 128, "compress_ratios": [0, 0, 4, 128] * 11, "max_position_embeddings": 1048576}
+    # MiMo-V2-Flash (XiaomiMiMo--MiMo-V2-Flash_config.json in aiconfigurator, keys trimmed): sliding layers
+    # with their own head counts (swa_*) and a hybrid_layer_pattern — no family rule reads them, so the
+    # importer refuses and names the memory keys it could not interpret.
+    cfg = {"architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash", "hidden_size": 4096,
+           "num_hidden_layers": 48, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 192,
+           "v_head_dim": 128, "sliding_window": 128, "swa_num_key_value_heads": 8,
+           "hybrid_layer_pattern": [0] + [1] * 47, "max_position_embeddings": 262144}
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(KvregError) as err:
         import_config(tmp_path / "config.json")
     p = err.value.problems[0]
     assert p.code == "unsupported-architecture"
-    assert "deepseek_v4" in p.message and "DeepseekV4ForCausalLM" in p.message
-    assert "index_head_dim" in p.message and "compress_ratios" in p.message and "sliding_window" in p.message
+    assert "mimo_v2_flash" in p.message and "MiMoV2FlashForCausalLM" in p.message
+    assert "hybrid_layer_pattern" in p.message and "sliding_window" in p.message
     assert "by hand" in p.hint
+
+
+def test_deepseek_v4_groups_and_refusals(tmp_path):
+    # Layer plan of the verbatim DeepSeek-V4-Flash config: a sliding window on all 43 layers; compressed KV
+    # (and compressor state) on the 21 ratio-4 and 20 ratio-128 layers, inside those layers (shares_layers).
+    g = imported("deepseek-v4-flash").entry["layer_groups"]
+    assert [(x["kind"], x["count"], x.get("compress"), x.get("shares_layers", False)) for x in g] == [
+        ("sliding", 43, None, False), ("full", 21, 4, True), ("recurrent", 21, None, True),
+        ("full", 20, 128, True), ("recurrent", 20, None, True)]
+    assert g[1]["index_head_dim"] == 128 and "index_head_dim" not in g[3]
+    assert g[1]["note"] == "layers 2-42 step 2" and g[3]["note"] == "layers 3-41 step 2"
+    cfg = json.loads((FIX / "deepseek-v4-flash.json").read_text())
+    # No parameter rule: without --params-total the import says what to pass.
+    with pytest.raises(KvregError) as err:
+        import_config(FIX / "deepseek-v4-flash.json")
+    assert err.value.problems[0].code == "missing-dimension" and "--params-total" in err.value.problems[0].hint
+    # The upstream transformers spelling (layer_types + compress_rates) gives the same layers.
+    names = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
+    alt = {k: v for k, v in cfg.items() if k != "compress_ratios"}
+    alt["layer_types"] = [names[r] for r in cfg["compress_ratios"][:43]]
+    alt["compress_rates"] = {"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}
+    (tmp_path / "alt.json").write_text(json.dumps(alt))
+    assert import_config(tmp_path / "alt.json", params_total=284e9).entry["layer_groups"] == g
+    # A ratio vLLM's compressor does not take is refused, never priced.
+    cfg["compress_ratios"][5] = 16
+    (tmp_path / "bad.json").write_text(json.dumps(cfg))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "bad.json", params_total=284e9)
+    p = err.value.problems[0]
+    assert p.code == "unsupported-architecture" and "[16]" in p.message and p.key == "compress_ratios"
 
 
 def test_uninterpreted_memory_key_fails(tmp_path):

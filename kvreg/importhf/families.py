@@ -62,6 +62,8 @@ class Family:
       ``parallel``    attention and Mamba-2 in every layer (Falcon-H1);
       ``all_recurrent`` every layer Mamba (GraniteMoeHybrid without layer_types);
       ``indices``     full at the indices listed in ``attn_indices_key``, else short convolution (LFM2);
+      ``compress_ratios`` a sliding window on every layer, plus a compressed KV where ``compress_ratios``
+                      (or ``compress_rates`` by ``layer_types``) gives 4 or 128 (DeepSeek-V4);
       ``kda_indices`` Kimi Delta Attention at ``linear_attn_config.kda_layers`` (1-based), MLA at
                       ``linear_attn_config.full_attn_layers`` (Kimi Linear, Kimi-K3).
     """
@@ -95,6 +97,9 @@ class Family:
     expert_bias: bool = False               # expert MLPs and router carry biases (gpt-oss)
     attn_indices_key: str | None = None     # layout "indices": the key listing the attention layers (LFM2 full_attn_idxs)
     ff_auto_adjust: bool = False            # LFM2 block_auto_adjust_ff_dim: MLP width int(2·ff/3) × multiplier, rounded up
+    compress_ratios: tuple[int, ...] = ()   # layout "compress_ratios": the ratios the compressor takes (DeepSeek-V4)
+    compress_indexed: int | None = None     # the ratio whose layers carry the indexer and overlapping windows
+    params_rule: bool = True                # False: no parameter rule yet; import needs --params-total
     known: tuple[str, ...] = ()             # keys read by name elsewhere or known not to change memory
 
 
@@ -129,6 +134,16 @@ FAMILIES: list[Family] = [
     # index_head_dim key per token cached; index_topk sets how many tokens attention reads, not
     # what is stored).  vLLM deepseek_v2.py Indexer / DeepseekV32IndexerCache.
     _fam("deepseek-dsa", ("deepseek_v32", "glm_moe_dsa"), mla=True, indexer=True),
+    # DeepSeek-V4 (Flash, Pro): no MLA latent.  Every layer keeps a sliding window (sliding_window
+    # tokens) of one head_dim vector (K = V, num_key_value_heads 1); a layer whose compress_ratios
+    # entry is 4 (CSA) or 128 (HCA) also keeps a KV compressed that many tokens to one entry, and the
+    # compressors' partial sums; ratio-4 layers also the lightning indexer's key (index_head_dim),
+    # compressed 4:1.  vLLM models/deepseek_v4/attention.py (DeepseekV4Attention, DeepseekV4Indexer),
+    # compressor.py (CompressorStateCache), v1/attention/backends/mla/sparse_swa.py (DeepseekV4SWACache).
+    # Its weights (hyper-connections hc_mult, grouped low-rank output o_groups/o_lora_rank, hash-routed
+    # layers) have no parameter rule here: import with --params-total.
+    _fam("deepseek-v4", ("deepseek_v4",), layout="compress_ratios", compress_ratios=(4, 128), compress_indexed=4,
+         params_rule=False),
     _fam("qwen3-next", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"),
          layout="every_nth", other="linear", interval_key="full_attention_interval", interval_default=4,
          recurrent="gated_deltanet", qk_norm=True, output_gate_default=True),
@@ -163,6 +178,7 @@ ARCHITECTURES = {
     "Gemma4ForConditionalGeneration": "gemma4", "GptOssForCausalLM": "gpt_oss",
     "Llama4ForConditionalGeneration": "llama4", "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v3", "DeepseekV32ForCausalLM": "deepseek_v32",
+    "DeepseekV4ForCausalLM": "deepseek_v4",
     "GlmMoeDsaForCausalLM": "glm_moe_dsa", "Qwen3NextForCausalLM": "qwen3_next",
     "Qwen3_5ForConditionalGeneration": "qwen3_5", "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "NemotronHForCausalLM": "nemotron_h", "JambaForCausalLM": "jamba",
@@ -184,7 +200,7 @@ MEMORY_KEY_HARMLESS = {
     "mamba_inner_layernorms", "mamba_rms_norm", "mamba_norm_before_gate", "use_mamba_kernels", "chunk_size",
     "use_sliding_window", "sliding_window_size", "max_window_layers", "linear_attn_bias",
     "global_rope_theta", "local_rope_theta", "rope_local_base_freq", "mamba_use_mlp", "projectors_bias",
-    "activation_sparsity_pattern", "ssm_in_multiplier", "ssm_out_multiplier", "ssm_multipliers", "mlp_multipliers",
+    "activation_sparsity_pattern", "compress_rope_theta", "ssm_in_multiplier", "ssm_out_multiplier", "ssm_multipliers", "mlp_multipliers",
 }
 
 

@@ -176,6 +176,8 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
     runs (two for Falcon-H1's parallel attention + Mamba-2, one of kind ``mlp``
     for a Nemotron-H block without a sequence mixer).
     """
+    if not fam.params_rule:
+        raise MissingDimension([f"a {fam.name} parameter rule (kvreg has none for this family yet)"])
     h, vocab = cfg.get("hidden_size"), cfg.get("vocab_size")
     if vocab is None:
         raise MissingDimension(["vocab_size"])
