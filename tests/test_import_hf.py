@@ -137,6 +137,10 @@ EXPECTED = {
     # Kimi-K3 (kimi_linear text backbone): 24 MLA layers (512 + 64) and 69 Kimi Delta Attention layers whose
     # state is q, k, v conv windows 3 × (96·128) bf16 plus a 96 × 128 × 128 fp32 recurrent state (vLLM kda_state_shape)
     "kimi-k3": (24 * (512 + 64) * 2, [], 69 * (3 * 3 * 96 * 128 * 2 + 96 * 128 * 128 * 4)),
+    # Kimi-Linear-48B-A3B: linear_attn_config full_attn_layers (1-based) 4, 8, …, 24, 27 → 7 MLA layers of
+    # (512 + 64) × 2 B; the 20 kda_layers keep q, k, v conv windows (4 − 1) × 32·128 bf16 and a
+    # 32 × 128 × 128 fp32 state each (vLLM kda_state_shape / kda_state_dtype)
+    "kimi-linear-48b-a3b": (7 * (512 + 64) * 2, [], 20 * (3 * 3 * 32 * 128 * 2 + 32 * 128 * 128 * 4)),
     "kimi-k2": (61 * (512 + 64) * 2, [], 0),
     "deepseek-r1": (61 * (512 + 64) * 2, [], 0),
     # full_attention_interval 4 over 48 layers: 12 full (2 kv × 256) + 36 Gated DeltaNet;
@@ -397,6 +401,16 @@ def test_params_match_model_facts(name, total, active):
 def test_params_total_exact_as_model_facts(name, total):
     # model_facts params_computed: the same components counted from the same config dims
     assert imported(name).entry["params_total"]["value"] == total
+
+
+def test_kimi_linear_params_equal_the_checkpoint_tensors():
+    # 49,122,681,728: the parameter total of the 20 safetensors files of moonshotai/Kimi-Linear-48B-A3B-Instruct
+    # (a public model-info report, SOURCES.md); it includes 26 MoE layers × 256 e_score_correction_bias
+    # values, which sigmoid routing (moe_router_activation_func) carries.
+    e = imported("kimi-linear-48b-a3b").entry
+    assert e["params_total"]["value"] == 49_122_681_728
+    assert e["native_context"] == {"value": 1_048_576, "source": "config", "confidence": "read",
+                                   "note": "model_max_length"}
 
 
 def test_deepseek_v3_active_counts_router_bias():

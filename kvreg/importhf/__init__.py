@@ -132,8 +132,12 @@ def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: 
     model_dtype = dtype_name(cfg.first("torch_dtype", "dtype", default="bfloat16")[1]) or "bf16"
     if not cfg.has("torch_dtype") and not cfg.has("dtype"):
         cfg.derive("dtype", "torch_dtype absent: bf16 assumed")
-    missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "max_position_embeddings")
-               if not cfg.has(k)]
+    # Native context: max_position_embeddings; a config without it that names model_max_length (Kimi
+    # Linear) gets that, as vLLM derives max_model_len from model_max_length when the config has one
+    # (vllm transformers_utils/model_arch_config_convertor.py 0.33.0:404-406).
+    ctx_key = "max_position_embeddings" if cfg.has("max_position_embeddings") or not cfg.has("model_max_length") \
+        else "model_max_length"
+    missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", ctx_key) if not cfg.has(k)]
     if missing:
         raise _fail(where, "missing-dimension", f"{who}: config lacks {', '.join(missing)}", missing,
                     "add the key to the config (max_position_embeddings is the model's native context)")
@@ -191,8 +195,7 @@ def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: 
         "hidden_size": cfg.get("hidden_size"),
         "vocab_size": cfg.get("vocab_size"),
         "attention_heads": cfg.get("num_attention_heads"),
-        "native_context": {"value": cfg.get("max_position_embeddings"), "source": "config", "confidence": "read",
-                           "note": "max_position_embeddings"},
+        "native_context": {"value": cfg.get(ctx_key), "source": "config", "confidence": "read", "note": ctx_key},
         "params_total": p_total,
     })
     if entry["vocab_size"] is None:

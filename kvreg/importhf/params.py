@@ -215,8 +215,11 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
             mats = 3 if fam.mlp == "gated" else 2   # Nemotron-H experts are up/down (relu2) MLPs, like its dense MLP
             expert = mats * h * w + (2 * w + h if fam.expert_bias else 0)
             router = h * moe.experts + (moe.experts if fam.expert_bias else 0)
-            if cfg.get("topk_method") == "noaux_tc" or cfg.get("scoring_func") == "sigmoid":
-                router += moe.experts     # e_score_correction_bias of sigmoid (noaux_tc) routing, DeepSeek-V3
+            if (cfg.get("topk_method") == "noaux_tc" or cfg.get("scoring_func") == "sigmoid"
+                    or cfg.get("moe_router_activation_func") == "sigmoid"):
+                # e_score_correction_bias of sigmoid (noaux_tc) routing: DeepSeek-V3 (scoring_func), Kimi
+                # Linear (moe_router_activation_func; vLLM KimiLinearConfig topk_method default noaux_tc)
+                router += moe.experts
             shared = moe.shared * mats * h * moe.shared_width
             layer += router + moe.experts * expert + shared + h
             if fam.dense_mlp_beside_moe:
