@@ -142,6 +142,16 @@ EXPECTED = {
     # 32 × 128 × 128 fp32 state each (vLLM kda_state_shape / kda_state_dtype)
     "kimi-linear-48b-a3b": (7 * (512 + 64) * 2, [], 20 * (3 * 3 * 32 * 128 * 2 + 32 * 128 * 128 * 4)),
     "kimi-k2": (61 * (512 + 64) * 2, [], 0),
+    # Phi-2, the remote-code phi-msft spelling: n_layer 32, n_head 32, n_head_kv null (MHA), head_dim
+    # n_embd 2560 / 32 = 80 → 327,680 B/token, the vLLM 0.19.0 H100 log's 69.0 GiB / 226,112 tokens
+    "phi-2": (32 * 2 * 32 * 80 * 2, [], 0),
+    # StarCoder2-7B: sliding_window 4096 on all 32 layers, 4 kv × 4608/36 = 128
+    "starcoder2-7b": (0, [(32 * 2 * 4 * 128 * 2, 4096)], 0),
+    # OLMo-2-7B: MHA, 32 layers × 32 kv × 4096/32 = 128
+    "olmo2-7b": (32 * 2 * 32 * 128 * 2, [], 0),
+    # MiniMax-M2.5 / M2.7: attn_type_list all 1 → 62 full layers, 8 kv × head_dim 128
+    "minimax-m2.5": (62 * 2 * 8 * 128 * 2, [], 0),
+    "minimax-m2.7": (62 * 2 * 8 * 128 * 2, [], 0),
     "deepseek-r1": (61 * (512 + 64) * 2, [], 0),
     # full_attention_interval 4 over 48 layers: 12 full (2 kv × 256) + 36 Gated DeltaNet;
     # state per linear layer: ssm 32 Hv × 128 dk × 128 dv, no mamba_ssm_dtype → bf16;
@@ -681,3 +691,22 @@ def test_cli_refuses_a_second_entry_for_the_same_hf_id(tmp_path):
     r = runner.invoke(main, base + ["--id", "llama-8b-again"])
     assert r.exit_code == 1 and "duplicate-hf-id" in r.output and "llama-3.1-8b.yaml" in r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["llama-3.1-8b.yaml"]
+
+
+def test_minimax_lightning_layers_refused(tmp_path):
+    # attn_type_list 0 is MiniMax-Text-01's lightning (linear) attention: its state is not priced, so refused.
+    cfg = json.loads((FIX / "minimax-m2.7.json").read_text())
+    cfg["attn_type_list"][0] = 0
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    p = err.value.problems[0]
+    assert p.code == "unsupported-architecture" and p.key == "attn_type_list" and "lightning" in p.message
+
+
+def test_phi_msft_keys_read_under_their_old_names():
+    # n_embd → hidden_size, n_layer → layers, n_positions → native context; n_inner null → 4 × n_embd MLP
+    e = imported("phi-2").entry
+    assert (e["layers"], e["hidden_size"], e["attention_heads"], e["native_context"]["value"]) == (32, 2560, 32, 2048)
+    assert e["family"] == "phi" and e["tied_embeddings"] is False
+

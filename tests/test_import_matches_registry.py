@@ -49,6 +49,9 @@ MATCHES: list[tuple[str, str]] = [
     ("lfm2-350m", "lfm2-350m"),
     ("kimi-k3", "kimi-k3"),
     ("kimi-linear-48b-a3b", "kimi-linear-48b-a3b"),
+    ("minimax-m2.5", "minimax-m2.5"),
+    ("minimax-m2.7", "minimax-m2.7"),
+    ("phi-2", "phi-2"),
     ("falcon-h1-34b", "falcon-h1-34b"),
     ("gemma-2-9b", "gemma-2-9b"),
     ("gemma-3-1b", "gemma-3-1b"),
@@ -90,6 +93,8 @@ UNMATCHED: dict[str, str] = {
     "deepseek-v4-flash": "no registry entry yet: the engine family (kvreg/sql/200-231) does not model DeepSeek-V4's "
                          "compressed KV and compressor-state groups (vLLM SlidingWindowMLASpec pages), so an entry's "
                          "engine capacity would be a guess; import-hf and the first-principles views price it",
+    "starcoder2-7b": "family fixture (the registry's StarCoder2 is the 3B)",
+    "olmo2-7b": "family fixture: no OLMo 2 entry in the registry",
 }
 
 # Import arguments a fixture needs: Falcon-H1's docs table has no vocab_size / intermediate_size,
@@ -120,7 +125,8 @@ PARAMS_NOT_COMPARED = {
 # name-based on the registry side: Granite, Llama 4, Qwen3-Next/3.5, Gemma 4 26B-A4B).
 ACTIVE_COMPARED = {"deepseek-r1", "deepseek-v2-lite", "deepseek-v3", "kimi-k2", "mixtral-8x7b", "qwen3-235b-a22b",
                    "gpt-oss-20b", "gpt-oss-120b", "nemotron-3-nano-30b-a3b", "qwen3-next-80b-a3b",
-                   "deepseek-v3.2", "glm-5", "kimi-k3", "kimi-linear-48b-a3b"}
+                   "deepseek-v3.2", "glm-5", "kimi-k3", "kimi-linear-48b-a3b",
+                   "minimax-m2.5", "minimax-m2.7"}
 
 CONTEXTS = (4096, 32768, 131072)        # 4Ki, 32Ki, 128Ki
 KV_DTYPES = ("bf16", "fp8")

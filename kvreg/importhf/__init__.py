@@ -129,6 +129,11 @@ def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: 
                     f"{who} is not an architecture kvreg can import (known model_types: "
                     f"{', '.join(families.supported_model_types())}); fields it could not interpret: "
                     f"{', '.join(fields) or 'none beyond the basic attention keys'}", fields)
+    for old, new in fam.key_aliases:
+        # An old spelling of a key the rules read (phi-msft n_embd = hidden_size): read it under its name.
+        if not cfg.has(new) and cfg.has(old):
+            cfg.fields[new], cfg.origin[new] = cfg.fields[old], cfg.origin[old]
+            cfg.read.update((old, new))
     model_dtype = dtype_name(cfg.first("torch_dtype", "dtype", default="bfloat16")[1]) or "bf16"
     if not cfg.has("torch_dtype") and not cfg.has("dtype"):
         cfg.derive("dtype", "torch_dtype absent: bf16 assumed")

@@ -100,7 +100,11 @@ class Family:
     compress_ratios: tuple[int, ...] = ()   # layout "compress_ratios": the ratios the compressor takes (DeepSeek-V4)
     compress_indexed: int | None = None     # the ratio whose layers carry the indexer and overlapping windows
     params_rule: bool = True                # False: no parameter rule yet; import needs --params-total
-    known: tuple[str, ...] = ()             # keys read by name elsewhere or known not to change memory
+    attn_type_key: str | None = None        # per-layer attention type list: 1 = softmax attention, anything else
+                                            # (0 = MiniMax lightning attention) is refused (MiniMax-M2 attn_type_list)
+    key_aliases: tuple[tuple[str, str], ...] = ()   # old spellings → the keys the rules read (phi-msft n_embd …)
+    ff_default_mult: int | None = None      # MLP width when the config names none: this × hidden_size (phi-msft n_inner)
+    known: tuple[str, ...] = ()             # keys known not to change what a sequence stores (read, then ignored)
 
 
 def _fam(*args, **kw) -> Family:
@@ -116,6 +120,37 @@ FAMILIES: list[Family] = [
     _fam("qwen3", ("qwen3", "qwen3_moe"), window_gate="use_sliding_window", window_gate_default=False,
          qk_norm=True),
     _fam("phi3", ("phi3",)),
+    # Phi-2 / Phi-1.5: MHA on every layer, partial rotary (rotary_dim / partial_rotary_factor: no
+    # storage), plain fc1/fc2 MLP, biases everywhere.  The original remote-code config (model_type
+    # phi-msft, microsoft/phi-2 before transformers' PhiConfig) spells the sizes n_embd, n_layer,
+    # n_head, n_head_kv, n_positions, n_inner (null: 4 × n_embd) — its configuration_phi.py
+    # PhiConfig; transformers configuration_phi.py reads the same model as hidden_size etc.
+    _fam("phi", ("phi", "phi-msft"), mlp="plain", qkv_bias=True,
+         key_aliases=(("n_embd", "hidden_size"), ("n_layer", "num_hidden_layers"), ("n_head", "num_attention_heads"),
+                      ("n_head_kv", "num_key_value_heads"), ("n_positions", "max_position_embeddings"),
+                      ("n_inner", "intermediate_size")), ff_default_mult=4),
+    # StarCoder2: one sliding_window on every layer when set (vLLM starcoder2.py 0.22.0:119 builds
+    # Attention without a per-layer window, so the model's sliding_window — cache_config — applies to
+    # all layers; 0.33.0 runs it through the Transformers backend, transformers/base.py:692, same
+    # without layer_types); plain c_fc/c_proj MLP with biases (use_bias).
+    _fam("starcoder2", ("starcoder2",), mlp="plain", qkv_bias=True, tie_default=True),   # Starcoder2Config ties
+    # OLMo 2: full attention on every layer; q/k RMSNorm over the whole projection (transformers
+    # modeling_olmo2.py Olmo2Attention q_norm / k_norm); nothing else stored.
+    _fam("olmo2", ("olmo2",), qk_norm=True),
+    # SmolLM3: full attention on every layer; no_rope_layers (1 = RoPE, 0 = NoPE every 4th layer,
+    # transformers configuration_smollm3.py) changes the rotary, never what is stored.
+    # use_sliding_window false by default (SmolLM3Config), as Qwen2.
+    _fam("smollm3", ("smollm3",), window_gate="use_sliding_window", window_gate_default=False,
+         known=("no_rope_layers", "no_rope_layer_interval")),
+    # GLM-4.5 / 4.6 / 4.7 (Glm4MoeForCausalLM): GQA full attention on every layer (partial rotary,
+    # optional q/k norm: use_qk_norm), first_k_dense_replace dense layers then MoE with shared
+    # experts; MTP layers (num_nextn_predict_layers) left out.  vLLM glm4_moe.py Glm4MoeAttention.
+    _fam("glm4-moe", ("glm4_moe",), qkv_bias=False),
+    # MiniMax-M2 / M2.x: attn_type_list all 1 = softmax (full) attention on every layer (the M2 series
+    # dropped MiniMax-Text-01's lightning attention); 0 would be lightning attention, refused.  Per-layer
+    # q/k RMSNorm (qk_norm_type per_layer), sigmoid routing with a correction bias, MTP modules
+    # (num_mtp_modules) left out.  vLLM minimax_m2.py MiniMaxM2Attention.
+    _fam("minimax-m2", ("minimax_m2",), attn_type_key="attn_type_list", qk_norm=True),
     _fam("cohere", ("cohere",), tie_default=True),
     _fam("gemma2", ("gemma2",), layout="alternate", tie_default=True, post_norms=2),
     _fam("gemma3", ("gemma3_text", "gemma3"), layout="every_nth", interval_key="sliding_window_pattern",
@@ -184,6 +219,8 @@ ARCHITECTURES = {
     "NemotronHForCausalLM": "nemotron_h", "JambaForCausalLM": "jamba",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "FalconH1ForCausalLM": "falcon_h1",
     "Lfm2ForCausalLM": "lfm2", "KimiLinearForCausalLM": "kimi_linear",
+    "PhiForCausalLM": "phi", "Starcoder2ForCausalLM": "starcoder2", "Olmo2ForCausalLM": "olmo2",
+    "SmolLM3ForCausalLM": "smollm3", "Glm4MoeForCausalLM": "glm4_moe", "MiniMaxM2ForCausalLM": "minimax_m2",
     "KimiK3ForConditionalGeneration": "kimi_k3",
 }
 

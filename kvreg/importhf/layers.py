@@ -68,6 +68,12 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
         out = [LAYER_TYPE_NAMES[t] for t in names]
         return ["full+mamba" if fam.layout == "parallel" and m == "full" else m for m in out]
     if fam.layout == "uniform":
+        if fam.attn_type_key and cfg.has(fam.attn_type_key):
+            types = cfg.get(fam.attn_type_key)
+            if not isinstance(types, list) or len(types) != n or any(t != 1 for t in types):
+                raise Unsupported(f"{fam.attn_type_key} must give 1 (softmax attention) for each of the {n} layers; "
+                                  "0 is MiniMax lightning (linear) attention, whose state kvreg does not price",
+                                  [fam.attn_type_key])
         return [_uniform_kind(cfg, fam, i) for i in range(n)]
     if fam.layout == "alternate":
         cfg.derive("layer_groups", f"no layer_types: {fam.name} alternates sliding (even layers) and full "
@@ -367,6 +373,8 @@ def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[
     n = cfg.get("num_hidden_layers")
     if not isinstance(n, int) or n <= 0:
         raise Unsupported("num_hidden_layers is missing or not a positive integer", ["num_hidden_layers"])
+    for k in fam.known:
+        cfg.get(k)      # read: the family documents why it stores nothing
     per_layer = mixers(cfg, fam, n)
     if fam.mla or cfg.has("kv_lora_rank"):
         # A family with a recurrent rule keeps its recurrent layers (Kimi Linear: KDA beside MLA).

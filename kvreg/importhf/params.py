@@ -192,6 +192,9 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
     if cfg.get("moe_latent_size"):
         raise MissingDimension(["moe_latent_size (latent MoE projections are not counted by kvreg)"])
     dense_width = cfg.get("intermediate_size_mlp") or cfg.get("intermediate_size") or cfg.get("block_ff_dim")
+    if dense_width is None and fam.ff_default_mult:
+        dense_width = fam.ff_default_mult * h
+        cfg.derive("params_total", f"no intermediate_size: {fam.ff_default_mult} × hidden_size ({fam.name} default)")
     if fam.ff_auto_adjust and dense_width and cfg.get("block_auto_adjust_ff_dim", True):
         # LFM2 (transformers Lfm2MLP): int(2·ff/3), × block_ffn_dim_multiplier, rounded up to block_multiple_of
         mult, of = cfg.get("block_ffn_dim_multiplier", 1.0) or 1.0, cfg.get("block_multiple_of", 256)
