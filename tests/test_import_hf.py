@@ -28,7 +28,9 @@ CONTEXTS = (4096, 32768, 131072)
 # Falcon-H1's docs table gives no vocab_size or intermediate_size: its count is the published 34B.
 # DeepSeek-V4 has no parameter rule: its published 284B (model card, as featherless.ai/models/deepseek-ai/
 # DeepSeek-V4-Flash quotes it: "284 billion total parameters and 13 billion activated").
-EXTRA = {"falcon-h1-34b": {"params_total": 34e9}, "deepseek-v4-flash": {"params_total": 284e9}}
+# Nemotron 3 Super: a latent MoE (moe_latent_size) kvreg does not count; the name's 120B.
+EXTRA = {"falcon-h1-34b": {"params_total": 34e9}, "deepseek-v4-flash": {"params_total": 284e9},
+         "nemotron-3-super-120b-a12b": {"params_total": 120e9}}
 
 
 def imported(name: str, **kw):
@@ -149,6 +151,14 @@ EXPECTED = {
     "starcoder2-7b": (0, [(32 * 2 * 4 * 128 * 2, 4096)], 0),
     # OLMo-2-7B: MHA, 32 layers × 32 kv × 4096/32 = 128
     "olmo2-7b": (32 * 2 * 32 * 128 * 2, [], 0),
+    # GLM-4.7 (glm4_moe; aiconfigurator's trimmed copy): 92 full layers, 8 kv × head_dim 128
+    "glm-4.7": (92 * 2 * 8 * 128 * 2, [], 0),
+    # Nemotron 3 Super (verbatim FP8 config): hybrid_override_pattern of 88 blocks, 8 '*' attention
+    # (2 kv × 128), 40 'M' Mamba-2: ssm 128 heads × 64 × state 128 in fp32 (mamba_ssm_cache_dtype float32),
+    # conv (4 − 1) × (128·64 + 2·8 groups·128) bf16 (no torch_dtype: bf16); 40 'E' MoE blocks store nothing;
+    # mtp_hybrid_override_pattern (the MTP module) left out
+    "nemotron-3-super-120b-a12b": (8 * 2 * 2 * 128 * 2, [],
+                                   40 * (128 * 64 * 128 * 4 + 3 * (128 * 64 + 2 * 8 * 128) * 2)),
     # MiniMax-M2.5 / M2.7: attn_type_list all 1 → 62 full layers, 8 kv × head_dim 128
     "minimax-m2.5": (62 * 2 * 8 * 128 * 2, [], 0),
     "minimax-m2.7": (62 * 2 * 8 * 128 * 2, [], 0),

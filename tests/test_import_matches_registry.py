@@ -52,6 +52,8 @@ MATCHES: list[tuple[str, str]] = [
     ("minimax-m2.5", "minimax-m2.5"),
     ("minimax-m2.7", "minimax-m2.7"),
     ("phi-2", "phi-2"),
+    ("glm-4.7", "glm-4.7"),
+    ("nemotron-3-super-120b-a12b", "nemotron-3-super-120b-a12b"),
     ("falcon-h1-34b", "falcon-h1-34b"),
     ("gemma-2-9b", "gemma-2-9b"),
     ("gemma-3-1b", "gemma-3-1b"),
@@ -99,12 +101,13 @@ UNMATCHED: dict[str, str] = {
 
 # Import arguments a fixture needs: Falcon-H1's docs table has no vocab_size / intermediate_size,
 # so its count is the published 34B (the importer records it as estimated).
-IMPORT_ARGS = {"falcon-h1-34b": {"params_total": 34e9}}
+IMPORT_ARGS = {"falcon-h1-34b": {"params_total": 34e9}, "nemotron-3-super-120b-a12b": {"params_total": 120e9}}
 
 # params_total is compared only where both sides derived it from the config.  Elsewhere one side
 # is a published or name-based figure, and the reason is written here (the test checks it).
 PARAMS_NOT_COMPARED = {
     "falcon-h1-34b": "both sides use the published 34B (no vocab_size in the docs table)",
+    "nemotron-3-super-120b-a12b": "both sides use the name's 120B (a latent MoE kvreg does not count)",
     "gemma-3-1b": "registry: from the model name",
     "gemma-3n-e2b": "registry: effective parameters (E2B)",
     "gemma-3n-e4b": "registry: effective parameters (E4B)",
@@ -126,7 +129,7 @@ PARAMS_NOT_COMPARED = {
 ACTIVE_COMPARED = {"deepseek-r1", "deepseek-v2-lite", "deepseek-v3", "kimi-k2", "mixtral-8x7b", "qwen3-235b-a22b",
                    "gpt-oss-20b", "gpt-oss-120b", "nemotron-3-nano-30b-a3b", "qwen3-next-80b-a3b",
                    "deepseek-v3.2", "glm-5", "kimi-k3", "kimi-linear-48b-a3b",
-                   "minimax-m2.5", "minimax-m2.7"}
+                   "minimax-m2.5", "minimax-m2.7", "glm-4.7"}
 
 CONTEXTS = (4096, 32768, 131072)        # 4Ki, 32Ki, 128Ki
 KV_DTYPES = ("bf16", "fp8")

@@ -182,8 +182,11 @@ FAMILIES: list[Family] = [
     _fam("qwen3-next", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"),
          layout="every_nth", other="linear", interval_key="full_attention_interval", interval_default=4,
          recurrent="gated_deltanet", qk_norm=True, output_gate_default=True),
+    # mtp_hybrid_override_pattern (Nemotron 3 Super): the MTP module's own blocks, left out like every
+    # MTP module (loaded only with speculative decoding).
     _fam("nemotron-h", ("nemotron_h",), layout="pattern", recurrent="mamba2",
-         mamba2_defaults=(("groups", 8), ("conv", 4)), ssm_dtype_default="fp32", mlp="plain"),
+         mamba2_defaults=(("groups", 8), ("conv", 4)), ssm_dtype_default="fp32", mlp="plain",
+         known=("mtp_hybrid_override_pattern",)),
     _fam("jamba", ("jamba",), layout="period", recurrent="mamba1"),
     _fam("granite-4.0-h", ("granitemoehybrid",), layout="all_recurrent", recurrent="mamba2",
          mamba2_defaults=(("groups", 1), ("conv", 4))),
