@@ -159,6 +159,8 @@ EXPECTED = {
     # mtp_hybrid_override_pattern (the MTP module) left out
     "nemotron-3-super-120b-a12b": (8 * 2 * 2 * 128 * 2, [],
                                    40 * (128 * 64 * 128 * 4 + 3 * (128 * 64 + 2 * 8 * 128) * 2)),
+    # SmolLM3-3B: no_rope_layers (every 4th layer NoPE) changes no storage: 36 full layers, 4 kv × 128
+    "smollm3-3b": (36 * 2 * 4 * 128 * 2, [], 0),
     # MiniMax-M2.5 / M2.7: attn_type_list all 1 → 62 full layers, 8 kv × head_dim 128
     "minimax-m2.5": (62 * 2 * 8 * 128 * 2, [], 0),
     "minimax-m2.7": (62 * 2 * 8 * 128 * 2, [], 0),

@@ -97,6 +97,7 @@ UNMATCHED: dict[str, str] = {
                          "engine capacity would be a guess; import-hf and the first-principles views price it",
     "starcoder2-7b": "family fixture (the registry's StarCoder2 is the 3B)",
     "olmo2-7b": "family fixture: no OLMo 2 entry in the registry",
+    "smollm3-3b": "family fixture: no SmolLM3 entry in the registry",
 }
 
 # Import arguments a fixture needs: Falcon-H1's docs table has no vocab_size / intermediate_size,
