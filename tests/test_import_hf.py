@@ -26,10 +26,12 @@ FIX = ROOT / "tests" / "fixtures" / "hf"
 FIXTURES = sorted(p.stem for p in FIX.glob("*.json"))
 CONTEXTS = (4096, 32768, 131072)
 # Falcon-H1's docs table gives no vocab_size or intermediate_size: its count is the published 34B.
-# DeepSeek-V4 has no parameter rule: its published 284B (model card, as featherless.ai/models/deepseek-ai/
-# DeepSeek-V4-Flash quotes it: "284 billion total parameters and 13 billion activated").
+# DeepSeek-V4 has no parameter rule: the published 284B (Flash) and 1.6T (Pro) (model card, as
+# featherless.ai/models/deepseek-ai/DeepSeek-V4-Flash quotes it: "284 billion total parameters and
+# 13 billion activated"; venicestats.com/venice-models/deepseek-v4-flash: "Pro ... 1.6 trillion").
 # Nemotron 3 Super: a latent MoE (moe_latent_size) kvreg does not count; the name's 120B.
 EXTRA = {"falcon-h1-34b": {"params_total": 34e9}, "deepseek-v4-flash": {"params_total": 284e9},
+         "deepseek-v4-pro": {"params_total": 1.6e12},
          "nemotron-3-super-120b-a12b": {"params_total": 120e9}}
 
 
@@ -125,6 +127,10 @@ EXPECTED = {
     # 2·2·512 (KV) and × 2·2·128 (indexer), ratio 128 keeps 128 tokens × 2·512 (compressor.py).
     "deepseek-v4-flash": (21 * (512 * 2 + 128 + 4) // 4 + 20 * 512 * 2 // 128, [(43 * 512 * 2, 128)],
                           21 * (8 * 2048 * 4 + 8 * 512 * 4) + 20 * 128 * 1024 * 4),
+    # DeepSeek-V4-Pro: 61 layers (62 ratios, the last MTP): no sliding-only layer, 30 at ratio 4, 31 at 128;
+    # the same per-layer arithmetic as Flash
+    "deepseek-v4-pro": (30 * (512 * 2 + 128 + 4) // 4 + 31 * 512 * 2 // 128, [(61 * 512 * 2, 128)],
+                        30 * (8 * 2048 * 4 + 8 * 512 * 4) + 31 * 128 * 1024 * 4),
     # GLM-5: 78 MLA layers (512 + 64) plus the same 132 B indexer key
     "glm-5": (78 * ((512 + 64) * 2 + 128 + 4), [], 0),
     # Llama 2: MHA at 7B (32 layers × 32 kv × 128) and 13B (40 × 40 × 128), GQA at 70B (80 × 8 × 128)

@@ -95,6 +95,7 @@ UNMATCHED: dict[str, str] = {
     "deepseek-v4-flash": "no registry entry yet: the engine family (kvreg/sql/200-231) does not model DeepSeek-V4's "
                          "compressed KV and compressor-state groups (vLLM SlidingWindowMLASpec pages), so an entry's "
                          "engine capacity would be a guess; import-hf and the first-principles views price it",
+    "deepseek-v4-pro": "no registry entry yet, as deepseek-v4-flash",
     "starcoder2-7b": "family fixture (the registry's StarCoder2 is the 3B)",
     "olmo2-7b": "family fixture: no OLMo 2 entry in the registry",
     "smollm3-3b": "family fixture: no SmolLM3 entry in the registry",
