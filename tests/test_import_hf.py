@@ -96,6 +96,9 @@ EXPECTED = {
     "gemma-2-9b": (21 * 2 * 8 * 256 * 2, [(21 * 2 * 8 * 256 * 2, 4096)], 0),
     # sliding_window_pattern 6 over 26 layers: 4 full + 22 sliding (512), 1 kv × 256
     "gemma-3-1b": (4 * 2 * 1 * 256 * 2, [(22 * 2 * 1 * 256 * 2, 512)], 0),
+    # gemma-3-4b-it's sparse config: 34 layers, window 1024; heads 8, kv 4, head_dim 256 and 131,072
+    # positions are the Gemma3TextConfig defaults; pattern 6 → full at 5, 11, 17, 23, 29: 5 full + 29 sliding
+    "gemma-3-4b": (5 * 2 * 4 * 256 * 2, [(29 * 2 * 4 * 256 * 2, 1024)], 0),
     # default pattern 6 over 62 layers: 10 full + 52 sliding (1024), 16 kv × head_dim 128
     "gemma-3-27b": (10 * 2 * 16 * 128 * 2, [(52 * 2 * 16 * 128 * 2, 1024)], 0),
     # 30 layers, last 10 shared; owners 0-19 with full every 5th: 4 full + 16 sliding (512), 2 kv × 256
@@ -727,4 +730,13 @@ def test_phi_msft_keys_read_under_their_old_names():
     e = imported("phi-2").entry
     assert (e["layers"], e["hidden_size"], e["attention_heads"], e["native_context"]["value"]) == (32, 2560, 32, 2048)
     assert e["family"] == "phi" and e["tied_embeddings"] is False
+
+
+def test_gemma3_sparse_config_takes_the_config_class_defaults():
+    # The published gemma-3-4b-it config names no heads, head_dim, vocab or positions: the Gemma3TextConfig
+    # defaults fill them, each listed as derived (never silently).
+    e = imported("gemma-3-4b").entry
+    assert (e["attention_heads"], e["vocab_size"], e["native_context"]["value"]) == (8, 262_208, 131_072)
+    assert {"config.num_attention_heads", "config.num_key_value_heads", "config.head_dim", "config.vocab_size",
+            "config.max_position_embeddings"} <= set(e["derived_fields"])
 

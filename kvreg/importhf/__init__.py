@@ -134,6 +134,12 @@ def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: 
         if not cfg.has(new) and cfg.has(old):
             cfg.fields[new], cfg.origin[new] = cfg.fields[old], cfg.origin[old]
             cfg.read.update((old, new))
+    for key, value in fam.config_defaults:
+        if not cfg.has(key):
+            # Absent from config.json: the value the family's transformers config class gives it.
+            cfg.fields[key], cfg.origin[key] = value, f"{key} (absent: {fam.name} default)"
+            cfg.derive(f"config.{key}", f"absent from config.json: {value}, the transformers {fam.name} "
+                                        "config class default")
     model_dtype = dtype_name(cfg.first("torch_dtype", "dtype", default="bfloat16")[1]) or "bf16"
     if not cfg.has("torch_dtype") and not cfg.has("dtype"):
         cfg.derive("dtype", "torch_dtype absent: bf16 assumed")

@@ -103,6 +103,8 @@ class Family:
     attn_type_key: str | None = None        # per-layer attention type list: 1 = softmax attention, anything else
                                             # (0 = MiniMax lightning attention) is refused (MiniMax-M2 attn_type_list)
     key_aliases: tuple[tuple[str, str], ...] = ()   # old spellings → the keys the rules read (phi-msft n_embd …)
+    config_defaults: tuple[tuple[str, object], ...] = ()   # the transformers config class's value of a key the
+                                            # config.json leaves out (Gemma 3's sparse published configs)
     ff_default_mult: int | None = None      # MLP width when the config names none: this × hidden_size (phi-msft n_inner)
     known: tuple[str, ...] = ()             # keys known not to change what a sequence stores (read, then ignored)
 
@@ -153,8 +155,14 @@ FAMILIES: list[Family] = [
     _fam("minimax-m2", ("minimax_m2",), attn_type_key="attn_type_list", qk_norm=True),
     _fam("cohere", ("cohere",), tie_default=True),
     _fam("gemma2", ("gemma2",), layout="alternate", tie_default=True, post_norms=2),
+    # Gemma 3's published configs are sparse (google/gemma-3-4b-it names only hidden, intermediate and
+    # layer counts and the window): transformers configuration_gemma3.py Gemma3TextConfig.__init__
+    # supplies vocab_size 262_208, num_attention_heads 8, num_key_value_heads 4, head_dim 256,
+    # max_position_embeddings 131_072 (also what model_facts' gemma-3-27b defaults_note records).
     _fam("gemma3", ("gemma3_text", "gemma3"), layout="every_nth", interval_key="sliding_window_pattern",
-         interval_default=6, tie_default=True, qk_norm=True, post_norms=2),
+         interval_default=6, tie_default=True, qk_norm=True, post_norms=2,
+         config_defaults=(("vocab_size", 262_208), ("num_attention_heads", 8), ("num_key_value_heads", 4),
+                          ("head_dim", 256), ("max_position_embeddings", 131_072))),
     _fam("gemma3n", ("gemma3n_text", "gemma3n"), layout="every_nth", interval_default=5, tie_default=True,
          qk_norm=True, post_norms=2),
     _fam("gemma4", ("gemma4_text", "gemma4"), layout="every_nth", interval_key="sliding_window_pattern",
