@@ -740,3 +740,11 @@ def test_gemma3_sparse_config_takes_the_config_class_defaults():
     assert {"config.num_attention_heads", "config.num_key_value_heads", "config.head_dim", "config.vocab_size",
             "config.max_position_embeddings"} <= set(e["derived_fields"])
 
+
+def test_deepseek_v4_cache_is_replicated_across_tp_ranks(hfcon):
+    # One KV vector per token (num_kv_heads 1, max_tp_shards 1 in every DeepSeek-V4 KV-cache spec) and
+    # compressor state TP never divides: each rank holds the whole per-sequence cache at TP 8.
+    q = ("SELECT seq_bytes, state_bytes FROM kv_sequence_costs WHERE model_id = 'deepseek-v4-flash' "
+         "AND kv_dtype = 'bf16' AND context_tokens = 131072 AND tp = ?")
+    assert hfcon.execute(q, (8,)).fetchone() == hfcon.execute(q, (1,)).fetchone()
+
