@@ -157,7 +157,9 @@ def _compress_mixers(cfg: Config, fam: Family, n: int) -> list[str]:
     cfg.get("qk_rope_head_dim")
     cfg.note("DeepSeek-V4: KV priced per element (bf16: 2 B, fp8: 1 B per head_dim value); vLLM's fp8_ds_mla "
              "layout stores 584 B per 512-wide entry instead of 512 (448 fp8 NoPE + qk_rope_head_dim 64 in bf16 + "
-             "8 B of scales: models/deepseek_v4/attention.py get_kv_cache_spec), not modelled.")
+             "8 B of scales: models/deepseek_v4/attention.py get_kv_cache_spec), not modelled. The engine "
+             "accounting (kvreg fit --engine) does not model vLLM's separate pages for the compressed KV and the "
+             "compressor state yet: trust the first-principles bytes, not the engine capacity, for this model.")
     return ["swa" if r in (0, 1) else f"swa+cmp{r}" for r in ratios]
 
 
