@@ -168,6 +168,9 @@ EXPECTED = {
     # mtp_hybrid_override_pattern (the MTP module) left out
     "nemotron-3-super-120b-a12b": (8 * 2 * 2 * 128 * 2, [],
                                    40 * (128 * 64 * 128 * 4 + 3 * (128 * 64 + 2 * 8 * 128) * 2)),
+    # Granite 3.3 8B: 40 layers × 8 kv × 4096/32 = 128 → 163,840 B/token, what the vLLM 0.19.0 H100 log
+    # measured (58.66 GiB for 384,432 tokens)
+    "granite-3.3-8b": (40 * 2 * 8 * 128 * 2, [], 0),
     # SmolLM3-3B: no_rope_layers (every 4th layer NoPE) changes no storage: 36 full layers, 4 kv × 128
     "smollm3-3b": (36 * 2 * 4 * 128 * 2, [], 0),
     # MiniMax-M2.5 / M2.7: attn_type_list all 1 → 62 full layers, 8 kv × head_dim 128

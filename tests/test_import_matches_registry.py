@@ -52,6 +52,7 @@ MATCHES: list[tuple[str, str]] = [
     ("minimax-m2.5", "minimax-m2.5"),
     ("minimax-m2.7", "minimax-m2.7"),
     ("phi-2", "phi-2"),
+    ("granite-3.3-8b", "granite-3.3-8b"),
     ("glm-4.7", "glm-4.7"),
     ("nemotron-3-super-120b-a12b", "nemotron-3-super-120b-a12b"),
     ("falcon-h1-34b", "falcon-h1-34b"),

@@ -136,6 +136,11 @@ FAMILIES: list[Family] = [
     # all layers; 0.33.0 runs it through the Transformers backend, transformers/base.py:692, same
     # without layer_types); plain c_fc/c_proj MLP with biases (use_bias).
     _fam("starcoder2", ("starcoder2",), mlp="plain", qkv_bias=True, tie_default=True),   # Starcoder2Config ties
+    # Granite 3.x (GraniteForCausalLM / GraniteMoe*): Llama-style GQA on every layer; its µP scalars
+    # (embedding_multiplier, attention_multiplier, residual_multiplier, logits_scaling) scale
+    # activations and store nothing.  transformers configuration_granite.py: tie_word_embeddings
+    # default False, but every published Granite 3 config sets it (true).
+    _fam("granite", ("granite", "granitemoe", "granitemoeshared")),
     # OLMo 2: full attention on every layer; q/k RMSNorm over the whole projection (transformers
     # modeling_olmo2.py Olmo2Attention q_norm / k_norm); nothing else stored.
     _fam("olmo2", ("olmo2",), qk_norm=True),
@@ -231,7 +236,7 @@ ARCHITECTURES = {
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "FalconH1ForCausalLM": "falcon_h1",
     "Lfm2ForCausalLM": "lfm2", "KimiLinearForCausalLM": "kimi_linear",
     "PhiForCausalLM": "phi", "Starcoder2ForCausalLM": "starcoder2", "Olmo2ForCausalLM": "olmo2",
-    "SmolLM3ForCausalLM": "smollm3", "Glm4MoeForCausalLM": "glm4_moe", "MiniMaxM2ForCausalLM": "minimax_m2",
+    "SmolLM3ForCausalLM": "smollm3", "GraniteForCausalLM": "granite", "GraniteMoeForCausalLM": "granitemoe", "Glm4MoeForCausalLM": "glm4_moe", "MiniMaxM2ForCausalLM": "minimax_m2",
     "KimiK3ForConditionalGeneration": "kimi_k3",
 }
 
