@@ -751,3 +751,15 @@ def test_deepseek_v4_cache_is_replicated_across_tp_ranks(hfcon):
          "AND kv_dtype = 'bf16' AND context_tokens = 131072 AND tp = ?")
     assert hfcon.execute(q, (8,)).fetchone() == hfcon.execute(q, (1,)).fetchone()
 
+
+
+def test_phi_msft_counts_are_checked_like_their_new_spellings(tmp_path):
+    # n_layer is num_hidden_layers under another name: an absurd value is refused at its line, never
+    # looped over (the fuzz test found a 10^9-layer phi-msft config building 15 GB of layer plans).
+    cfg = json.loads((FIX / "phi-2.json").read_text())
+    cfg["n_layer"] = 10**9
+    (tmp_path / "config.json").write_text(json.dumps(cfg, indent=2))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    p = err.value.problems[0]
+    assert (p.code, p.key) == ("bad-config-value", "n_layer") and "at most 10,000" in p.message
