@@ -68,7 +68,8 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "model_id": (S, False), "group_idx": (I, False), "kind": (S, False), "layer_count": (I, False),
         "shares_layers": (B, False), "kv_heads": (I, True), "head_dim": (I, True), "v_head_dim": (I, True),
         "k_eq_v": (B, False), "window_tokens": (I, True), "chunk_tokens": (I, True),
-        "kv_lora_rank": (I, True), "qk_rope_head_dim": (I, True), "index_head_dim": (I, True), "variant": (S, True),
+        "kv_lora_rank": (I, True), "qk_rope_head_dim": (I, True), "index_head_dim": (I, True),
+        "compress_tokens": (I, True), "variant": (S, True),
         "reuses": (S, True), "file": (S, False), "line": (I, False),
     },
     "state_tensors": {
@@ -250,7 +251,8 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
                 model_id=mid, group_idx=gi, kind=g.kind, layer_count=g.count, shares_layers=g.shares_layers,
                 kv_heads=g.kv_heads, head_dim=g.head_dim, v_head_dim=g.v_head_dim, k_eq_v=bool(g.k_eq_v),
                 window_tokens=g.window, chunk_tokens=g.chunk, kv_lora_rank=g.kv_lora_rank,
-                qk_rope_head_dim=g.qk_rope_head_dim, index_head_dim=g.index_head_dim, variant=g.variant,
+                qk_rope_head_dim=g.qk_rope_head_dim, index_head_dim=g.index_head_dim, compress_tokens=g.compress,
+                variant=g.variant,
                 reuses=g.reuses,
                 file=doc.file, line=doc.where(("layer_groups", gi))[0]))
             for ti, t in enumerate(g.state or []):
