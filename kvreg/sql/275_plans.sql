@@ -53,7 +53,8 @@
 --                         evidence ("bandwidth 0.58 measured (n=7, hardware); …" or "… estimated (stated …)")
 --   max_context_tokens    the longest context at which ONE sequence fits and meets tpot on one replica
 --                         (linear beyond every window; NULL when the cache does not grow with context, or
---                         when the configuration fails for a reason no shorter context mends)
+--                         when the configuration fails for a reason no shorter context mends, or misses the
+--                         TTFT: this bound is memory's and the TPOT's, not the prefill's)
 -- Source: kv-cache-chapter.txt §2.4–2.5 (step = (P·p + B·s·k) ÷ BW), Megatron-LM all-reduces (see roofline).
 CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL, gpu_memory_utilization := NULL,
                               max_num_seqs := NULL, max_num_batched_tokens := NULL, enforce_eager := NULL,
@@ -289,8 +290,11 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.max_num_seqs_is_default, r.knob_batched AS max_num_batched_tokens, r.default_batched,
        r.knob_eager AS enforce_eager, r.knob_spec AS num_speculative_tokens, r.knob_block_size AS block_size,
        r.block_size_is_default,
+       -- not for a TTFT miss (this is the memory and TPOT bound, not the prefill's: it would read as the
+       -- context the TTFT allows) nor a TP that cannot shard the heads (no context mends it)
        CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
-                 AND coalesce(r.tp_fits_interconnect, FALSE) THEN greatest(0, floor(least(
+                 AND coalesce(r.tp_fits_interconnect, FALSE) AND coalesce(r.tp_shards, TRUE)
+                 AND coalesce(r.reason, '') NOT LIKE 'ttft:%' THEN greatest(0, floor(least(
                 (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
                 ((tpot_s - coalesce(r.ar_s, 0) / r.eb) * r.bw - r.weights_read_b1 - r.constant_rank_bytes * r.tp)
                     / r.growing_token_bytes,
