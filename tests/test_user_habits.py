@@ -224,3 +224,12 @@ def test_a_mistyped_id_in_a_report_gets_did_you_mean(tmp_path):
     assert hints["models.0"].startswith("did you mean llama-3.1-8b")
     assert hints["hardware.0"].startswith("did you mean h100-sxm-80gb")
     assert "list them: kvreg sql" in hints["hardware.0"] and "{near:" not in hints["hardware.0"]
+
+
+def test_speed_calibration_json_counts_each_measurement_once(tmp_path):
+    r = run("calibrate", "--speed", "--format", "json", "--project", ROOT, "--db", tmp_path / "k.duckdb")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    # one row per measurement in `measurements`; the per-hardware counts sum to it (they were 2× it:
+    # every measurement is predicted twice, in-sample and with its source left out)
+    assert sum(h["n"] for h in doc["by_hardware"]) == len(doc["measurements"])
