@@ -322,3 +322,19 @@ def test_golden_example_html(tmp_path):
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(html)
     assert html == GOLDEN.read_text(), "report HTML changed: review, then regenerate (tests/golden/README.md)"
+
+
+def test_runner_up_break_even_price_is_one_at_which_it_wins(example):
+    # "it wins at $P per device-hour or less": P is the break-even price rounded DOWN to the cent, so at P
+    # the runner-up's devices × P is below the recommendation's $/hour (rounding to the nearest cent had
+    # printed $1.88 for a break-even of $7.50 ÷ 4 = $1.875, at which it still loses: 4 × 1.88 = $7.52).
+    import re
+
+    html = (example[1] / "example.html").read_text()
+    summary = html[html.index('id="summary"'):html.index('class="model"')]
+    found = re.findall(r"\): \$([\d,.]+) per hour, \$[\d,.]+ per month.*?Runner-up: (\d+) × \S+ .*?"
+                       r"it wins at \$([\d,.]+) per device-hour or less", summary, re.S)
+    assert found
+    for rec, n, p in found:
+        rec, n, p = float(rec.replace(",", "")), int(n), float(p.replace(",", ""))
+        assert n * p < rec <= n * (p + 0.01) + 1e-9, (rec, n, p)
