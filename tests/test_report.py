@@ -338,3 +338,15 @@ def test_runner_up_break_even_price_is_one_at_which_it_wins(example):
     for rec, n, p in found:
         rec, n, p = float(rec.replace(",", "")), int(n), float(p.replace(",", ""))
         assert n * p < rec <= n * (p + 0.01) + 1e-9, (rec, n, p)
+
+
+def test_no_warning_is_listed_twice(example):
+    # Each engine id has its own KV pool: a configuration that fits no sequence is named with the engine it
+    # fails under, so the table never shows the same line twice (it did, once per engine, unlabelled).
+    import re
+
+    html = (example[1] / "example.html").read_text()
+    table = html[html.index('id="warnings"'):html.index('id="sources"')]
+    rows = re.findall(r"<tr><td>.*?</td>\s*<td>(.*?)</td><td>(.*?)</td></tr>", table, re.S)
+    assert rows and len(rows) == len(set(rows))
+    assert all(" under " in subject for subject, detail in rows if "one sequence needs more" in detail)
