@@ -327,7 +327,7 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     if avail.roofline:   # read by the roofline chart only: its precisions and engines, as the capacity axis
         materialise(con, "report_roofline", "scope_roofline",
                     dict(scope, weights_dtypes=cs.weights_dtypes, kv_dtypes=cs.kv_dtypes, engines=cs.engines,
-                         context_tokens=workload.context_tokens))
+                         context_tokens=workload.context_tokens, **knob_params(workload)))
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_grid AS {query_text('grid')}", p)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_chart_capacity AS {query_text('chart_capacity')}", p)
 
