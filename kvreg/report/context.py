@@ -242,7 +242,7 @@ def rank_options(con, report_id: str, scope: dict):
         (workload row, :class:`Availability`).
     """
     p = {"report": report_id}
-    (workload,) = rows(con, "workload", p)
+    workload = _workload(con, p)
     avail = availability(con, workload, scope)
     knobs = knob_params(workload)
     # the report's cost basis (rental or TCO), one rate per device, read by every priced query
@@ -254,16 +254,47 @@ def rank_options(con, report_id: str, scope: dict):
     materialise(con, "report_binding_names", "binding_names", {})
     if avail.plans:
         materialise(con, "report_plans", "scope_plans",
-                    dict(scope, users=workload.users, context_tokens=workload.context_tokens,
+                    dict(scope, users=workload.given_users, context_tokens=workload.context_tokens,
                          tpot_s=workload.tpot_s, ttft_s=workload.ttft_s, cost_basis=workload.cost_basis,
                          tco_years=workload.tco_years, tco_usd_per_kwh=workload.tco_usd_per_kwh,
                          tco_pue=workload.tco_pue, input_tokens=workload.input_tokens,
                          output_tokens=workload.output_tokens, shared_prefix_tokens=workload.shared_prefix_tokens,
-                         parallel_samples=workload.parallel_samples, **knobs))
+                         parallel_samples=workload.parallel_samples,
+                         request_rate_per_s=workload.request_rate_per_s, **knobs))
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
     else:
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
     return workload, avail
+
+
+def _workload(con, p: dict):
+    """The report's workload row (workload.sql, kept as the temp table ``report_workload``); a request rate must
+    come to 1 to 10^9 concurrent requests.
+
+    Raises:
+        KvregError: ``workload-rate`` at the definition's ``workload.request_rate_per_s`` line when Little's law
+            (``workload_requests``, 272) gives fewer than 1 or more than 10^9 concurrent requests.
+    """
+    import duckdb
+
+    from kvreg.problems import KvregError, Problem
+
+    try:   # the temp table report_workload: options, plan_options and chart_roofline read its users
+        materialise(con, "report_workload", "workload", p)
+        (workload,) = rows(con, "report_workload_row")
+        problem = None
+    except duckdb.Error:   # ⌈rate × time in flight⌉ beyond BIGINT
+        workload, problem = None, "more than 10^18"
+    if workload is not None and workload.given_users is None and not 1 <= (workload.users or 0) <= 10**9:
+        problem = f"{workload.users}"
+    if problem is None:
+        return workload
+    (file, line, rate), = con.execute("SELECT file, request_rate_line, request_rate_per_s FROM report_workloads"
+                                      " WHERE report_id = $report", p).fetchall()
+    raise KvregError([Problem(file, line or 0, 1, "workload.request_rate_per_s", "workload-rate",
+                              f"request rate {rate:g}/s comes to {problem} concurrent requests (Little's law: rate × "
+                              "(TTFT + (output − 1) × TPOT)); kvreg sizes 1 to 10^9",
+                              "check the rate (requests per second), the mean output length and tpot_ms")])
 
 
 def scope_from_items(con, report_id: str) -> dict[str, list]:
