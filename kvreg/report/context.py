@@ -328,7 +328,7 @@ def commit_date(root: Path, commit: str | None) -> str | None:
         return None
 
 
-def build_context(con, registry, report_id: str, *, charts: bool = True) -> ReportContext:
+def build_context(con, registry, report_id: str, *, charts: bool = True, progress=None) -> ReportContext:
     """Query everything report ``report_id`` shows, over an open (writable) connection.
 
     Args:
@@ -336,6 +336,7 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         registry: the loaded :class:`kvreg.registry.Registry` the database was built from.
         report_id: id of a report entry (file stem under ``reports/``).
         charts: render the matplotlib charts (SVG strings); False leaves them empty (faster tests).
+        progress: optional callable given a short message before the slow steps (the charts).
 
     Returns:
         The :class:`ReportContext`; all numbers in base units (bytes, tokens, seconds, USD).
@@ -383,6 +384,8 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
     if charts:
         from kvreg.report import charts as ch
 
+        if progress:
+            progress(f"drawing {len(report.models) * (3 if avail.roofline else 2) + 1} charts")
         styles = ch.report_styles(report.hardware)   # one colour and marker per device, every chart
     for mid in report.models:
         m_grid = grid.get(mid, [])
@@ -420,7 +423,11 @@ def build_context(con, registry, report_id: str, *, charts: bool = True) -> Repo
         loaded = registry.entries["report"][report_id]
         changes = changes_since(registry.root, report, report_id, file=loaded.doc.file,
                                 line=loaded.doc.where(("previous",))[0])
-    (info,) = con.execute("SELECT registry_commit FROM build_info").fetchall()
+    # the checkout's commit now, not the build's: a reused database (kvreg/report/make.py) may predate a commit
+    # that changed no file
+    from kvreg.build import registry_commit
+
+    info = (registry_commit(registry.root),)
     try:
         kv_version = version("kvreg")
     except PackageNotFoundError:  # running from a checkout that was never installed
