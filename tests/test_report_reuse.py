@@ -14,9 +14,11 @@ SMALL = dict(id="small", title="small", period="test", models=["llama-3.1-8b"], 
              contexts=["8Ki"], workload={"users": 10, "context": "8Ki"})
 
 
-def test_second_report_reuses_the_database_and_a_change_rebuilds_it(tmp_path):
+def test_second_report_reuses_the_database_and_a_change_rebuilds_it(tmp_path, monkeypatch):
     from kvreg.problems import KvregError
     from kvreg.report.make import render
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")   # the generated-at minute, fixed for the comparison
 
     root = copy_project(tmp_path / "proj")
     (root / "reports" / "small.yaml").write_text(yaml.safe_dump(SMALL, sort_keys=False))
@@ -49,3 +51,15 @@ def test_unknown_report_with_a_reused_database_names_the_known_ones(tmp_path):
         render(root, "smal", ["html"], charts=False)
     (p,) = err.value.problems
     assert p.code == "unknown-report" and "small" in p.hint
+
+
+def test_a_project_whose_database_cannot_be_written_is_built_in_memory(tmp_path):
+    from kvreg.report.make import render
+
+    root = copy_project(tmp_path / "proj")
+    (root / "reports" / "small.yaml").write_text(yaml.safe_dump(SMALL, sort_keys=False))
+    (root / ".kvreg").write_text("not a folder")   # connect_path: cannot-write-db
+    said: list[str] = []
+    page = render(root, "small", ["html"], charts=False, progress=said.append)["html"].decode()
+    assert "Llama 3.1 8B" in page and any("in memory" in m for m in said)
+    assert (root / ".kvreg").read_text() == "not a folder"
