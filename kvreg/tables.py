@@ -149,7 +149,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "item_value": (I, True), "key": (S, False), "file": (S, False), "line": (I, False),
     },
     "report_workloads": {
-        "report_id": (S, False), "users": (I, False), "context_tokens": (I, False), "tpot_s": (F, True),
+        "report_id": (S, False), "users": (I, True), "context_tokens": (I, False), "tpot_s": (F, True),
         "ttft_s": (F, True), "hours_per_month": (F, False),
         "cost_basis": (S, False), "tco_years": (F, True), "tco_usd_per_kwh": (F, True), "tco_pue": (F, True),
         # the report's engine_settings (NULL = each release's default), passed to the macros' knob parameters
@@ -158,6 +158,8 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         # the workload as people describe it (NULL = not given; plans' parameters of the same names)
         "input_tokens": (I, True), "output_tokens": (I, True), "shared_prefix_tokens": (I, True),
         "parallel_samples": (I, True),
+        # a request rate instead of users (NULL = users given): workload.sql turns it into users by Little's law
+        "request_rate_per_s": (F, True), "request_rate_line": (I, True),
         # where engine_settings.block_size is written (for the check that every listed release accepts it)
         "file": (S, True), "block_size_line": (I, True),
     },
@@ -339,7 +341,9 @@ def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
             cost_basis=r.cost_basis.kind, tco_years=r.cost_basis.years, tco_usd_per_kwh=r.cost_basis.usd_per_kwh,
             tco_pue=r.cost_basis.pue, **r.engine_settings.model_dump(), input_tokens=w.input_tokens,
             output_tokens=w.output_tokens, shared_prefix_tokens=w.shared_prefix_tokens,
-            parallel_samples=w.parallel_samples, file=doc.file,
+            parallel_samples=w.parallel_samples, request_rate_per_s=w.request_rate_per_s,
+            request_rate_line=doc.where(("workload", "request_rate_per_s"))[0]
+            if w.request_rate_per_s is not None else None, file=doc.file,
             block_size_line=doc.where(("engine_settings", "block_size"))[0]
             if r.engine_settings.block_size is not None else None))
 
