@@ -17,7 +17,7 @@ from kvreg.calibrate import _md, _text   # one table renderer for both calibrati
 LOSO = "leave-one-source-out"
 
 SUMMARY_SQL = """
-SELECT hardware_id, engine_family, count(*) AS n,
+SELECT hardware_id, engine_family, count(*) FILTER (WHERE mode = 'in-sample') AS n,  -- measurements, once
        median(abs_error) FILTER (WHERE mode = 'in-sample') AS in_sample_median,
        max(abs_error) FILTER (WHERE mode = 'in-sample') AS in_sample_worst,
        median(abs_error) FILTER (WHERE mode = ?) AS loso_median,
@@ -97,7 +97,7 @@ def _tables(rep: dict, with_rows: bool) -> list[tuple[str, list[str], list[list[
     by_hw = ("Per hardware and engine family",
              ["hardware", "engine", "measurements", "bandwidth eff", "compute eff", "in-sample median abs error %",
               "in-sample worst %", "leave-one-source-out median abs error %", "leave-one-source-out worst %"],
-             [[h["hardware_id"], h["engine_family"], str(h["n"] // 2), _eff(h["bandwidth_efficiency"]),
+             [[h["hardware_id"], h["engine_family"], str(h["n"]), _eff(h["bandwidth_efficiency"]),
                _eff(h["compute_efficiency"]), _pct(h["in_sample_median"]), _pct(h["in_sample_worst"]),
                _pct(h["loso_median"]), _pct(h["loso_worst"])] for h in rep["by_hardware"]])
     out = [overall, by_hw]

@@ -68,7 +68,8 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "model_id": (S, False), "group_idx": (I, False), "kind": (S, False), "layer_count": (I, False),
         "shares_layers": (B, False), "kv_heads": (I, True), "head_dim": (I, True), "v_head_dim": (I, True),
         "k_eq_v": (B, False), "window_tokens": (I, True), "chunk_tokens": (I, True),
-        "kv_lora_rank": (I, True), "qk_rope_head_dim": (I, True), "index_head_dim": (I, True), "variant": (S, True),
+        "kv_lora_rank": (I, True), "qk_rope_head_dim": (I, True), "index_head_dim": (I, True),
+        "compress_tokens": (I, True), "variant": (S, True),
         "reuses": (S, True), "file": (S, False), "line": (I, False),
     },
     "state_tensors": {
@@ -148,7 +149,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "item_value": (I, True), "key": (S, False), "file": (S, False), "line": (I, False),
     },
     "report_workloads": {
-        "report_id": (S, False), "users": (I, False), "context_tokens": (I, False), "tpot_s": (F, True),
+        "report_id": (S, False), "users": (I, True), "context_tokens": (I, False), "tpot_s": (F, True),
         "ttft_s": (F, True), "hours_per_month": (F, False),
         "cost_basis": (S, False), "tco_years": (F, True), "tco_usd_per_kwh": (F, True), "tco_pue": (F, True),
         # the report's engine_settings (NULL = each release's default), passed to the macros' knob parameters
@@ -157,6 +158,8 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         # the workload as people describe it (NULL = not given; plans' parameters of the same names)
         "input_tokens": (I, True), "output_tokens": (I, True), "shared_prefix_tokens": (I, True),
         "parallel_samples": (I, True),
+        # a request rate instead of users (NULL = users given): workload.sql turns it into users by Little's law
+        "request_rate_per_s": (F, True), "request_rate_line": (I, True),
         # where engine_settings.block_size is written (for the check that every listed release accepts it)
         "file": (S, True), "block_size_line": (I, True),
     },
@@ -250,7 +253,8 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
                 model_id=mid, group_idx=gi, kind=g.kind, layer_count=g.count, shares_layers=g.shares_layers,
                 kv_heads=g.kv_heads, head_dim=g.head_dim, v_head_dim=g.v_head_dim, k_eq_v=bool(g.k_eq_v),
                 window_tokens=g.window, chunk_tokens=g.chunk, kv_lora_rank=g.kv_lora_rank,
-                qk_rope_head_dim=g.qk_rope_head_dim, index_head_dim=g.index_head_dim, variant=g.variant,
+                qk_rope_head_dim=g.qk_rope_head_dim, index_head_dim=g.index_head_dim, compress_tokens=g.compress,
+                variant=g.variant,
                 reuses=g.reuses,
                 file=doc.file, line=doc.where(("layer_groups", gi))[0]))
             for ti, t in enumerate(g.state or []):
@@ -337,7 +341,9 @@ def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
             cost_basis=r.cost_basis.kind, tco_years=r.cost_basis.years, tco_usd_per_kwh=r.cost_basis.usd_per_kwh,
             tco_pue=r.cost_basis.pue, **r.engine_settings.model_dump(), input_tokens=w.input_tokens,
             output_tokens=w.output_tokens, shared_prefix_tokens=w.shared_prefix_tokens,
-            parallel_samples=w.parallel_samples, file=doc.file,
+            parallel_samples=w.parallel_samples, request_rate_per_s=w.request_rate_per_s,
+            request_rate_line=doc.where(("workload", "request_rate_per_s"))[0]
+            if w.request_rate_per_s is not None else None, file=doc.file,
             block_size_line=doc.where(("engine_settings", "block_size"))[0]
             if r.engine_settings.block_size is not None else None))
 

@@ -115,3 +115,11 @@ def test_checked_geometry_is_read_from_the_shipped_config(con):
     row = con.execute("SELECT source_id, basis, url, confidence FROM provenance WHERE entry_id = 'llama-3.1-8b' "
                       "AND field = 'layer_groups.0.head_dim'").fetchone()
     assert row == ("shipped-config", "shipped-config", "registry/models/llama-3.1-8b.config.json", "read")
+
+
+def test_a_wrong_indexer_key_width_is_refused(tmp_path):
+    # index_head_dim prices the DSA indexer's key cache (132 B per token per layer): part of a layer's
+    # geometry, so an entry that disagrees with the shipped config is refused like a wrong kv_heads.
+    [p] = _problems(_project(tmp_path, "deepseek-v3.2", edit=("index_head_dim: 128", "index_head_dim: 64")))
+    assert (p.code, p.key, p.line) == ("config-mismatch", "layer_groups.0.index_head_dim", 38)
+    assert "is 64 but the shipped config registry/models/deepseek-v3.2.config.json gives 128" in p.message

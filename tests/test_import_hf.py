@@ -26,7 +26,13 @@ FIX = ROOT / "tests" / "fixtures" / "hf"
 FIXTURES = sorted(p.stem for p in FIX.glob("*.json"))
 CONTEXTS = (4096, 32768, 131072)
 # Falcon-H1's docs table gives no vocab_size or intermediate_size: its count is the published 34B.
-EXTRA = {"falcon-h1-34b": {"params_total": 34e9}}
+# DeepSeek-V4 has no parameter rule: the published 284B (Flash) and 1.6T (Pro) (model card, as
+# featherless.ai/models/deepseek-ai/DeepSeek-V4-Flash quotes it: "284 billion total parameters and
+# 13 billion activated"; venicestats.com/venice-models/deepseek-v4-flash: "Pro ... 1.6 trillion").
+# Nemotron 3 Super: a latent MoE (moe_latent_size) kvreg does not count; the name's 120B.
+EXTRA = {"falcon-h1-34b": {"params_total": 34e9}, "deepseek-v4-flash": {"params_total": 284e9},
+         "deepseek-v4-pro": {"params_total": 1.6e12},
+         "nemotron-3-super-120b-a12b": {"params_total": 120e9}}
 
 
 def imported(name: str, **kw):
@@ -90,6 +96,9 @@ EXPECTED = {
     "gemma-2-9b": (21 * 2 * 8 * 256 * 2, [(21 * 2 * 8 * 256 * 2, 4096)], 0),
     # sliding_window_pattern 6 over 26 layers: 4 full + 22 sliding (512), 1 kv × 256
     "gemma-3-1b": (4 * 2 * 1 * 256 * 2, [(22 * 2 * 1 * 256 * 2, 512)], 0),
+    # gemma-3-4b-it's sparse config: 34 layers, window 1024; heads 8, kv 4, head_dim 256 and 131,072
+    # positions are the Gemma3TextConfig defaults; pattern 6 → full at 5, 11, 17, 23, 29: 5 full + 29 sliding
+    "gemma-3-4b": (5 * 2 * 4 * 256 * 2, [(29 * 2 * 4 * 256 * 2, 1024)], 0),
     # default pattern 6 over 62 layers: 10 full + 52 sliding (1024), 16 kv × head_dim 128
     "gemma-3-27b": (10 * 2 * 16 * 128 * 2, [(52 * 2 * 16 * 128 * 2, 1024)], 0),
     # 30 layers, last 10 shared; owners 0-19 with full every 5th: 4 full + 16 sliding (512), 2 kv × 256
@@ -113,6 +122,18 @@ EXPECTED = {
     # DSA: the latent plus the lightning indexer's key, 128 fp8 values + one fp32 scale = 132 B,
     # per layer whatever the KV dtype (vLLM deepseek_v2.py Indexer): 61 × (1,152 + 132) = 78,324 B
     "deepseek-v3.2": (61 * ((512 + 64) * 2 + 128 + 4), [], 0),
+    # DeepSeek-V4-Flash, compress_ratios (first 43 of 44; the last is the MTP layer): 0 ×2, then 4/128
+    # alternating, layer 42 = 4 → 21 layers at 4, 20 at 128.  Every layer: a 128-token sliding window of
+    # one 512 vector (K = V, 1 kv head): 43 × 512 × 2 B.  Ratio 4: one 512 entry per 4 tokens plus the
+    # indexer key (128 fp8 + 4 B scale) per 4 tokens: (1,024 + 132) / 4 = 289 B/token; ratio 128:
+    # 1,024 / 128 = 8 B/token.  State (fp32, bounded): the ratio-4 compressors keep 2·4 tokens ×
+    # 2·2·512 (KV) and × 2·2·128 (indexer), ratio 128 keeps 128 tokens × 2·512 (compressor.py).
+    "deepseek-v4-flash": (21 * (512 * 2 + 128 + 4) // 4 + 20 * 512 * 2 // 128, [(43 * 512 * 2, 128)],
+                          21 * (8 * 2048 * 4 + 8 * 512 * 4) + 20 * 128 * 1024 * 4),
+    # DeepSeek-V4-Pro: 61 layers (62 ratios, the last MTP): no sliding-only layer, 30 at ratio 4, 31 at 128;
+    # the same per-layer arithmetic as Flash
+    "deepseek-v4-pro": (30 * (512 * 2 + 128 + 4) // 4 + 31 * 512 * 2 // 128, [(61 * 512 * 2, 128)],
+                        30 * (8 * 2048 * 4 + 8 * 512 * 4) + 31 * 128 * 1024 * 4),
     # GLM-5: 78 MLA layers (512 + 64) plus the same 132 B indexer key
     "glm-5": (78 * ((512 + 64) * 2 + 128 + 4), [], 0),
     # Llama 2: MHA at 7B (32 layers × 32 kv × 128) and 13B (40 × 40 × 128), GQA at 70B (80 × 8 × 128)
@@ -127,7 +148,34 @@ EXPECTED = {
     # Kimi-K3 (kimi_linear text backbone): 24 MLA layers (512 + 64) and 69 Kimi Delta Attention layers whose
     # state is q, k, v conv windows 3 × (96·128) bf16 plus a 96 × 128 × 128 fp32 recurrent state (vLLM kda_state_shape)
     "kimi-k3": (24 * (512 + 64) * 2, [], 69 * (3 * 3 * 96 * 128 * 2 + 96 * 128 * 128 * 4)),
+    # Kimi-Linear-48B-A3B: linear_attn_config full_attn_layers (1-based) 4, 8, …, 24, 27 → 7 MLA layers of
+    # (512 + 64) × 2 B; the 20 kda_layers keep q, k, v conv windows (4 − 1) × 32·128 bf16 and a
+    # 32 × 128 × 128 fp32 state each (vLLM kda_state_shape / kda_state_dtype)
+    "kimi-linear-48b-a3b": (7 * (512 + 64) * 2, [], 20 * (3 * 3 * 32 * 128 * 2 + 32 * 128 * 128 * 4)),
     "kimi-k2": (61 * (512 + 64) * 2, [], 0),
+    # Phi-2, the remote-code phi-msft spelling: n_layer 32, n_head 32, n_head_kv null (MHA), head_dim
+    # n_embd 2560 / 32 = 80 → 327,680 B/token, the vLLM 0.19.0 H100 log's 69.0 GiB / 226,112 tokens
+    "phi-2": (32 * 2 * 32 * 80 * 2, [], 0),
+    # StarCoder2-7B: sliding_window 4096 on all 32 layers, 4 kv × 4608/36 = 128
+    "starcoder2-7b": (0, [(32 * 2 * 4 * 128 * 2, 4096)], 0),
+    # OLMo-2-7B: MHA, 32 layers × 32 kv × 4096/32 = 128
+    "olmo2-7b": (32 * 2 * 32 * 128 * 2, [], 0),
+    # GLM-4.7 (glm4_moe; aiconfigurator's trimmed copy): 92 full layers, 8 kv × head_dim 128
+    "glm-4.7": (92 * 2 * 8 * 128 * 2, [], 0),
+    # Nemotron 3 Super (verbatim FP8 config): hybrid_override_pattern of 88 blocks, 8 '*' attention
+    # (2 kv × 128), 40 'M' Mamba-2: ssm 128 heads × 64 × state 128 in fp32 (mamba_ssm_cache_dtype float32),
+    # conv (4 − 1) × (128·64 + 2·8 groups·128) bf16 (no torch_dtype: bf16); 40 'E' MoE blocks store nothing;
+    # mtp_hybrid_override_pattern (the MTP module) left out
+    "nemotron-3-super-120b-a12b": (8 * 2 * 2 * 128 * 2, [],
+                                   40 * (128 * 64 * 128 * 4 + 3 * (128 * 64 + 2 * 8 * 128) * 2)),
+    # Granite 3.3 8B: 40 layers × 8 kv × 4096/32 = 128 → 163,840 B/token, what the vLLM 0.19.0 H100 log
+    # measured (58.66 GiB for 384,432 tokens)
+    "granite-3.3-8b": (40 * 2 * 8 * 128 * 2, [], 0),
+    # SmolLM3-3B: no_rope_layers (every 4th layer NoPE) changes no storage: 36 full layers, 4 kv × 128
+    "smollm3-3b": (36 * 2 * 4 * 128 * 2, [], 0),
+    # MiniMax-M2.5 / M2.7: attn_type_list all 1 → 62 full layers, 8 kv × head_dim 128
+    "minimax-m2.5": (62 * 2 * 8 * 128 * 2, [], 0),
+    "minimax-m2.7": (62 * 2 * 8 * 128 * 2, [], 0),
     "deepseek-r1": (61 * (512 + 64) * 2, [], 0),
     # full_attention_interval 4 over 48 layers: 12 full (2 kv × 256) + 36 Gated DeltaNet;
     # state per linear layer: ssm 32 Hv × 128 dk × 128 dv, no mamba_ssm_dtype → bf16;
@@ -389,6 +437,16 @@ def test_params_total_exact_as_model_facts(name, total):
     assert imported(name).entry["params_total"]["value"] == total
 
 
+def test_kimi_linear_params_equal_the_checkpoint_tensors():
+    # 49,122,681,728: the parameter total of the 20 safetensors files of moonshotai/Kimi-Linear-48B-A3B-Instruct
+    # (a public model-info report, SOURCES.md); it includes 26 MoE layers × 256 e_score_correction_bias
+    # values, which sigmoid routing (moe_router_activation_func) carries.
+    e = imported("kimi-linear-48b-a3b").entry
+    assert e["params_total"]["value"] == 49_122_681_728
+    assert e["native_context"] == {"value": 1_048_576, "source": "config", "confidence": "read",
+                                   "note": "model_max_length"}
+
+
 def test_deepseek_v3_active_counts_router_bias():
     # model_facts active 37,552,282,624 leaves out the 58 MoE layers × 256 e_score_correction_bias values
     assert imported("deepseek-v3").entry["params_active"]["value"] == 37_552_282_624 + 58 * 256
@@ -404,21 +462,51 @@ def test_published_totals_within_one_percent():
 # --- failures are loud ----------------------------------------------------------------------------
 
 def test_unknown_architecture_fails_with_fields_and_hint(tmp_path):
-    # DeepSeek-V4 (model_facts.yaml deepseek-v4-flash): one shared 512-wide KV head, a 128-token
-    # window, per-layer compression ratios and a sparse indexer — cache semantics not verified, so
-    # the importer refuses it and names what it could not interpret.
-    cfg = {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 4096,
-           "num_hidden_layers": 43, "num_attention_heads": 64, "num_key_value_heads": 1, "head_dim": 512,
-           "q_lora_rank": 1024, "o_lora_rank": 1024, "sliding_window": 128, "index_topk": 512,
-           "index_head_dim": 128, "compress_ratios": [0, 0, 4, 128] * 11, "max_position_embeddings": 1048576}
+    # MiMo-V2-Flash (XiaomiMiMo--MiMo-V2-Flash_config.json in aiconfigurator, keys trimmed): sliding layers
+    # with their own head counts (swa_*) and a hybrid_layer_pattern — no family rule reads them, so the
+    # importer refuses and names the memory keys it could not interpret.
+    cfg = {"architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash", "hidden_size": 4096,
+           "num_hidden_layers": 48, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 192,
+           "v_head_dim": 128, "sliding_window": 128, "swa_num_key_value_heads": 8,
+           "hybrid_layer_pattern": [0] + [1] * 47, "max_position_embeddings": 262144}
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(KvregError) as err:
         import_config(tmp_path / "config.json")
     p = err.value.problems[0]
     assert p.code == "unsupported-architecture"
-    assert "deepseek_v4" in p.message and "DeepseekV4ForCausalLM" in p.message
-    assert "index_head_dim" in p.message and "compress_ratios" in p.message and "sliding_window" in p.message
+    assert "mimo_v2_flash" in p.message and "MiMoV2FlashForCausalLM" in p.message
+    assert "hybrid_layer_pattern" in p.message and "sliding_window" in p.message
     assert "by hand" in p.hint
+
+
+def test_deepseek_v4_groups_and_refusals(tmp_path):
+    # Layer plan of the verbatim DeepSeek-V4-Flash config: a sliding window on all 43 layers; compressed KV
+    # (and compressor state) on the 21 ratio-4 and 20 ratio-128 layers, inside those layers (shares_layers).
+    g = imported("deepseek-v4-flash").entry["layer_groups"]
+    assert [(x["kind"], x["count"], x.get("compress"), x.get("shares_layers", False)) for x in g] == [
+        ("sliding", 43, None, False), ("full", 21, 4, True), ("recurrent", 21, None, True),
+        ("full", 20, 128, True), ("recurrent", 20, None, True)]
+    assert g[1]["index_head_dim"] == 128 and "index_head_dim" not in g[3]
+    assert g[1]["note"] == "layers 2-42 step 2" and g[3]["note"] == "layers 3-41 step 2"
+    cfg = json.loads((FIX / "deepseek-v4-flash.json").read_text())
+    # No parameter rule: without --params-total the import says what to pass.
+    with pytest.raises(KvregError) as err:
+        import_config(FIX / "deepseek-v4-flash.json")
+    assert err.value.problems[0].code == "missing-dimension" and "--params-total" in err.value.problems[0].hint
+    # The upstream transformers spelling (layer_types + compress_rates) gives the same layers.
+    names = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
+    alt = {k: v for k, v in cfg.items() if k != "compress_ratios"}
+    alt["layer_types"] = [names[r] for r in cfg["compress_ratios"][:43]]
+    alt["compress_rates"] = {"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}
+    (tmp_path / "alt.json").write_text(json.dumps(alt))
+    assert import_config(tmp_path / "alt.json", params_total=284e9).entry["layer_groups"] == g
+    # A ratio vLLM's compressor does not take is refused, never priced.
+    cfg["compress_ratios"][5] = 16
+    (tmp_path / "bad.json").write_text(json.dumps(cfg))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "bad.json", params_total=284e9)
+    p = err.value.problems[0]
+    assert p.code == "unsupported-architecture" and "[16]" in p.message and p.key == "compress_ratios"
 
 
 def test_uninterpreted_memory_key_fails(tmp_path):
@@ -627,3 +715,51 @@ def test_cli_refuses_a_second_entry_for_the_same_hf_id(tmp_path):
     r = runner.invoke(main, base + ["--id", "llama-8b-again"])
     assert r.exit_code == 1 and "duplicate-hf-id" in r.output and "llama-3.1-8b.yaml" in r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["llama-3.1-8b.yaml"]
+
+
+def test_minimax_lightning_layers_refused(tmp_path):
+    # attn_type_list 0 is MiniMax-Text-01's lightning (linear) attention: its state is not priced, so refused.
+    cfg = json.loads((FIX / "minimax-m2.7.json").read_text())
+    cfg["attn_type_list"][0] = 0
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    p = err.value.problems[0]
+    assert p.code == "unsupported-architecture" and p.key == "attn_type_list" and "lightning" in p.message
+
+
+def test_phi_msft_keys_read_under_their_old_names():
+    # n_embd → hidden_size, n_layer → layers, n_positions → native context; n_inner null → 4 × n_embd MLP
+    e = imported("phi-2").entry
+    assert (e["layers"], e["hidden_size"], e["attention_heads"], e["native_context"]["value"]) == (32, 2560, 32, 2048)
+    assert e["family"] == "phi" and e["tied_embeddings"] is False
+
+
+def test_gemma3_sparse_config_takes_the_config_class_defaults():
+    # The published gemma-3-4b-it config names no heads, head_dim, vocab or positions: the Gemma3TextConfig
+    # defaults fill them, each listed as derived (never silently).
+    e = imported("gemma-3-4b").entry
+    assert (e["attention_heads"], e["vocab_size"], e["native_context"]["value"]) == (8, 262_208, 131_072)
+    assert {"config.num_attention_heads", "config.num_key_value_heads", "config.head_dim", "config.vocab_size",
+            "config.max_position_embeddings"} <= set(e["derived_fields"])
+
+
+def test_deepseek_v4_cache_is_replicated_across_tp_ranks(hfcon):
+    # One KV vector per token (num_kv_heads 1, max_tp_shards 1 in every DeepSeek-V4 KV-cache spec) and
+    # compressor state TP never divides: each rank holds the whole per-sequence cache at TP 8.
+    q = ("SELECT seq_bytes, state_bytes FROM kv_sequence_costs WHERE model_id = 'deepseek-v4-flash' "
+         "AND kv_dtype = 'bf16' AND context_tokens = 131072 AND tp = ?")
+    assert hfcon.execute(q, (8,)).fetchone() == hfcon.execute(q, (1,)).fetchone()
+
+
+
+def test_phi_msft_counts_are_checked_like_their_new_spellings(tmp_path):
+    # n_layer is num_hidden_layers under another name: an absurd value is refused at its line, never
+    # looped over (the fuzz test found a 10^9-layer phi-msft config building 15 GB of layer plans).
+    cfg = json.loads((FIX / "phi-2.json").read_text())
+    cfg["n_layer"] = 10**9
+    (tmp_path / "config.json").write_text(json.dumps(cfg, indent=2))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    p = err.value.problems[0]
+    assert (p.code, p.key) == ("bad-config-value", "n_layer") and "at most 10,000" in p.message

@@ -87,11 +87,13 @@ def test_summary_plans_on_the_engine_number(example):
     # of 60 layers, no FA3 split buffers on the A100; 204_engine_reserve.sql)
     # (fewer than first principles and the TPOT allow) → ⌈200 / 132⌉ = 2 replicas × 8 = 16 devices ×
     # $1.60 (Hyperstack on-demand 2026-08-26, the lowest of five listed quotes) = $25.60 per hour, × 730 hours =
-    # $18,688.00 a month; the naive formula buys 48.
+    # $18,688.00 a month (the decision line); the naive formula buys 48.  The table's $/M output tokens is the
+    # hour's price over the hour's output: $25.60 ÷ (6,059.9 tok/s × 3,600 s) × 10^6 = $1.17.
     row = row_of(summary, "Gemma 4 31B", "a100-sxm-80gb")
     for cell in (">vllm-0.22-0.26<", ">bf16 / fp8<", ">8<", ">132<", "<strong>16</strong>", ">$25.60<",
-                 ">$18,688.00<", "engine admission", ">48<"):
+                 ">$1.17<", ">6,060<", "engine admission", ">48<"):
         assert cell in row, cell
+    assert "$18,688.00 per month" in summary
     assert "sized by the plans view for memory and speed together" in summary
 
 
@@ -320,3 +322,31 @@ def test_golden_example_html(tmp_path):
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(html)
     assert html == GOLDEN.read_text(), "report HTML changed: review, then regenerate (tests/golden/README.md)"
+
+
+def test_runner_up_break_even_price_is_one_at_which_it_wins(example):
+    # "it wins at $P per device-hour or less": P is the break-even price rounded DOWN to the cent, so at P
+    # the runner-up's devices × P is below the recommendation's $/hour (rounding to the nearest cent had
+    # printed $1.88 for a break-even of $7.50 ÷ 4 = $1.875, at which it still loses: 4 × 1.88 = $7.52).
+    import re
+
+    html = (example[1] / "example.html").read_text()
+    summary = html[html.index('id="summary"'):html.index('class="model"')]
+    found = re.findall(r"\): \$([\d,.]+) per hour, \$[\d,.]+ per month.*?Runner-up: (\d+) × \S+ .*?"
+                       r"it wins at \$([\d,.]+) per device-hour or less", summary, re.S)
+    assert found
+    for rec, n, p in found:
+        rec, n, p = float(rec.replace(",", "")), int(n), float(p.replace(",", ""))
+        assert n * p < rec <= n * (p + 0.01) + 1e-9, (rec, n, p)
+
+
+def test_no_warning_is_listed_twice(example):
+    # Each engine id has its own KV pool: a configuration that fits no sequence is named with the engine it
+    # fails under, so the table never shows the same line twice (it did, once per engine, unlabelled).
+    import re
+
+    html = (example[1] / "example.html").read_text()
+    table = html[html.index('id="warnings"'):html.index('id="sources"')]
+    rows = re.findall(r"<tr><td>.*?</td>\s*<td>(.*?)</td><td>(.*?)</td></tr>", table, re.S)
+    assert rows and len(rows) == len(set(rows))
+    assert all(" under " in subject for subject, detail in rows if "one sequence needs more" in detail)

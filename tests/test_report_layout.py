@@ -76,6 +76,19 @@ def test_pdf_body_is_short_and_the_grids_are_in_the_appendix(q4_pdf):
     assert sum("Concurrency by hardware and precision" in t for t in pages[appendix:]) >= 10   # every model's grid
 
 
+def test_pdf_page_1_decides(q4_pdf):
+    # The capacity lead signs on page 1: the cover, then the summary table (the recommended configuration per
+    # model with its devices, $/hour, $/M output tokens, output rate and binding constraint); contents after.
+    first = _page_texts(q4_pdf)[0]
+    assert "Summary and recommendation" in first and "Contents" not in first
+    words = set(first.split())
+    assert {"output", "tokens", "tok/s", "(total)", "Binding", "constraint", "Devices"} <= words
+    # every one of the ten models' rows on page 1 (the first words of each name: long names wrap in the cell)
+    for name in ("Llama 3.1 8B", "Qwen3 8B", "Llama 3.3", "Qwen3 235B", "gpt-oss-120b", "DeepSeek-V3",
+                 "Gemma 3", "Gemma 4", "Qwen3.6-27B", "Llama 4"):
+        assert name in first, name
+
+
 def test_pdf_has_no_blank_page(q4_pdf, tmp_path):
     pngs = pdf_pages(q4_pdf, tmp_path, dpi=20)
     blank = [i + 1 for i, p in enumerate(pngs) if ink_fraction(p) < 0.004]

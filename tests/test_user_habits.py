@@ -32,12 +32,12 @@ INFO 07-09 02:50:02 [utils.py:1] non-default args: {'model': 'meta-llama/Llama-3
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    """Every shipped device and engine, two models (Llama 3.1 8B and 405B): small enough to build fast."""
+    """Every shipped device and engine, four models (Llama 3.1 8B and 405B, Qwen2.5 7B, Phi-4): fast to build."""
     root = tmp_path_factory.mktemp("habits")
     for sub in ("registry/engines", "hardware"):
         shutil.copytree(ROOT / sub, root / sub)
     (root / "registry/models").mkdir(parents=True)
-    for m in ("llama-3.1-8b", "llama-3.1-405b"):
+    for m in ("llama-3.1-8b", "llama-3.1-405b", "qwen2.5-7b", "phi-4"):
         shutil.copy(ROOT / f"registry/models/{m}.yaml", root / f"registry/models/{m}.yaml")
     return root
 
@@ -127,6 +127,35 @@ def test_plan_beyond_the_native_context_is_warned(project):
     assert json.loads(inside.stdout)["warnings"] == []
 
 
+@pytest.mark.parametrize("model, tp, reason", [
+    # Qwen2.5-7B: 28 query heads; 28 % 8 = 4 → vLLM's divide(28, 8) asserts at load
+    ("qwen2.5-7b", 8, "tensor parallelism cannot split its 28 attention heads evenly at this TP"),
+    # Phi-4: 40 query heads divide by 4, but its 10 KV heads ≥ 4 must divide too: 10 % 4 = 2
+    ("phi-4", 4, "tensor parallelism cannot split its 10 KV heads evenly at this TP (the engine divides or"
+                 " replicates them whole)"),
+])
+def test_plan_refuses_a_tp_that_does_not_split_the_heads(project, model, tp, reason):
+    r = kvreg.plan(model, users=8, context="8Ki", tpot_ms=50, hardware="h100-sxm-80gb", project=project)
+    rows = {(p["tp"], p["weights_dtype"], p["kv_dtype"]): p for p in r.ranked}
+    assert all(p["reason"] == reason for (t, _, _), p in rows.items() if t == tp)
+    # the TP sizes that do divide are judged on memory and speed as before (Qwen2.5-7B at TP 4: 28 = 4 × 7;
+    # Phi-4 at TP 2: 40 = 2 × 20, 10 = 2 × 5)
+    ok = 4 if model == "qwen2.5-7b" else 2
+    assert all(not (p["reason"] or "").startswith("tensor parallelism") for (t, _, _), p in rows.items() if t == ok)
+
+
+def test_tp_sharding_view_by_hand(project):
+    con = kvreg.connect(project)
+    got = con.execute("SELECT model_id, tp, shards, bad_kv_heads FROM tp_sharding WHERE tp IN (1, 2, 4, 8, 16) "
+                      "ORDER BY model_id, tp").fetchall()
+    con.close()
+    shards = {(m, t): (s, b) for m, t, s, b in got}
+    # Llama 3.1 8B: 32 heads, 8 KV heads: every power of two up to 32 divides; at 16, 16 ÷ 8 = 2 replicas
+    assert all(shards[("llama-3.1-8b", t)] == (True, None) for t in (1, 2, 4, 8, 16))
+    assert shards[("qwen2.5-7b", 4)] == (True, None) and shards[("qwen2.5-7b", 8)] == (False, None)
+    assert shards[("phi-4", 2)] == (True, None) and shards[("phi-4", 4)] == (False, 10)
+
+
 # --- ingest-log ------------------------------------------------------------------------------------
 
 @pytest.fixture()
@@ -178,3 +207,29 @@ def test_sql_runs_one_statement_at_a_time(project):
     r = run("sql", "SELECT 1; SELECT 2", "--project", project)
     assert r.exit_code == 2
     assert "QUERY holds 2 statements" in r.output
+
+
+def test_a_mistyped_id_in_a_report_gets_did_you_mean(tmp_path):
+    for sub in ("registry/engines", "hardware"):
+        shutil.copytree(ROOT / sub, tmp_path / sub)
+    (tmp_path / "registry/models").mkdir(parents=True)
+    shutil.copy(ROOT / "registry/models/llama-3.1-8b.yaml", tmp_path / "registry/models/llama-3.1-8b.yaml")
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports/r.yaml").write_text(
+        "id: r\ntitle: t\nperiod: p\nmodels: [llama-3.1-8]\nhardware: [h100-sxm]\ncontexts: [8Ki]\n"
+        "workload: {users: 4, context: 8Ki, tpot_ms: 50}\n")
+    r = run("validate", "--format", "json", "--project", tmp_path)
+    assert r.exit_code == 1
+    hints = {p["key"]: p["hint"] for p in json.loads(r.stdout) if p["code"] == "report-reference"}
+    assert hints["models.0"].startswith("did you mean llama-3.1-8b")
+    assert hints["hardware.0"].startswith("did you mean h100-sxm-80gb")
+    assert "list them: kvreg sql" in hints["hardware.0"] and "{near:" not in hints["hardware.0"]
+
+
+def test_speed_calibration_json_counts_each_measurement_once(tmp_path):
+    r = run("calibrate", "--speed", "--format", "json", "--project", ROOT, "--db", tmp_path / "k.duckdb")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    # one row per measurement in `measurements`; the per-hardware counts sum to it (they were 2× it:
+    # every measurement is predicted twice, in-sample and with its source left out)
+    assert sum(h["n"] for h in doc["by_hardware"]) == len(doc["measurements"])

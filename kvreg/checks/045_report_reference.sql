@@ -4,10 +4,12 @@
 -- problem is reported once, not again at every report naming it).
 SELECT i.file, i.line, i.key,
        format('report lists {} ''{}'', which is not in the registry', replace(i.item_kind, '_', ' '), i.item_id) AS message,
+       -- ids: the nearest ones ({near:…}, kvreg/checks/__init__.py) and how to list them all (dozens)
        CASE i.item_kind
-            WHEN 'model' THEN 'known models: ' || (SELECT string_agg(model_id, ', ' ORDER BY model_id) FROM models)
-            WHEN 'hardware' THEN 'known hardware: ' || (SELECT string_agg(hardware_id, ', ' ORDER BY hardware_id) FROM hardware)
-            WHEN 'engine' THEN 'known engines: ' || (SELECT string_agg(engine_id, ', ' ORDER BY engine_id) FROM engines)
+            WHEN 'model' THEN '{near:model:' || i.item_id || '}list them: kvreg sql "SELECT model_id FROM models"'
+            WHEN 'hardware' THEN '{near:hardware:' || i.item_id || '}list them: kvreg sql "SELECT hardware_id FROM hardware"'
+            WHEN 'engine' THEN '{near:engine:' || i.item_id || '}known engines: '
+                 || (SELECT string_agg(engine_id, ', ' ORDER BY engine_id) FROM engines)
             WHEN 'weights_dtype' THEN 'weights precisions: '
                  || (SELECT string_agg(dtype, ', ' ORDER BY dtype) FROM precisions WHERE for_weights)
             ELSE 'KV cache precisions: ' || (SELECT string_agg(dtype, ', ' ORDER BY dtype) FROM precisions WHERE for_kv)

@@ -3,7 +3,9 @@
 Besides the base tables, the queries see ``invalid_entries(kind, entry_id)``: entry files
 that failed validation, so a reference to one is not also reported as missing.
 Every query returns ``file, line, key, message, hint``; the file stem (with
-dashes) is the problem code.  They run over the same base tables the build
+dashes) is the problem code.  A hint may hold ``{near:KIND:ID}`` (KIND = model, hardware or engine):
+it becomes "did you mean …?" with the ids :func:`kvreg.suggest.near_ids` finds for ID among the registry's
+ids of that kind (the same suggestions the CLI makes), or nothing when none is close.  They run over the same base tables the build
 loads, in an in-memory DuckDB (CONVENTIONS.md, kvreg habit 3).
 """
 
@@ -11,7 +13,22 @@ from __future__ import annotations
 
 from importlib import resources
 
+import re
+
 from kvreg.problems import Problem
+
+_NEAR = re.compile(r"\{near:(model|hardware|engine):([^}]*)\}")
+
+
+def _near(hint: str, registry) -> str:
+    """``hint`` with each ``{near:KIND:ID}`` marker replaced by "did you mean …? " (or removed)."""
+    from kvreg.suggest import near_ids
+
+    def one(m: re.Match) -> str:
+        near = near_ids(m.group(2), sorted(registry.entries.get(m.group(1), {})))
+        return f"did you mean {', '.join(near)}? " if near else ""
+
+    return _NEAR.sub(one, hint or "")
 
 
 def run_checks(registry) -> list[Problem]:
@@ -44,6 +61,6 @@ def run_checks(registry) -> list[Problem]:
                 path = tuple(int(k) if k.isdigit() else k for k in key.split("."))
                 if path in doc.positions:
                     line, col = doc.positions[path]
-            problems.append(Problem(file, int(line), col, key, code, message, hint))
+            problems.append(Problem(file, int(line), col, key, code, message, _near(hint, registry)))
     con.close()
     return problems

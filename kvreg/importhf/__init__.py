@@ -129,11 +129,26 @@ def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: 
                     f"{who} is not an architecture kvreg can import (known model_types: "
                     f"{', '.join(families.supported_model_types())}); fields it could not interpret: "
                     f"{', '.join(fields) or 'none beyond the basic attention keys'}", fields)
+    for old, new in fam.key_aliases:
+        # An old spelling of a key the rules read (phi-msft n_embd = hidden_size): read it under its name.
+        if not cfg.has(new) and cfg.has(old):
+            cfg.fields[new], cfg.origin[new] = cfg.fields[old], cfg.origin[old]
+            cfg.read.update((old, new))
+    for key, value in fam.config_defaults:
+        if not cfg.has(key):
+            # Absent from config.json: the value the family's transformers config class gives it.
+            cfg.fields[key], cfg.origin[key] = value, f"{key} (absent: {fam.name} default)"
+            cfg.derive(f"config.{key}", f"absent from config.json: {value}, the transformers {fam.name} "
+                                        "config class default")
     model_dtype = dtype_name(cfg.first("torch_dtype", "dtype", default="bfloat16")[1]) or "bf16"
     if not cfg.has("torch_dtype") and not cfg.has("dtype"):
         cfg.derive("dtype", "torch_dtype absent: bf16 assumed")
-    missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "max_position_embeddings")
-               if not cfg.has(k)]
+    # Native context: max_position_embeddings; a config without it that names model_max_length (Kimi
+    # Linear) gets that, as vLLM derives max_model_len from model_max_length when the config has one
+    # (vllm transformers_utils/model_arch_config_convertor.py 0.33.0:404-406).
+    ctx_key = "max_position_embeddings" if cfg.has("max_position_embeddings") or not cfg.has("model_max_length") \
+        else "model_max_length"
+    missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", ctx_key) if not cfg.has(k)]
     if missing:
         raise _fail(where, "missing-dimension", f"{who}: config lacks {', '.join(missing)}", missing,
                     "add the key to the config (max_position_embeddings is the model's native context)")
@@ -191,8 +206,7 @@ def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: 
         "hidden_size": cfg.get("hidden_size"),
         "vocab_size": cfg.get("vocab_size"),
         "attention_heads": cfg.get("num_attention_heads"),
-        "native_context": {"value": cfg.get("max_position_embeddings"), "source": "config", "confidence": "read",
-                           "note": "max_position_embeddings"},
+        "native_context": {"value": cfg.get(ctx_key), "source": "config", "confidence": "read", "note": ctx_key},
         "params_total": p_total,
     })
     if entry["vocab_size"] is None:

@@ -53,6 +53,8 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
     Raises:
         Unsupported: unknown ``layer_types`` values or a pattern of the wrong length.
     """
+    if fam.layout == "compress_ratios":
+        return _compress_mixers(cfg, fam, n)
     key, names = cfg.first(*LAYER_TYPE_KEYS)
     if key:
         bad = sorted({t for t in names if t not in LAYER_TYPE_NAMES})
@@ -66,6 +68,12 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
         out = [LAYER_TYPE_NAMES[t] for t in names]
         return ["full+mamba" if fam.layout == "parallel" and m == "full" else m for m in out]
     if fam.layout == "uniform":
+        if fam.attn_type_key and cfg.has(fam.attn_type_key):
+            types = cfg.get(fam.attn_type_key)
+            if not isinstance(types, list) or len(types) != n or any(t != 1 for t in types):
+                raise Unsupported(f"{fam.attn_type_key} must give 1 (softmax attention) for each of the {n} layers; "
+                                  "0 is MiniMax lightning (linear) attention, whose state kvreg does not price",
+                                  [fam.attn_type_key])
         return [_uniform_kind(cfg, fam, i) for i in range(n)]
     if fam.layout == "alternate":
         cfg.derive("layer_groups", f"no layer_types: {fam.name} alternates sliding (even layers) and full "
@@ -119,6 +127,74 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
         cfg.derive("layer_groups", f"no layer_types: {fam.name} makes every layer Mamba (transformers default)")
         return ["mamba"] * n
     raise AssertionError(fam.layout)
+
+
+def _compress_mixers(cfg: Config, fam: Family, n: int) -> list[str]:
+    """DeepSeek-V4: ``swa`` for a sliding-window-only layer, ``swa+cmpR`` for one that also keeps a KV
+    compressed R:1 (vLLM transformers_utils/deepseek_v4_utils.py ``get_compress_ratios``: the config's
+    ``compress_ratios`` — num_hidden_layers entries, then the MTP layers' — or ``compress_rates`` per
+    ``layer_types`` name; 0 = sliding window only).  Ratios other than ``fam.compress_ratios`` refuse:
+    vLLM's compressor takes only 4 and 128 (models/deepseek_v4/compressor.py ``CompressorStateCache``)."""
+    if cfg.has("compress_ratios"):
+        ratios = cfg.get("compress_ratios")
+        if not isinstance(ratios, list) or len(ratios) < n:
+            raise Unsupported(f"compress_ratios must list at least num_hidden_layers ({n}) ratios",
+                              ["compress_ratios", "num_hidden_layers"])
+        ratios = ratios[:n]   # the trailing entries are the MTP layers (left out like every MTP module)
+    elif isinstance(cfg.get("compress_rates"), dict) and isinstance(cfg.get("layer_types"), list):
+        rates, names = cfg.get("compress_rates"), cfg.get("layer_types")
+        if len(names) != n:
+            raise Unsupported(f"layer_types lists {len(names)} layers but num_hidden_layers is {n}",
+                              ["layer_types", "num_hidden_layers"])
+        ratios = [rates.get(t, 0) for t in names]
+    else:
+        raise Unsupported(f"{fam.name} layout needs compress_ratios (or compress_rates with layer_types)",
+                          ["compress_ratios"])
+    bad = sorted({r for r in ratios if r not in (0, 1) + fam.compress_ratios}, key=str)
+    if bad:
+        raise Unsupported(f"compress ratios {bad} are not ones the DeepSeek-V4 compressor takes "
+                          f"({', '.join(map(str, fam.compress_ratios))}; 0 = sliding window only)", ["compress_ratios"])
+    cfg.get("qk_rope_head_dim")
+    cfg.note("DeepSeek-V4: KV priced per element (bf16: 2 B, fp8: 1 B per head_dim value); vLLM's fp8_ds_mla "
+             "layout stores 584 B per 512-wide entry instead of 512 (448 fp8 NoPE + qk_rope_head_dim 64 in bf16 + "
+             "8 B of scales: models/deepseek_v4/attention.py get_kv_cache_spec), not modelled. The engine "
+             "accounting (kvreg fit --engine) does not model vLLM's separate pages for the compressed KV and the "
+             "compressor state yet: trust the first-principles bytes, not the engine capacity, for this model.")
+    return ["swa" if r in (0, 1) else f"swa+cmp{r}" for r in ratios]
+
+
+def _compressed(cfg: Config, fam: Family, ratio: int) -> list[dict]:
+    """A DeepSeek-V4 layer's compressed part: its KV cache and the compressors' running state.
+
+    vLLM models/deepseek_v4 (0.33.0):
+      attention.py ``get_kv_cache_spec`` — one ``head_dim`` entry, a single vector (K = V, num_kv_heads
+        1, never split by TP), per ``ratio`` tokens: a ``full`` group with ``compress``;
+      attention.py ``DeepseekV4Indexer`` — only ratio-4 layers (``if self.compress_ratio == 4``) keep
+        the lightning indexer's key, ``index_head_dim`` fp8 + one fp32 scale, also once per 4 tokens;
+      compressor.py ``DeepseekCompressor`` / ``CompressorStateCache`` — each compressor (the KV's, and
+        the indexer's at ratio 4) keeps kv + score partial sums, 2·coff·head_dim fp32 values per token,
+        over its last coff·ratio tokens (coff = 2 when the windows overlap, ratio 4; else 1): a bounded
+        per-sequence state, written as a recurrent group (variant ``compressor``), shape
+        [1, coff·ratio, 2·coff·dim] with split_axis 0 so TP never divides it (max_tp_shards 1).
+    """
+    hd = cfg.get("head_dim")
+    if hd is None:
+        raise Unsupported("DeepSeek-V4 compressed layers without head_dim", ["head_dim"])
+    # q_lora_rank / o_lora_rank size the query and output projections (weights), never the cache.
+    cfg.get("q_lora_rank"), cfg.get("o_lora_rank")
+    indexed = ratio == fam.compress_indexed
+    coff = 2 if indexed else 1          # compressor.py: overlap = compress_ratio == 4; coff = 1 + overlap
+    kv = {"kind": "full", "kv_heads": 1, "head_dim": hd, "k_eq_v": True, "compress": ratio}
+    state = [{"role": "ssm", "shape": [1, coff * ratio, 2 * coff * hd], "dtype": "fp32", "split_axis": 0}]
+    if indexed:
+        ihd = cfg.get("index_head_dim")
+        if ihd is None:
+            raise Unsupported(f"DeepSeek-V4 ratio-{ratio} layers need index_head_dim (the indexer's key)",
+                              ["index_head_dim"])
+        cfg.get("index_topk"), cfg.get("index_n_heads")   # how many entries attention reads / query heads: no storage
+        kv["index_head_dim"] = ihd
+        state.append({"role": "ssm", "shape": [1, coff * ratio, 2 * coff * ihd], "dtype": "fp32", "split_axis": 0})
+    return [kv, {"kind": "recurrent", "variant": "compressor", "state": state}]
 
 
 def _uniform_kind(cfg: Config, fam: Family, i: int) -> str:
@@ -299,6 +375,8 @@ def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[
     n = cfg.get("num_hidden_layers")
     if not isinstance(n, int) or n <= 0:
         raise Unsupported("num_hidden_layers is missing or not a positive integer", ["num_hidden_layers"])
+    for k in fam.known:
+        cfg.get(k)      # read: the family documents why it stores nothing
     per_layer = mixers(cfg, fam, n)
     if fam.mla or cfg.has("kv_lora_rank"):
         # A family with a recurrent rule keeps its recurrent layers (Kimi Linear: KDA beside MLA).
@@ -311,8 +389,20 @@ def layer_groups(cfg: Config, fam: Family, model_dtype: str) -> tuple[int, list[
     specs: list[tuple[int, dict]] = []
     for i, m in enumerate(per_layer):
         parts = m.split("+")
-        for part in parts:
-            if part == "mlp":
+        for at, part in enumerate(parts):
+            if part.startswith("cmp"):
+                # DeepSeek-V4: the compressed KV and the compressors' state run inside a layer whose
+                # sliding window (the "swa" part) is already counted.
+                for g in _compressed(cfg, fam, int(part[3:])):
+                    specs.append((i, {**g, "shares_layers": True}))
+                continue
+            if part == "swa":
+                # DeepSeek-V4's sliding-window cache, on every layer: window tokens of one head_dim
+                # vector (K = V, num_kv_heads 1): vLLM v1/attention/backends/mla/sparse_swa.py
+                # DeepseekV4SWACache (SlidingWindowMLASpec, num_kv_heads 1, max_tp_shards 1).
+                part = "sliding"
+                g = {**_attn(cfg, fam, part), "k_eq_v": True}
+            elif part == "mlp":
                 g = {"kind": "mlp"}          # no sequence mixer: no KV, no state (schema kind mlp)
             elif part == "mla":
                 g = _mla(cfg, fam)

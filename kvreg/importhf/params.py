@@ -176,6 +176,8 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
     runs (two for Falcon-H1's parallel attention + Mamba-2, one of kind ``mlp``
     for a Nemotron-H block without a sequence mixer).
     """
+    if not fam.params_rule:
+        raise MissingDimension([f"a {fam.name} parameter rule (kvreg has none for this family yet)"])
     h, vocab = cfg.get("hidden_size"), cfg.get("vocab_size")
     if vocab is None:
         raise MissingDimension(["vocab_size"])
@@ -190,6 +192,9 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
     if cfg.get("moe_latent_size"):
         raise MissingDimension(["moe_latent_size (latent MoE projections are not counted by kvreg)"])
     dense_width = cfg.get("intermediate_size_mlp") or cfg.get("intermediate_size") or cfg.get("block_ff_dim")
+    if dense_width is None and fam.ff_default_mult:
+        dense_width = fam.ff_default_mult * h
+        cfg.derive("params_total", f"no intermediate_size: {fam.ff_default_mult} × hidden_size ({fam.name} default)")
     if fam.ff_auto_adjust and dense_width and cfg.get("block_auto_adjust_ff_dim", True):
         # LFM2 (transformers Lfm2MLP): int(2·ff/3), × block_ffn_dim_multiplier, rounded up to block_multiple_of
         mult, of = cfg.get("block_ffn_dim_multiplier", 1.0) or 1.0, cfg.get("block_multiple_of", 256)
@@ -213,8 +218,11 @@ def count(cfg: Config, fam: Family, groups: list[dict], per_layer_kinds: list[li
             mats = 3 if fam.mlp == "gated" else 2   # Nemotron-H experts are up/down (relu2) MLPs, like its dense MLP
             expert = mats * h * w + (2 * w + h if fam.expert_bias else 0)
             router = h * moe.experts + (moe.experts if fam.expert_bias else 0)
-            if cfg.get("topk_method") == "noaux_tc" or cfg.get("scoring_func") == "sigmoid":
-                router += moe.experts     # e_score_correction_bias of sigmoid (noaux_tc) routing, DeepSeek-V3
+            if (cfg.get("topk_method") == "noaux_tc" or cfg.get("scoring_func") == "sigmoid"
+                    or cfg.get("moe_router_activation_func") == "sigmoid"):
+                # e_score_correction_bias of sigmoid (noaux_tc) routing: DeepSeek-V3 (scoring_func), Kimi
+                # Linear (moe_router_activation_func; vLLM KimiLinearConfig topk_method default noaux_tc)
+                router += moe.experts
             shared = moe.shared * mats * h * moe.shared_width
             layer += router + moe.experts * expert + shared + h
             if fam.dense_mlp_beside_moe:

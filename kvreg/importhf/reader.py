@@ -96,14 +96,16 @@ def _problem(path: str, code: str, message: str, hint: str, line: int = 1, key: 
 # "*_dim": real configs hold flags such as LFM2's block_auto_adjust_ff_dim: true.
 COUNT_KEY = re.compile(r"^(num_\w*(heads|layers|experts|experts_per_tok|_groups)|n_(routed|shared)_experts|n_group|"
                        r"hidden_size|\w*intermediate_size|head_dim|\w+_head_dim|vocab_size|max_position_embeddings|"
-                       r"\w*lora_rank|sliding_window|attention_chunk_size|first_k_dense_replace|topk_group)$")
+                       r"\w*lora_rank|sliding_window|attention_chunk_size|first_k_dense_replace|topk_group|"
+                       r"model_max_length|n_embd|n_layer|n_head|n_head_kv|n_positions|n_inner)$")
 # Of those, the ones where 0 makes no model (division by heads, a layer count).
 POSITIVE_KEY = re.compile(r"^(num_attention_heads|num_key_value_heads|num_hidden_layers|hidden_size|head_dim|"
-                          r"vocab_size|max_position_embeddings)$")
+                          r"vocab_size|max_position_embeddings|model_max_length|n_embd|n_layer|n_head|n_head_kv|"
+                          r"n_positions)$")
 MAX_COUNT = 2**40
 """Largest count a config may hold (a trillion; vocab, layers and heads are far below)."""
 MAX_PER_KEY = {"num_hidden_layers": 10_000, "num_layers": 10_000, "n_layer": 10_000,
-               "num_attention_heads": 100_000, "num_key_value_heads": 100_000}
+               "num_attention_heads": 100_000, "num_key_value_heads": 100_000, "n_head": 100_000, "n_head_kv": 100_000}
 """Tighter bounds where the importer loops per layer or head (the largest shipped model has 126
 layers and 128 heads): a typo of 10^7 layers is refused instead of taking minutes."""
 

@@ -2,7 +2,8 @@
 
 Each layer group has a ``kind`` that prices memory its own way (DESIGN.md,
 "Models: layers by kind"): ``full``, ``sliding`` (window), ``chunked`` (chunk),
-``mla`` (latent; with ``index_head_dim`` also a sparse-attention indexer key cache), ``recurrent`` (constant state), ``shared`` (reuses another
+``mla`` (latent; with ``index_head_dim`` also a sparse-attention indexer key cache), ``full`` with
+``compress`` (one stored entry per ``compress`` tokens: DeepSeek-V4's compressed attention), ``recurrent`` (constant state), ``shared`` (reuses another
 layer's KV, stores nothing), ``mlp`` (no token mixer at all, stores nothing:
 Nemotron-H counts its MLP-only and MoE-only blocks as layers).  Group counts sum to ``layers`` unless a group
 ``shares_layers`` (Falcon-H1 runs attention and Mamba2 in the same layers).
@@ -23,7 +24,7 @@ Kind = Literal["full", "sliding", "chunked", "mla", "recurrent", "shared", "mlp"
 # Which optional fields each kind accepts; anything else set on a group is an
 # error, so a window written on a full layer is never silently ignored.
 KIND_FIELDS: dict[str, set[str]] = {
-    "full": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v"},
+    "full": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "compress", "index_head_dim"},
     "sliding": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "window"},
     "chunked": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "chunk"},
     "mla": {"kv_lora_rank", "qk_rope_head_dim", "kv_heads", "head_dim", "v_head_dim", "index_head_dim"},
@@ -100,7 +101,14 @@ class LayerGroup(Strict):
     """DeepSeek sparse attention (V3.2, GLM-5): the lightning indexer's per-token key width.  Its
     key cache is stored beside the MLA latent as fp8 plus one fp32 scale per 128 values, whatever
     the KV dtype (vLLM deepseek_v2.py ``Indexer``: ``head_dim + head_dim // quant_block_size * 4``
-    bytes of uint8, quant_block_size 128)."""
+    bytes of uint8, quant_block_size 128).  On a DeepSeek-V4 compressed ``full`` group (compress 4) the
+    same 132-byte key is stored once per ``compress`` tokens (models/deepseek_v4/attention.py
+    ``DeepseekV4Indexer``: ``k_cache_head_dim = head_dim + head_dim // 128 * 4``)."""
+    compress: PositiveInt | None = None
+    """DeepSeek-V4 compressed attention (a ``full`` group): one KV entry (and, with ``index_head_dim``,
+    one indexer key) is stored per ``compress`` tokens, so the per-token bytes are the entry's ÷
+    compress (vLLM models/deepseek_v4/attention.py ``get_kv_cache_spec``: ``MLAAttentionSpec``
+    with ``tokens_per_state=compress_ratio``; ``DeepseekV4IndexerCache`` likewise)."""
     state: list[StateTensor] | None = None
     variant: str | None = None
     reuses: str | None = None

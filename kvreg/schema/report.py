@@ -27,10 +27,17 @@ class Workload(Strict):
     ``input_tokens`` + ``output_tokens`` (both or neither; their sum must be ``context``), a
     ``shared_prefix_tokens`` system prompt held once per replica (shorter than the input), and
     ``parallel_samples`` sequences per user sharing its prompt.
+
+    Instead of ``users``, a workload may give ``request_rate_per_s`` (mean arrivals per second) with the mean
+    ``input_tokens`` and ``output_tokens`` and ``tpot_ms``: the concurrent requests are then Little's law,
+    ⌈rate × (TTFT + (output − 1) × TPOT)⌉, computed in SQL by the macro ``kvreg plan --request-rate`` uses
+    (``workload_requests``, kvreg/sql/272_workload_blocks.sql; report query ``workload.sql``).  ``context`` may
+    then be left out: it is input + output.
     """
 
-    users: PositiveInt
-    context: Tokens
+    users: PositiveInt | None = None
+    request_rate_per_s: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    context: Tokens | None = None
     tpot_ms: Annotated[float, Field(gt=0)] | None = None
     ttft_s: Annotated[float, Field(gt=0)] | None = None
     hours_per_month: Annotated[float, Field(gt=0, le=744)] = 730.0
@@ -41,10 +48,36 @@ class Workload(Strict):
 
     @model_validator(mode="after")
     def _lengths_add_up(self):
+        if (self.users is None) == (self.request_rate_per_s is None):
+            raise PydanticCustomError(
+                "workload_demand", "give either users (concurrent requests) or request_rate_per_s (requests per "
+                "second), not both and not neither",
+                {"path": "users" if self.users is not None else "",
+                 "hint": "e.g. users: 200, or request_rate_per_s: 4 with input_tokens, output_tokens and tpot_ms"})
         if (self.input_tokens is None) != (self.output_tokens is None):
             raise PydanticCustomError(
                 "workload_lengths", "give both input_tokens and output_tokens, or neither",
                 {"path": "", "hint": "e.g. context: 8192, input_tokens: 7192, output_tokens: 1000"})
+        if self.request_rate_per_s is not None:
+            missing = [k for k in ("input_tokens", "output_tokens", "tpot_ms") if getattr(self, k) is None]
+            if missing:
+                raise PydanticCustomError(
+                    "workload_rate", "a request rate needs {missing}: Little's law counts the requests in flight "
+                    "as rate × (TTFT + (output − 1) × TPOT)",
+                    {"missing": " and ".join(missing), "path": "request_rate_per_s",
+                     "hint": "e.g. request_rate_per_s: 4, input_tokens: 2000, output_tokens: 500, tpot_ms: 50"})
+            if self.output_tokens == 1 and self.ttft_s is None:
+                raise PydanticCustomError(
+                    "workload_rate", "one output token and no ttft_s leave no time in flight: Little's law gives "
+                    "0 concurrent requests", {"path": "request_rate_per_s",
+                                              "hint": "give ttft_s, or the mean output length"})
+        if self.context is None:
+            if self.input_tokens is None:
+                raise PydanticCustomError(
+                    "workload_lengths", "give context, or input_tokens and output_tokens (context = input + output)",
+                    {"path": "", "hint": "e.g. context: 32Ki"})
+            # entries are frozen once built; this is still the validator building it
+            object.__setattr__(self, "context", self.input_tokens + self.output_tokens)
         if self.input_tokens is not None and self.input_tokens + self.output_tokens != self.context:
             raise PydanticCustomError(
                 "workload_lengths", "input_tokens + output_tokens ({total}) is not context ({context})",

@@ -11,6 +11,9 @@
 --     with a sparse-attention indexer (index_head_dim, DeepSeek-V3.2 / GLM-5) also its key cache:
 --     index_head_dim fp8 values + one fp32 scale per 128 values, whatever the KV dtype
 --     (vLLM deepseek_v2.py Indexer: head_dim + head_dim // 128 * 4 bytes, uint8);
+--   full with compress (DeepSeek-V4 compressed attention): one entry per compress tokens, so the
+--     entry's bytes (plus an indexer key, index_head_dim as above) ÷ compress per token
+--     (vLLM models/deepseek_v4/attention.py get_kv_cache_spec: MLAAttentionSpec tokens_per_state);
 --   recurrent: no per-token bytes; state tensors in their own dtype, split along split_axis by TP;
 --   shared: reuses another layer's KV, stores nothing.
 --   naive_token_bytes: the textbook 2·n_kv·d_h·p per layer a naive reader applies
@@ -34,6 +37,8 @@ SELECT g.model_id, g.group_idx, g.kind, g.layer_count, g.shares_layers,
             THEN greatest(1, ceil(g.kv_heads / t.tp))
                  * (g.head_dim + CASE WHEN g.k_eq_v THEN 0 ELSE coalesce(g.v_head_dim, g.head_dim) END)
                  * k.bytes_per_element
+                 / coalesce(g.compress_tokens, 1)
+                 + coalesce((g.index_head_dim + g.index_head_dim // 128 * 4) / coalesce(g.compress_tokens, 1), 0)
             WHEN g.kind = 'mla' THEN (g.kv_lora_rank + g.qk_rope_head_dim) * k.bytes_per_element
                  + coalesce(g.index_head_dim + g.index_head_dim // 128 * 4, 0)
             ELSE 0 END::DOUBLE AS token_bytes,

@@ -3,7 +3,7 @@
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp × context_tokens × batch
 --   (batch from the batch_sizes axis: 1, 2, 4, …, 1024 concurrent sequences per replica; the
 --   scenario's capacity limit is the column max_seqs, and batch_fits says whether batch ≤ max_seqs).
--- Inputs: capacity (pool, max_seqs, per-rank weights), model_weights, decode_costs,
+-- Inputs: capacity_at (pool, max_seqs, per-rank weights), model_weights, decode_costs_at,
 --   decode_coefficients, hardware_peaks, batch_sizes, precisions; macro params_read.
 -- CEILINGS: every column without the expected_ prefix assumes bandwidth and peak are reached
 --   (efficiency 1.0) and is a ceiling on speed (a floor on time).  expected_* columns divide by
@@ -54,7 +54,14 @@
 --                                the TTFT floor with no queueing; NULL without a FLOP figure (prefill is
 --                                compute-bound, a bandwidth-only floor would mislead)
 -- Source: kv-cache-chapter.txt §2.4, §2.5, §4.2; kv-arithmetic-hybrid-attention.txt (decode on the Mac).
-CREATE OR REPLACE VIEW roofline AS
+-- roofline_at(context_list, knobs…, only_models, only_hardware) is the same arithmetic over capacity_at at any
+-- contexts and engine settings (245; NULL = each release's default), its pool side cut to the listed models and
+-- hardware (NULL = all): the report reads it at its workload context for its lists only (scope_roofline.sql),
+-- instead of the view over the whole registry's contexts axis.  The view is the macro over the contexts axis.
+CREATE OR REPLACE MACRO roofline_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
+                                    max_num_batched_tokens := NULL, enforce_eager := NULL,
+                                    num_speculative_tokens := NULL, block_size := NULL, only_models := NULL,
+                                    only_hardware := NULL) AS TABLE
 WITH scen AS (
     SELECT c.model_id, c.hardware_id, c.engine_id, c.weights_dtype, c.kv_dtype, c.tp, c.context_tokens,
            c.context_label, c.within_native, c.max_seqs, c.fits,
@@ -80,9 +87,12 @@ WITH scen AS (
                 WHEN c.tp > h.interconnect_domain_size THEN NULL
                 ELSE 2 * k.layers * 2.0 * (c.tp - 1) / c.tp * k.hidden_size * a.bytes_per_element
                      / h.interconnect_bytes_per_s END AS allreduce_s_per_token
-    FROM capacity c
+    FROM capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
+                     max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
+                     num_speculative_tokens := num_speculative_tokens, block_size := block_size,
+                     only_models := only_models, only_hardware := only_hardware) c
     JOIN model_weights w ON w.model_id = c.model_id AND w.weights_dtype = c.weights_dtype
-    JOIN decode_costs d ON d.model_id = c.model_id AND d.kv_dtype = c.kv_dtype AND d.tp = c.tp
+    JOIN decode_costs_at(context_list) d ON d.model_id = c.model_id AND d.kv_dtype = c.kv_dtype AND d.tp = c.tp
                        AND d.context_tokens = c.context_tokens
     JOIN decode_coefficients k ON k.model_id = c.model_id AND k.kv_dtype = c.kv_dtype AND k.tp = c.tp
     JOIN hardware_peaks h ON h.hardware_id = c.hardware_id AND h.weights_dtype = c.weights_dtype
@@ -145,4 +155,7 @@ SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_to
        CASE WHEN bandwidth_efficiency IS NOT NULL
             THEN 1 / expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
                                      compute_efficiency) END AS expected_tok_per_s_per_seq
-FROM timed
+FROM timed;
+
+CREATE OR REPLACE VIEW roofline AS
+SELECT * FROM roofline_at((SELECT list(context_tokens ORDER BY context_tokens) FROM contexts))

@@ -36,7 +36,8 @@
 --   pool_basis, engine_starts and the knob columns (gpu_memory_utilization, util_is_default, max_num_seqs,
 --                         max_num_seqs_is_default, max_num_batched_tokens, default_batched, enforce_eager,
 --                         num_speculative_tokens, block_size, block_size_is_default): as capacity_at
---   feasible, reason      why a configuration cannot serve the workload at all (no bandwidth figure; TP > 1
+--   feasible, reason      why a configuration cannot serve the workload at all (TP does not divide the
+--                         model's attention or KV heads: tp_sharding, 037; no bandwidth figure; TP > 1
 --                         without an interconnect figure, or without its domain size, or wider than its
 --                         domain: the stated link bandwidth does not reach such a group, so it is not
 --                         planned at it; weights do not fit; the weights fit but the reserve leaves no KV pool;
@@ -52,7 +53,8 @@
 --                         evidence ("bandwidth 0.58 measured (n=7, hardware); …" or "… estimated (stated …)")
 --   max_context_tokens    the longest context at which ONE sequence fits and meets tpot on one replica
 --                         (linear beyond every window; NULL when the cache does not grow with context, or
---                         when the configuration fails for a reason no shorter context mends)
+--                         when the configuration fails for a reason no shorter context mends, or misses the
+--                         TTFT: this bound is memory's and the TPOT's, not the prefill's)
 -- Source: kv-cache-chapter.txt §2.4–2.5 (step = (P·p + B·s·k) ÷ BW), Megatron-LM all-reduces (see roofline).
 CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL, gpu_memory_utilization := NULL,
                               max_num_seqs := NULL, max_num_batched_tokens := NULL, enforce_eager := NULL,
@@ -116,7 +118,7 @@ base AS (
                 ELSE 2 * k.layers * 2.0 * (p.tp - 1) / p.tp * k.hidden_size * 2 / h.interconnect_bytes_per_s
                 END AS ar_s,
            coalesce(se.bandwidth_efficiency, 1) AS eb, coalesce(se.compute_efficiency, 1) AS ec,
-           h.price_usd_per_hour
+           h.price_usd_per_hour, ts.shards AS tp_shards, ts.attention_heads, ts.bad_kv_heads
     FROM capacity_at([context_tokens], gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                      max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                      num_speculative_tokens := num_speculative_tokens, block_size := block_size,
@@ -126,6 +128,7 @@ base AS (
     JOIN hardware_peaks h ON h.hardware_id = p.hardware_id AND h.weights_dtype = p.weights_dtype
     JOIN engines en ON en.engine_id = p.engine_id
     LEFT JOIN speed_efficiency se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
+    LEFT JOIN tp_sharding ts ON ts.model_id = p.model_id AND ts.tp = p.tp   -- a served set (target + draft): NULL
     CROSS JOIN wl w
     LEFT JOIN workload_blocks_at(coalesce(shared_prefix_tokens, 0),
                                  coalesce(input_tokens, context_tokens - output_tokens), block_size := block_size) wb
@@ -205,7 +208,13 @@ batch AS (
 ),
 judged AS (
     SELECT b.*,
-           CASE WHEN b.bw IS NULL THEN 'no bandwidth figure for this hardware'
+           CASE WHEN NOT coalesce(b.tp_shards, TRUE) AND b.bad_kv_heads IS NOT NULL
+                    THEN format('tensor parallelism cannot split its {} KV heads evenly at this TP (the engine'
+                                ' divides or replicates them whole)', b.bad_kv_heads)
+                WHEN NOT coalesce(b.tp_shards, TRUE)
+                    THEN format('tensor parallelism cannot split its {} attention heads evenly at this TP',
+                                b.attention_heads)
+                WHEN b.bw IS NULL THEN 'no bandwidth figure for this hardware'
                 WHEN b.tp > 1 AND b.interconnect_bytes_per_s IS NULL
                     THEN 'tp > 1 needs an interconnect figure for this hardware'
                 WHEN b.tp > 1 AND b.interconnect_domain_size IS NULL
@@ -281,8 +290,11 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.max_num_seqs_is_default, r.knob_batched AS max_num_batched_tokens, r.default_batched,
        r.knob_eager AS enforce_eager, r.knob_spec AS num_speculative_tokens, r.knob_block_size AS block_size,
        r.block_size_is_default,
+       -- not for a TTFT miss (this is the memory and TPOT bound, not the prefill's: it would read as the
+       -- context the TTFT allows) nor a TP that cannot shard the heads (no context mends it)
        CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
-                 AND coalesce(r.tp_fits_interconnect, FALSE) THEN greatest(0, floor(least(
+                 AND coalesce(r.tp_fits_interconnect, FALSE) AND coalesce(r.tp_shards, TRUE)
+                 AND coalesce(r.reason, '') NOT LIKE 'ttft:%' THEN greatest(0, floor(least(
                 (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
                 ((tpot_s - coalesce(r.ar_s, 0) / r.eb) * r.bw - r.weights_read_b1 - r.constant_rank_bytes * r.tp)
                     / r.growing_token_bytes,

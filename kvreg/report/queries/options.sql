@@ -1,7 +1,7 @@
 -- options: every configuration the report lists, sized for its workload from capacity alone
 -- (used when the plans macro of the roofline issue is absent).
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp, at the workload's context.
--- Inputs: report_capacity (scope_capacity.sql), report_binding_names (binding_names.sql), report_items, report_workloads, hardware, report_rates (the report's cost basis), report_engine_admission.
+-- Inputs: report_capacity (scope_capacity.sql), report_binding_names (binding_names.sql), report_items, report_workload (workload.sql: users resolved from a request rate), hardware, report_rates (the report's cost basis), report_engine_admission.
 -- Units: sequences, devices, USD per hour and per month.
 --   planned_seqs  sequences one replica serves: engine-admitted when known, else first principles
 --   replicas      ceil(users / planned_seqs); devices = replicas × tp
@@ -13,7 +13,7 @@
 --   reason        why nothing fits (weights do not fit, one sequence does not fit)
 --   rank_in_model 1 = cheapest option for the model (priced options first, then fewest devices)
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
-w AS (SELECT * FROM report_workloads WHERE report_id = $report),
+w AS (SELECT * FROM report_workload),
 sized AS (
     SELECT c.model_id, coalesce(m.name, c.model_id) AS model_name, c.hardware_id,
            coalesce(h.name, c.hardware_id) AS hardware_name, c.engine_id,

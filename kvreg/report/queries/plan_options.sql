@@ -8,7 +8,7 @@
 --   reason, max_seqs_per_replica, rate_max_batch, replicas, batch_per_replica, gpus, usd_per_hour,
 --   binding_constraint, tpot_at_batch_s, prefill_floor_s, max_context_tokens, pool_basis, engine_starts,
 --   rank_list, rank_in_model; priced on the report's cost basis), report_capacity (naive plan), report_items,
---   report_workloads, models, hardware, report_binding_names (binding_names.sql), report_rates (scope_rates.sql: the rate per device-hour on that basis).
+--   report_workload (workload.sql: users resolved from a request rate), models, hardware, report_binding_names (binding_names.sql), report_rates (scope_rates.sql: the rate per device-hour on that basis).
 -- Units: sequences, devices, seconds, tokens, USD per hour and per month.
 --   planned_seqs   sequences one replica serves: least(capacity — the engine's admission for an engine release
 --                  with accounting data —, largest batch meeting TPOT)
@@ -24,7 +24,7 @@
 --   rank_in_model  ranked_plans' rank (engine-admitted options first, $/hour on one rate basis, unpriced
 --                  options ranked apart on devices); rank_list names the list
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
-w AS (SELECT * FROM report_workloads WHERE report_id = $report),
+w AS (SELECT * FROM report_workload),
 o AS (
 SELECT p.model_id, coalesce(m.name, p.model_id) AS model_name, p.hardware_id,
        coalesce(h.name, p.hardware_id) AS hardware_name, p.engine_id,

@@ -1,9 +1,11 @@
 -- scope_capacity: the capacity view restricted to what one report lists, at the contexts $contexts, materialised
--- twice per report: report_capacity (every listed configuration at the report's contexts and its workload
--- context: grid, options, plan_options, naive_gap) and report_capacity_axis (every context of the contexts axis,
--- only for the precisions and engines the charts show, chart_scope.sql: chart_capacity and sensitivity).
--- Why two: the capacity arithmetic at 18 axis contexts for every listed configuration was most of the report's
--- query time (15 s of 19 s for the Q4 2026 definition), and only the charts read the whole axis.
+-- once per report over the whole contexts axis as report_capacity_all (kvreg/report/context.py rank_options), from
+-- which report_capacity (every listed configuration at the report's contexts and its workload context: grid,
+-- options, plan_options, naive_gap) and report_capacity_axis (every axis context, only for the precisions and
+-- engines the charts show, chart_scope.sql: chart_capacity and sensitivity) are cut; `kvreg diff` materialises
+-- report_capacity at the report's contexts only.  Once the engine side was filtered by the report's lists (15 s
+-- of 19 s for the Q4 2026 definition before), the fixed cost of each evaluation (the engine pools, ~0.6 s) is more
+-- than the axis contexts' rows: one evaluation of 46,080 rows 1.1 s CPU against 0.48 + 0.99 s for two.
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp × context_tokens.
 -- Inputs: capacity_at over the contexts axis (kvreg/sql/245_capacity_at.sql: the capacity view with the report's
 --   engine_settings as knob parameters, NULL = each release's default); parameters $models, $hardware,

@@ -5,7 +5,9 @@
 -- Inputs: ranked_plans macro; parameters $users, $context_tokens, $tpot_s, $ttft_s (the report's workload),
 --   $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]); the report's cost basis
 --   $cost_basis, $tco_years, $tco_usd_per_kwh, $tco_pue (ranked_plans prices on it); the workload's
---   $input_tokens, $output_tokens, $shared_prefix_tokens, $parallel_samples (NULL = not given).
+--   $input_tokens, $output_tokens, $shared_prefix_tokens, $parallel_samples (NULL = not given); $users NULL and
+--   $request_rate_per_s (req/s) when the workload gives a rate: plans then applies Little's law itself
+--   (workload_requests, 272), as `kvreg plan --request-rate` does.
 -- Units: as plans (sequences, devices, seconds, USD per hour); rank_list, rank_in_list, rank_in_model as
 --   ranked_plans.
 SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, models := $models,
@@ -17,4 +19,5 @@ SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, 
                            enforce_eager := $enforce_eager, num_speculative_tokens := $num_speculative_tokens,
                            block_size := $block_size,
                            input_tokens := $input_tokens, output_tokens := $output_tokens,
-                           shared_prefix_tokens := $shared_prefix_tokens, parallel_samples := $parallel_samples)
+                           shared_prefix_tokens := $shared_prefix_tokens, parallel_samples := $parallel_samples,
+                           request_rate_per_s := $request_rate_per_s)

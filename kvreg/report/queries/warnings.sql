@@ -16,13 +16,15 @@ SELECT * FROM (
           FROM g WHERE NOT weights_fit)
     GROUP BY model_id, hardware_id, model_idx, hardware_idx
     UNION ALL
-    SELECT 1, 'no-sequence-fits', format('{} on {}', model_id, hardware_id),
+    -- per engine: each engine id has its own pool, so one configuration can fail under one and not another
+    -- (grouped across engines, the same configuration was listed once per engine, indistinguishably)
+    SELECT 1, 'no-sequence-fits', format('{} on {} under {}', model_id, hardware_id, engine_id),
            'one sequence needs more than the KV pool left after the weights, with '
                || string_agg(format('{} weights / {} KV, TP {} at {}', weights_dtype, kv_dtype, tp, context_label),
                              ', ' ORDER BY weights_idx, kv_idx, tp_idx, context_idx),
            NULL, model_idx, hardware_idx, 1
     FROM g WHERE weights_fit AND max_seqs = 0
-    GROUP BY model_id, hardware_id, model_idx, hardware_idx
+    GROUP BY model_id, hardware_id, engine_id, model_idx, hardware_idx, engine_idx
     UNION ALL
     SELECT 1, 'engine-refuses-to-start', format('{} on {} under {}', model_id, hardware_id, engine_id),
            'first principles fit a sequence, but the engine would refuse to start (one request of this length '
