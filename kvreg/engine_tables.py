@@ -42,6 +42,12 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "cudagraph_split_kv_splits": (I, True), "cudagraph_split_kv_hardware": (S, True),
         "cudagraph_split_kv_excluded_models": (S, True), "cudagraph_split_kv_max_head_dim": (I, True),
     },
+    # accounting.mla_backends: the MLA backend and its default block per device architecture, in rule order
+    # (kvreg/sql/200_engine_layer_specs.sql engine_mla_backend; lists comma-joined, NULL = any)
+    "engine_mla_backend_rules": {
+        "engine_id": (S, False), "rule_idx": (I, False), "backend": (S, False), "architectures": (S, False),
+        "kv_dtypes": (S, True), "sparse": (B, True), "block_tokens": (I, False),
+    },
     # The model geometry the engine's profile run depends on (kvreg/sql/204_engine_reserve.sql).
     "model_profile_geometry": {
         "model_id": (S, False), "intermediate_size": (I, True), "moe_intermediate_size": (I, True),
@@ -141,6 +147,11 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             forward_intermediate_tensors=r.forward_intermediate_tensors.value,
             sampler_buffer_rows=r.sampler_buffer_rows.value, profile_hidden_kept=r.profile_hidden_kept.value,
             moe_workspace=r.moe_workspace.value, **_cudagraph_columns(r.cudagraph_profile)))
+        for ri, rule in enumerate(a.mla_backends.value if a.mla_backends else []):
+            rows["engine_mla_backend_rules"].append(dict(
+                engine_id=eid, rule_idx=ri, backend=rule.backend, architectures=",".join(rule.architectures),
+                kv_dtypes=None if rule.kv_dtypes is None else ",".join(rule.kv_dtypes), sparse=rule.sparse,
+                block_tokens=rule.block_tokens))
         for qi, q in enumerate(a.quirks):
             rows["engine_quirks"].append(dict(engine_id=eid, quirk_idx=qi, quirk_id=q.id, trigger=q.trigger,
                                               text=q.text))

@@ -13,7 +13,7 @@ from typing import Annotated, Generic, Literal, TypeVar
 from pydantic import Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
-from kvreg.schema.common import Bytes, BytesOrZero, Measure, Strict, Tokens
+from kvreg.schema.common import Bytes, BytesOrZero, Dtype, Measure, Strict, Tokens
 
 R = TypeVar("R")
 
@@ -52,6 +52,29 @@ class Quirk(Strict):
     trigger: Trigger
     text: str
     source: str | None = None
+
+
+class MlaBackendRule(Strict):
+    """One line of a release's MLA attention-backend choice: on these devices, for these KV dtypes, this backend
+    and the block it sizes the KV cache with (docs/engine.md "The MLA block").
+
+    The rules of ``Accounting.mla_backends`` are tried in order; the first whose ``architectures`` holds the
+    device's ``architecture`` (hardware entries) and whose ``kv_dtypes`` / ``sparse`` match wins — vLLM's
+    priority list per compute capability with the backends that cannot serve the model skipped
+    (platforms/cuda.py ``_get_backend_priorities``, each backend's ``supports_compute_capability`` and
+    ``supported_kv_cache_dtypes``).  ``block_tokens`` is the block the backend leaves at the default:
+    ``get_preferred_block_size(16)`` = 16 if the backend takes 16, else its smallest kernel block
+    (v1/attention/backend.py 0.19.0:189-197).
+    """
+
+    backend: str
+    architectures: list[str] = Field(min_length=1)
+    kv_dtypes: list[Dtype] | None = None
+    """KV-cache dtypes the backend takes (absent: any)."""
+    sparse: bool | None = None
+    """True: only DeepSeek sparse attention (an indexer, ``index_head_dim``); false: only dense MLA; absent: both."""
+    block_tokens: PositiveInt
+    note: str | None = None
 
 
 class CudagraphProfile(Strict):
@@ -146,6 +169,10 @@ class Accounting(Strict):
     release_last: str | None = None
     util_basis: Cited[Literal["total", "free", "free_before_load"]]
     block_size_mla: Measure[PositiveInt] | None = None
+    """MLA block (tokens) where no ``mla_backends`` rule names the device (no device given, a non-CUDA device)."""
+    mla_backends: Cited[list[MlaBackendRule]] | None = None
+    """The MLA backend and its block per device architecture and KV dtype, first match wins (absent: every
+    device gets ``block_size_mla``)."""
     block_sizes: Cited[list[PositiveInt]] | None = None
     """Block sizes (tokens) the release accepts for ``--block-size`` on CUDA; absent = kvreg does not model the
     knob for this engine (fit/plan/report refuse it there)."""
