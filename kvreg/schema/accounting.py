@@ -77,6 +77,41 @@ class MlaBackendRule(Strict):
     note: str | None = None
 
 
+class MemFractionTier(Strict):
+    """One device-memory tier of SGLang's defaults: below ``below`` of device memory (absent: every larger device),
+    this ``chunked_prefill_size`` and ``cuda_graph_max_bs`` (``cuda_graph_max_bs_tp4`` at tp ≥ 4)."""
+
+    below: Measure[Bytes] | None = None
+    chunked_prefill_size: Measure[Tokens]
+    cuda_graph_max_bs: Measure[PositiveInt]
+    cuda_graph_max_bs_tp4: Measure[PositiveInt] | None = None
+
+
+class MemFractionRule(Strict):
+    """SGLang's default ``mem_fraction_static`` as its server arguments compute it (docs/engine.md §5):
+
+        reserved = base + per_prefill_token · max(chunked_prefill_size, min_prefill_tokens)
+                   + per_graph_batch · cuda_graph_max_bs + per_rank · tp · pp
+        reserved = max(reserved, floor) on devices of more than ``floor_above``
+        mem_fraction_static = round((gpu_mem − reserved) ÷ gpu_mem, decimals)
+
+    with ``chunked_prefill_size`` (the release's default max_num_batched_tokens there) and ``cuda_graph_max_bs``
+    from the first tier the device's memory is below (``ServerArgs._handle_gpu_memory_settings``).
+    """
+
+    tiers: list[MemFractionTier] = Field(min_length=1)
+    base: Measure[Bytes]
+    per_prefill_token: Measure[Bytes]
+    min_prefill_tokens: Measure[Tokens]
+    per_graph_batch: Measure[Bytes]
+    per_rank: Measure[Bytes]
+    floor: Measure[Bytes]
+    floor_above: Measure[Bytes]
+    decimals: Measure[Annotated[int, Field(ge=0)]] = Measure(value=3)
+    source: str | None = None
+    note: str | None = None
+
+
 class CudagraphProfile(Strict):
     """vLLM's CUDA-graph memory estimate (``profile_cudagraph_memory``) as a rule (docs/engine.md §CUDA graphs).
 
@@ -197,6 +232,10 @@ class Accounting(Strict):
     window_batched_tokens_factor: Measure[PositiveInt] = Measure(value=1)
     max_num_batched_tokens: Measure[Tokens]
     """Default tokens per scheduler step (the profile run's batch, T of the window formula)."""
+    mem_fraction_rule: MemFractionRule | None = None
+    """Where given, the default gpu_memory_utilization and max_num_batched_tokens per device and tp come from this
+    rule (SGLang's mem_fraction_static and chunked_prefill_size); absent: the engine's one value and the
+    large-GPU defaults."""
     max_num_seqs: Measure[PositiveInt]
     large_gpu_min_bytes: Measure[Bytes] | None = None
     """From this much device memory the larger defaults below apply (vLLM get_batch_defaults)."""

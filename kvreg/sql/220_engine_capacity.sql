@@ -107,7 +107,9 @@ base AS (
                                            (SELECT list(DISTINCT v.t) FILTER (WHERE v.t IS NOT NULL)
                                             FROM (SELECT unnest([x.max_num_batched_tokens,
                                                                  x.max_num_batched_tokens_large_gpu]) AS t
-                                                  FROM engine_accounting x) v)),
+                                                  FROM engine_accounting x
+                                                  UNION ALL   -- the per-device defaults of a mem_fraction_rule (205)
+                                                  SELECT y.chunked_prefill_tokens FROM engine_mem_fraction_tiers y) v)),
                                   block_size := block_size) r
       ON r.engine_id = k.engine_id AND r.model_id = k.model_id AND r.kv_dtype = k.kv_dtype
      AND r.tp = k.tp AND r.mla_block_tokens = k.mla_block_tokens AND r.max_num_batched_tokens = p.max_num_batched_tokens
