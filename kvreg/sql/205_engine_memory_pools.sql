@@ -101,6 +101,21 @@ set_knobs AS (
            unnest(coalesce(batched_axis, [coalesce(max_num_batched_tokens, k.release_batched)]))::BIGINT AS batched_set
     FROM knobs k
 ),
+release_util AS (   -- the release's default utilization per device, batched setting and tp: the engine's one value, or
+                    -- the release's rule (SGLang's mem_fraction_static from the device memory, the prefill chunk and the
+                    -- CUDA-graph batch at this tp: 203 engine_mem_fraction); a few thousand rows, joined by equality
+    SELECT DISTINCT d.engine_id, d.hardware_id, d.batched_set, t.tp,
+           CASE WHEN d.mem_fraction_base_bytes IS NOT NULL AND d.tier_graph_bs IS NOT NULL
+                THEN engine_mem_fraction(d.usable_bytes, d.batched_set,
+                                         CASE WHEN t.tp >= 4 THEN coalesce(d.tier_graph_bs_tp4, d.tier_graph_bs)
+                                              ELSE d.tier_graph_bs END,
+                                         t.tp, d.mem_fraction_base_bytes, d.mem_fraction_per_prefill_token_bytes,
+                                         d.mem_fraction_min_prefill_tokens, d.mem_fraction_per_graph_batch_bytes,
+                                         d.mem_fraction_per_rank_bytes, d.mem_fraction_floor_bytes,
+                                         d.mem_fraction_floor_above_bytes, d.mem_fraction_decimals)
+                ELSE d.release_gpu_memory_utilization END AS release_util
+    FROM set_knobs d CROSS JOIN tp_sizes t
+),
 pool AS (
     SELECT d.engine_id, s.model_id, d.hardware_id, s.weights_dtype, t.tp, d.batched_set AS max_num_batched_tokens,
            d.batched_set = d.release_batched AS default_batched,
@@ -152,19 +167,8 @@ pool AS (
            s.hidden_size, s.vocab_size, s.act_bytes, s.intermediate_size, s.moe_intermediate_size, s.moe_top_k,
            d.sampler_bytes_per_seq_vocab, d.sampler_buffer_rows, d.profile_hidden_kept
     FROM set_knobs d CROSS JOIN served s CROSS JOIN tp_sizes t
-    -- the release's default utilization on this device at this tp: the engine's one value, or the release's rule
-    -- (SGLang's mem_fraction_static from the device memory, the prefill chunk and the CUDA-graph batch; 203)
-    CROSS JOIN LATERAL (SELECT CASE WHEN d.mem_fraction_base_bytes IS NOT NULL AND d.tier_graph_bs IS NOT NULL
-                                    THEN engine_mem_fraction(d.usable_bytes, d.batched_set,
-                                                             CASE WHEN t.tp >= 4 THEN coalesce(d.tier_graph_bs_tp4, d.tier_graph_bs)
-                                                                  ELSE d.tier_graph_bs END,
-                                                             t.tp, d.mem_fraction_base_bytes,
-                                                             d.mem_fraction_per_prefill_token_bytes,
-                                                             d.mem_fraction_min_prefill_tokens,
-                                                             d.mem_fraction_per_graph_batch_bytes, d.mem_fraction_per_rank_bytes,
-                                                             d.mem_fraction_floor_bytes, d.mem_fraction_floor_above_bytes,
-                                                             d.mem_fraction_decimals)
-                               ELSE d.release_gpu_memory_utilization END AS release_util) u
+    JOIN release_util u ON u.engine_id = d.engine_id AND u.hardware_id = d.hardware_id AND u.batched_set = d.batched_set
+                       AND u.tp = t.tp
     -- the served checkpoint's bytes per rank (035: vocab padded and split, k/v replicated past the KV
     -- heads, norms/routers/rotary caches on every rank).  A precision the entry lists no checkpoint for
     -- is served as its generic checkpoint under the same per-tensor rule (16-bit embeddings and norms,

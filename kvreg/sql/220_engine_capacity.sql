@@ -98,6 +98,12 @@ base AS (
            f.fp_seq_bytes
     FROM pools p
     JOIN engine_kv_layout_at(block_size := block_size) k ON k.engine_id = p.engine_id AND k.model_id = p.model_id AND k.tp = p.tp
+    -- the device's MLA backend and block (200 engine_mla_backend, complete over every architecture, NULL = no device:
+    -- the release's fallback): a model with MLA layers reads the layout rows of its device's block, others the 0 rows.
+    -- An inner join right after the layout, so it filters before the per-context rows are made
+    JOIN engine_mla_backend mb ON mb.engine_id = p.engine_id AND mb.kv_dtype = k.kv_dtype AND mb.sparse = k.mla_sparse
+                              AND mb.architecture IS NOT DISTINCT FROM p.hardware_architecture
+                              AND (k.mla_block_tokens = 0 OR k.mla_block_tokens = mb.mla_block_tokens)
     -- the batched-token settings the pools can have, without reading the pools again (a CTE read twice is
     -- materialised whole, which would stop the filters of a one-scenario query reaching its scans)
     JOIN engine_request_blocks_at(context_list,
@@ -115,10 +121,6 @@ base AS (
      AND r.tp = k.tp AND r.mla_block_tokens = k.mla_block_tokens AND r.max_num_batched_tokens = p.max_num_batched_tokens
     JOIN engine_accounting a ON a.engine_id = p.engine_id
     JOIN fp f ON f.model_id = k.model_id AND f.kv_dtype = k.kv_dtype AND f.tp = k.tp AND f.max_model_len = r.max_model_len
-    -- the device's MLA backend and block (200 engine_mla_backend); no device (a given pool): the release's fallback
-    LEFT JOIN engine_mla_backend mb ON mb.engine_id = p.engine_id AND mb.kv_dtype = k.kv_dtype AND mb.sparse = k.mla_sparse
-                                   AND mb.architecture IS NOT DISTINCT FROM p.hardware_architecture
-    WHERE k.mla_block_tokens = 0 OR k.mla_block_tokens = mb.mla_block_tokens
 ),
 adm AS (
     SELECT b.*,
