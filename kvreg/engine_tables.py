@@ -41,6 +41,22 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "cudagraph_full_per_layer_bytes": (I, True), "cudagraph_min_per_graph_bytes": (I, True),
         "cudagraph_split_kv_splits": (I, True), "cudagraph_split_kv_hardware": (S, True),
         "cudagraph_split_kv_excluded_models": (S, True), "cudagraph_split_kv_max_head_dim": (I, True),
+        # accounting.mem_fraction_rule (SGLang's default mem_fraction_static; NULL where the release has none)
+        "mem_fraction_base_bytes": (I, True), "mem_fraction_per_prefill_token_bytes": (I, True),
+        "mem_fraction_min_prefill_tokens": (I, True), "mem_fraction_per_graph_batch_bytes": (I, True),
+        "mem_fraction_per_rank_bytes": (I, True), "mem_fraction_floor_bytes": (I, True),
+        "mem_fraction_floor_above_bytes": (I, True), "mem_fraction_decimals": (I, True),
+    },
+    # accounting.mem_fraction_rule.tiers: the defaults by device memory, in order (kvreg/sql/205 engine_memory_pools_at)
+    "engine_mem_fraction_tiers": {
+        "engine_id": (S, False), "tier_idx": (I, False), "below_bytes": (I, True),
+        "chunked_prefill_tokens": (I, False), "cuda_graph_max_bs": (I, False), "cuda_graph_max_bs_tp4": (I, True),
+    },
+    # accounting.mla_backends: the MLA backend and its default block per device architecture, in rule order
+    # (kvreg/sql/200_engine_layer_specs.sql engine_mla_backend; lists comma-joined, NULL = any)
+    "engine_mla_backend_rules": {
+        "engine_id": (S, False), "rule_idx": (I, False), "backend": (S, False), "architectures": (S, False),
+        "kv_dtypes": (S, True), "sparse": (B, True), "block_tokens": (I, False),
     },
     # The model geometry the engine's profile run depends on (kvreg/sql/204_engine_reserve.sql).
     "model_profile_geometry": {
@@ -105,6 +121,17 @@ def _cudagraph_columns(cg) -> dict:
                 cudagraph_split_kv_max_head_dim=cg.split_kv_max_head_dim.value)
 
 
+def _mem_fraction_columns(mf) -> dict:
+    """The ``mem_fraction_*`` columns of engine_accounting from ``mem_fraction_rule`` (none without one: NULL)."""
+    if mf is None:
+        return {}
+    return dict(mem_fraction_base_bytes=mf.base.value, mem_fraction_per_prefill_token_bytes=mf.per_prefill_token.value,
+                mem_fraction_min_prefill_tokens=mf.min_prefill_tokens.value,
+                mem_fraction_per_graph_batch_bytes=mf.per_graph_batch.value, mem_fraction_per_rank_bytes=mf.per_rank.value,
+                mem_fraction_floor_bytes=mf.floor.value, mem_fraction_floor_above_bytes=mf.floor_above.value,
+                mem_fraction_decimals=mf.decimals.value)
+
+
 def engine_rows(registry) -> dict[str, list[dict]]:
     """Rows of :data:`ENGINE_TABLES` from validated entries (see kvreg/schema/accounting.py)."""
     rows: dict[str, list[dict]] = {name: [] for name in ENGINE_TABLES}
@@ -140,7 +167,18 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             torch_workspace_bytes=r.torch_workspace.value, forward_hidden_tensors=r.forward_hidden_tensors.value,
             forward_intermediate_tensors=r.forward_intermediate_tensors.value,
             sampler_buffer_rows=r.sampler_buffer_rows.value, profile_hidden_kept=r.profile_hidden_kept.value,
-            moe_workspace=r.moe_workspace.value, **_cudagraph_columns(r.cudagraph_profile)))
+            moe_workspace=r.moe_workspace.value, **_cudagraph_columns(r.cudagraph_profile),
+            **_mem_fraction_columns(a.mem_fraction_rule)))
+        mf = a.mem_fraction_rule
+        for ti, t in enumerate(mf.tiers if mf else []):
+            rows["engine_mem_fraction_tiers"].append(dict(
+                engine_id=eid, tier_idx=ti, below_bytes=v(t.below), chunked_prefill_tokens=t.chunked_prefill_size.value,
+                cuda_graph_max_bs=t.cuda_graph_max_bs.value, cuda_graph_max_bs_tp4=v(t.cuda_graph_max_bs_tp4)))
+        for ri, rule in enumerate(a.mla_backends.value if a.mla_backends else []):
+            rows["engine_mla_backend_rules"].append(dict(
+                engine_id=eid, rule_idx=ri, backend=rule.backend, architectures=",".join(rule.architectures),
+                kv_dtypes=None if rule.kv_dtypes is None else ",".join(rule.kv_dtypes), sparse=rule.sparse,
+                block_tokens=rule.block_tokens))
         for qi, q in enumerate(a.quirks):
             rows["engine_quirks"].append(dict(engine_id=eid, quirk_idx=qi, quirk_id=q.id, trigger=q.trigger,
                                               text=q.text))
@@ -163,6 +201,8 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             batched.add(a.max_num_batched_tokens.value)
             if a.max_num_batched_tokens_large_gpu is not None:
                 batched.add(a.max_num_batched_tokens_large_gpu.value)
+            for t in (a.mem_fraction_rule.tiers if a.mem_fraction_rule else []):
+                batched.add(t.chunked_prefill_size.value)
     for oid, item in sorted(registry.entries.get("observation", {}).items()):
         o, doc = item.entry, item.doc
         s, lg = o.settings, o.logged

@@ -121,6 +121,67 @@ def test_mla_block_forced_before_0_17_and_kept_from_0_17(con):
     assert rows["vllm-0.17-0.19"] == (32, 32, math.floor(avail / (32 * per_token)), 8192 // 32, False, False)
 
 
+# DeepSeek-V2-Lite: 27 MLA layers × (512 latent + 64 rope) values per token, 2 bytes (bf16) or 1 (fp8)
+DSV2_TOKEN_BYTES = {"bf16": 27 * 576 * 2, "fp8": 27 * 576}
+
+
+@pytest.mark.parametrize("engine, hardware, kv, backend, block", [
+    # 0.19: FLASH_ATTN_MLA first on capability 9 but no fp8 KV (flashattn_mla.py 0.19.0:45-69) → FLASHMLA's [64]
+    ("vllm-0.17-0.19", "h100-sxm-80gb", "bf16", "FLASH_ATTN_MLA", 16),
+    ("vllm-0.17-0.19", "h100-sxm-80gb", "fp8", "FLASHMLA", 64),
+    # FLASHINFER_MLA first on capability 10, blocks [32, 64] → the smallest, 32 (platforms/cuda.py 0.19.0:83-90)
+    ("vllm-0.17-0.19", "b200", "bf16", "FLASHINFER_MLA", 32),
+    ("vllm-0.33", "b300", "fp8", "FLASHINFER_MLA", 32),
+    # Ampere and sm120: only TRITON_MLA supports the capability; it takes 16
+    ("vllm-0.17-0.19", "a100-sxm-80gb", "bf16", "TRITON_MLA", 16),
+    ("vllm-0.22-0.26", "rtx-pro-6000", "bf16", "TRITON_MLA", 16),
+    # ≤0.16 forces FlashMLA 64 on Hopper, CUTLASS_MLA 128 on sm100, keeps 16 elsewhere (platforms/cuda.py 0.11.0:143-171)
+    ("vllm-0.9-0.16", "h100-sxm-80gb", "bf16", "FLASHMLA", 64),
+    ("vllm-0.9-0.16", "b200", "bf16", "CUTLASS_MLA", 128),
+    ("vllm-0.9-0.16", "a100-sxm-80gb", "bf16", "TRITON_MLA", 16),
+    # a device no rule names (ROCm): the release's block_size_mla
+    ("vllm-0.17-0.19", "mi300x", "bf16", None, 16),
+])
+def test_the_default_mla_block_is_the_devices_backend(con, engine, hardware, kv, backend, block):
+    """With no --block-size an MLA model's block is the one its device's backend leaves (get_preferred_block_size(16),
+    v1/attention/backend.py 0.19.0:189-197): num_blocks = floor(avail ÷ (bs × 27 × 576 × kv bytes)), blocks per
+    request cdiv(L, bs), and 0.17–0.19 logs num_blocks × bs tokens."""
+    r = one(con, "SELECT * FROM engine_capacity WHERE model_id = 'deepseek-v2-lite' AND engine_id = ? AND hardware_id = ?"
+                 " AND weights_dtype = 'bf16' AND kv_dtype = ? AND tp = 1 AND default_batched AND max_model_len = 32768",
+            [engine, hardware, kv])
+    assert (r["mla_backend"], r["mla_block_tokens"], r["block_size_tokens"]) == (backend, block, block)
+    assert r["block_bytes"] == block * DSV2_TOKEN_BYTES[kv]
+    assert r["num_blocks"] == math.floor(r["available_kv_bytes"] / (block * DSV2_TOKEN_BYTES[kv]))
+    assert r["blocks_per_request"] == _cdiv(32768, block)
+    if engine == "vllm-0.17-0.19":
+        assert r["logged_kv_tokens"] == r["num_blocks"] * block
+    # exactly one layout per device and scenario
+    n = con.execute("SELECT count(*) FROM engine_capacity WHERE model_id = 'deepseek-v2-lite' AND engine_id = ?"
+                    " AND hardware_id = ? AND weights_dtype = 'bf16' AND kv_dtype = ? AND tp = 1 AND default_batched"
+                    " AND max_model_len = 32768", [engine, hardware, kv]).fetchone()[0]
+    assert n == 1
+
+
+def test_models_without_mla_have_one_layout_for_every_device(con):
+    """The device only enters through the MLA block: llama has one layout row (mla_block_tokens 0) per release."""
+    rows = con.execute("SELECT DISTINCT mla_block_tokens, mla_backend FROM engine_capacity WHERE model_id = 'llama-3.1-8b'"
+                       " AND engine_id = 'vllm-0.17-0.19'").fetchall()
+    assert rows == [(0, None)]
+    assert con.execute("SELECT count(*) FROM engine_kv_layout WHERE model_id = 'llama-3.1-8b'"
+                       " AND engine_id = 'vllm-0.17-0.19' AND kv_dtype = 'bf16' AND tp = 1").fetchone()[0] == 1
+
+
+def test_the_019_h100_deepseek_log_is_16_token_blocks(con):
+    """v0.19-h100-deepseek-v2-lite-tp1 logs 94,097 blocks and 1,505,552 tokens = 94,097 × 16. From the logged 43.61 GiB:
+    floor(43.61 × 2^30 ÷ (16 × 31,104 B)) = 94,091 blocks → 1,505,456 tokens; the log's ±0.005 GiB is ±10.8 blocks,
+    so 94,097 is inside it (with the former 64: 23,522 blocks, 1,505,408 tokens, a block the log does not print)."""
+    r = one(con, "SELECT block_size_tokens, block_num_blocks, block_tokens, logged_tokens, block_within_rounding"
+                 " FROM calibration WHERE observation_id = 'v0.19-h100-deepseek-v2-lite-tp1'")
+    assert math.floor(43.61 * GiB / (16 * 31_104)) == 94_091
+    assert (r["block_size_tokens"], r["block_num_blocks"], r["block_tokens"]) == (16, 94_091, 94_091 * 16)
+    assert r["logged_tokens"] == 94_097 * 16 and r["block_within_rounding"]
+
+
 def test_a_block_size_the_release_refuses_gives_no_rows(con):
     n = con.execute("SELECT count(*) FROM engine_capacity_for_memory(40 * 2^30, 8192, 8192, block_size := 24)"
                     " WHERE engine_id LIKE 'vllm-%'").fetchone()[0]

@@ -200,7 +200,8 @@ def test_ceiling_rows_are_never_ranked_against_expected_rows():
     assert ("Not ranked: no stated bandwidth efficiency for fast; their rates are the bandwidth ceiling, not"
             " comparable with the expected rates above:") in out
     assert out[4].split()[0] == "slow" and out[4].split()[-1] == "expected"
-    assert f"Best: {r.unpriced[0]['replicas']} × slow TP 1 = {r.unpriced[0]['gpus']} GPUs at n/a/hour;" \
+    # an unpriced best says so, not "at n/a/hour"
+    assert f"Best: {r.unpriced[0]['replicas']} × slow TP 1 = {r.unpriced[0]['gpus']} GPUs (no price in the registry);" \
            " binding constraint: tpot." in out
 
 

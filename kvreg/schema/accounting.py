@@ -13,7 +13,7 @@ from typing import Annotated, Generic, Literal, TypeVar
 from pydantic import Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
-from kvreg.schema.common import Bytes, BytesOrZero, Measure, Strict, Tokens
+from kvreg.schema.common import Bytes, BytesOrZero, Dtype, Measure, Strict, Tokens
 
 R = TypeVar("R")
 
@@ -52,6 +52,64 @@ class Quirk(Strict):
     trigger: Trigger
     text: str
     source: str | None = None
+
+
+class MlaBackendRule(Strict):
+    """One line of a release's MLA attention-backend choice: on these devices, for these KV dtypes, this backend
+    and the block it sizes the KV cache with (docs/engine.md "The MLA block").
+
+    The rules of ``Accounting.mla_backends`` are tried in order; the first whose ``architectures`` holds the
+    device's ``architecture`` (hardware entries) and whose ``kv_dtypes`` / ``sparse`` match wins — vLLM's
+    priority list per compute capability with the backends that cannot serve the model skipped
+    (platforms/cuda.py ``_get_backend_priorities``, each backend's ``supports_compute_capability`` and
+    ``supported_kv_cache_dtypes``).  ``block_tokens`` is the block the backend leaves at the default:
+    ``get_preferred_block_size(16)`` = 16 if the backend takes 16, else its smallest kernel block
+    (v1/attention/backend.py 0.19.0:189-197).
+    """
+
+    backend: str
+    architectures: list[str] = Field(min_length=1)
+    kv_dtypes: list[Dtype] | None = None
+    """KV-cache dtypes the backend takes (absent: any)."""
+    sparse: bool | None = None
+    """True: only DeepSeek sparse attention (an indexer, ``index_head_dim``); false: only dense MLA; absent: both."""
+    block_tokens: PositiveInt
+    note: str | None = None
+
+
+class MemFractionTier(Strict):
+    """One device-memory tier of SGLang's defaults: below ``below`` of device memory (absent: every larger device),
+    this ``chunked_prefill_size`` and ``cuda_graph_max_bs`` (``cuda_graph_max_bs_tp4`` at tp ≥ 4)."""
+
+    below: Measure[Bytes] | None = None
+    chunked_prefill_size: Measure[Tokens]
+    cuda_graph_max_bs: Measure[PositiveInt]
+    cuda_graph_max_bs_tp4: Measure[PositiveInt] | None = None
+
+
+class MemFractionRule(Strict):
+    """SGLang's default ``mem_fraction_static`` as its server arguments compute it (docs/engine.md §5):
+
+        reserved = base + per_prefill_token · max(chunked_prefill_size, min_prefill_tokens)
+                   + per_graph_batch · cuda_graph_max_bs + per_rank · tp · pp
+        reserved = max(reserved, floor) on devices of more than ``floor_above``
+        mem_fraction_static = round((gpu_mem − reserved) ÷ gpu_mem, decimals)
+
+    with ``chunked_prefill_size`` (the release's default max_num_batched_tokens there) and ``cuda_graph_max_bs``
+    from the first tier the device's memory is below (``ServerArgs._handle_gpu_memory_settings``).
+    """
+
+    tiers: list[MemFractionTier] = Field(min_length=1)
+    base: Measure[Bytes]
+    per_prefill_token: Measure[Bytes]
+    min_prefill_tokens: Measure[Tokens]
+    per_graph_batch: Measure[Bytes]
+    per_rank: Measure[Bytes]
+    floor: Measure[Bytes]
+    floor_above: Measure[Bytes]
+    decimals: Measure[Annotated[int, Field(ge=0)]] = Measure(value=3)
+    source: str | None = None
+    note: str | None = None
 
 
 class CudagraphProfile(Strict):
@@ -146,6 +204,10 @@ class Accounting(Strict):
     release_last: str | None = None
     util_basis: Cited[Literal["total", "free", "free_before_load"]]
     block_size_mla: Measure[PositiveInt] | None = None
+    """MLA block (tokens) where no ``mla_backends`` rule names the device (no device given, a non-CUDA device)."""
+    mla_backends: Cited[list[MlaBackendRule]] | None = None
+    """The MLA backend and its block per device architecture and KV dtype, first match wins (absent: every
+    device gets ``block_size_mla``)."""
     block_sizes: Cited[list[PositiveInt]] | None = None
     """Block sizes (tokens) the release accepts for ``--block-size`` on CUDA; absent = kvreg does not model the
     knob for this engine (fit/plan/report refuse it there)."""
@@ -170,6 +232,10 @@ class Accounting(Strict):
     window_batched_tokens_factor: Measure[PositiveInt] = Measure(value=1)
     max_num_batched_tokens: Measure[Tokens]
     """Default tokens per scheduler step (the profile run's batch, T of the window formula)."""
+    mem_fraction_rule: MemFractionRule | None = None
+    """Where given, the default gpu_memory_utilization and max_num_batched_tokens per device and tp come from this
+    rule (SGLang's mem_fraction_static and chunked_prefill_size); absent: the engine's one value and the
+    large-GPU defaults."""
     max_num_seqs: Measure[PositiveInt]
     large_gpu_min_bytes: Measure[Bytes] | None = None
     """From this much device memory the larger defaults below apply (vLLM get_batch_defaults)."""

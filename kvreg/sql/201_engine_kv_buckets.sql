@@ -1,7 +1,8 @@
 -- engine_kv_buckets_at(block_size := NULL): table macro, layers with identical KV specs, with the block size and
 -- page each gets after recurrent alignment, page unification and grouping, at the --block-size a user sets (NULL =
 -- the release default; engine_layer_specs_at) — the ONE definition; the view engine_kv_buckets is it at the default.
--- Grain: one row per engine × served model × kv_dtype × tp × bucket (storage kind, window, page).
+-- Grain: one row per engine × served model × kv_dtype × tp × mla_block_tokens (the device class's MLA block, 0 for a
+--   model without MLA layers: engine_layer_specs_at) × bucket (storage kind, window, page).
 -- Inputs: engine_layer_specs_at (in_pool rows), engine_accounting.
 -- Units: bytes per block per layer (page_bytes), tokens (block_tokens, window_tokens), layers.
 -- Rules (engine_accounting.md §2, §3):
@@ -25,14 +26,14 @@
 -- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_kv_buckets_at(block_size := NULL) AS TABLE
 WITH b AS (
-    SELECT l.engine_id, l.model_id, l.kv_dtype, l.tp, l.storage_kind, l.token_bytes, l.window_tokens, l.state_bytes,
+    SELECT l.engine_id, l.model_id, l.kv_dtype, l.tp, l.mla_block_tokens, l.mla_sparse, l.storage_kind, l.token_bytes, l.window_tokens, l.state_bytes,
            l.base_block_tokens, l.num_speculative_tokens, l.block_size AS block_size_set, l.block_size_is_default,
            bool_or(l.mla_block_size_forced) AS mla_block_size_forced, sum(l.layer_count) AS layers
     FROM engine_layer_specs_at(block_size := block_size) l WHERE l.in_pool
     GROUP BY ALL
 ),
 m AS (
-    SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp,
+    SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, b.mla_block_tokens,
            max(b.token_bytes) FILTER (WHERE b.storage_kind <> 'recurrent') AS attn_token_bytes,
            max(b.state_bytes) FILTER (WHERE b.storage_kind = 'recurrent') AS state_page_bytes,
            count(DISTINCT b.storage_kind || ':' || coalesce(b.window_tokens, 0)) AS n_types,
@@ -65,7 +66,7 @@ raw AS (
                 THEN greatest(b.base_block_tokens,
                               d.align_tokens * ceil(d.state_page_bytes / (d.align_tokens * d.attn_token_bytes)))::BIGINT
                 ELSE b.base_block_tokens END AS attn_block_tokens
-    FROM b JOIN mode d USING (engine_id, model_id, kv_dtype, tp)
+    FROM b JOIN mode d USING (engine_id, model_id, kv_dtype, tp, mla_block_tokens)
 ),
 paged AS (
     SELECT r.*,
@@ -77,9 +78,9 @@ unified AS (
     SELECT p.*, max(p.raw_page_bytes) OVER w AS max_page_bytes,
            max(p.attn_block_tokens) OVER w AS model_attn_block_tokens
     FROM paged p
-    WINDOW w AS (PARTITION BY p.engine_id, p.model_id, p.kv_dtype, p.tp)
+    WINDOW w AS (PARTITION BY p.engine_id, p.model_id, p.kv_dtype, p.tp, p.mla_block_tokens)
 )
-SELECT u.engine_id, u.model_id, u.kv_dtype, u.tp, u.storage_kind, u.window_tokens, u.layers, u.token_bytes,
+SELECT u.engine_id, u.model_id, u.kv_dtype, u.tp, u.mla_block_tokens, u.mla_sparse, u.storage_kind, u.window_tokens, u.layers, u.token_bytes,
        u.state_bytes, u.layout_mode, u.base_block_tokens, u.attn_block_tokens,
        CASE WHEN u.storage_kind = 'recurrent' THEN u.model_attn_block_tokens
             WHEN u.layout_mode = 'grouped' AND u.max_page_bytes % u.raw_page_bytes = 0

@@ -1,7 +1,8 @@
 -- engine_kv_layout_at(block_size := NULL): table macro, how one engine release lays out a served model's KV pool
 -- at the --block-size a user sets (NULL = the release default) — the ONE definition; the view engine_kv_layout is
 -- it at the default.
--- Grain: one row per engine × served model × kv_dtype × tp.
+-- Grain: one row per engine × served model × kv_dtype × tp × mla_block_tokens (the device class's MLA block, 0 for a
+--   model without MLA layers; engine_layer_specs_at); mla_sparse: the model's MLA layers are sparse (DSA).
 -- Inputs: engine_kv_buckets_at, engine_layer_specs_at.
 -- Units: page_bytes = bytes of one block of one layer (after unification); block_bytes = bytes of
 --   one block id across all shared tensors (page × group_size); tokens; layers.
@@ -16,7 +17,7 @@
 -- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_kv_layout_at(block_size := NULL) AS TABLE
 WITH agg AS (
-    SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, any_value(b.layout_mode) AS layout_mode,
+    SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, b.mla_block_tokens, any_value(b.layout_mode) AS layout_mode,
            sum(b.layers) AS pool_layers,
            CASE any_value(b.layout_mode)
                 WHEN 'grouped' THEN any_value(b.group_size)
@@ -36,7 +37,7 @@ WITH agg AS (
     GROUP BY ALL
 ),
 flags AS (
-    SELECT l.engine_id, l.model_id, l.kv_dtype, l.tp,
+    SELECT l.engine_id, l.model_id, l.kv_dtype, l.tp, l.mla_block_tokens, bool_or(l.mla_sparse) AS mla_sparse,
            bool_or(l.stored_as_full AND l.kind = 'sliding') AS sliding_stored_as_full,
            bool_or(l.stored_as_full AND l.kind = 'chunked') AS chunked_stored_as_full,
            bool_or(l.kind = 'recurrent' AND NOT l.in_pool) AS recurrent_outside_pool,
@@ -48,7 +49,7 @@ flags AS (
     FROM engine_layer_specs_at(block_size := block_size) l
     GROUP BY ALL
 )
-SELECT a.engine_id, a.model_id, a.kv_dtype, a.tp, a.layout_mode, a.pool_layers,
+SELECT a.engine_id, a.model_id, a.kv_dtype, a.tp, a.mla_block_tokens, f.mla_sparse, a.layout_mode, a.pool_layers,
        a.block_bytes / a.group_size AS page_bytes,
        a.min_block_tokens AS block_size_tokens, a.max_block_tokens, a.num_groups, a.group_size,
        a.padding_layers, a.block_bytes,
@@ -57,7 +58,7 @@ SELECT a.engine_id, a.model_id, a.kv_dtype, a.tp, a.layout_mode, a.pool_layers,
        a.padding_layers > 0 AS has_padding_layers,
        a.layout_mode = 'swa_pools' AS swa_pool_ratio,
        f.block_size, f.block_size_is_default, f.mla_block_size_forced
-FROM agg a JOIN flags f USING (engine_id, model_id, kv_dtype, tp);
+FROM agg a JOIN flags f USING (engine_id, model_id, kv_dtype, tp, mla_block_tokens);
 
 -- engine_kv_layout: engine_kv_layout_at at the release default block size (columns, grain and units as above).
 CREATE OR REPLACE VIEW engine_kv_layout AS

@@ -23,3 +23,17 @@ CREATE OR REPLACE MACRO engine_available_kv_bytes(util_basis, usable_bytes, util
          WHEN 'free' THEN (usable_bytes - weights_bytes - reserve_bytes) * util
          WHEN 'free_before_load' THEN (usable_bytes - non_torch_bytes) * util - weights_bytes
                                       - (reserve_bytes - non_torch_bytes) END;
+
+-- The default gpu_memory_utilization of a release that derives it from the device (SGLang's mem_fraction_static:
+-- ServerArgs._handle_gpu_memory_settings, python/sglang/srt/server_args.py 0.5.x; engine_accounting.md §8;
+-- registry accounting.mem_fraction_rule):
+--   reserved = base + per_prefill_token · max(chunked_prefill_size, min_prefill_tokens) + per_graph_batch · cuda_graph_max_bs
+--              + per_rank · tp   (pp = 1), then max(reserved, floor) on devices of more than floor_above;
+--   round((gpu_mem − reserved) ÷ gpu_mem, decimals).  Bytes in, a fraction out; NULL where the release has no rule.
+CREATE OR REPLACE MACRO engine_mem_fraction(gpu_mem_bytes, chunked_prefill_tokens, cuda_graph_max_bs, tp, base_bytes,
+                                            per_prefill_token_bytes, min_prefill_tokens, per_graph_batch_bytes,
+                                            per_rank_bytes, floor_bytes, floor_above_bytes, decimals) AS
+    round((gpu_mem_bytes
+           - greatest(base_bytes + per_prefill_token_bytes * greatest(chunked_prefill_tokens, min_prefill_tokens)
+                      + per_graph_batch_bytes * cuda_graph_max_bs + per_rank_bytes * tp,
+                      CASE WHEN gpu_mem_bytes > floor_above_bytes THEN floor_bytes ELSE 0 END)) / gpu_mem_bytes, decimals::INTEGER);

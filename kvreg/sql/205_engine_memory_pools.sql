@@ -68,15 +68,26 @@ served AS (
     LEFT JOIN attn_geometry ag ON ag.model_id = s.model_id
     WHERE s.role = 'target'
 ),
+device_tier AS (   -- mem_fraction_rule: the first tier whose memory bound the device is below (SGLang, 203)
+    SELECT t.engine_id, h.hardware_id,
+           arg_min({'batched': t.chunked_prefill_tokens, 'bs': t.cuda_graph_max_bs, 'bs_tp4': t.cuda_graph_max_bs_tp4},
+                   t.tier_idx) AS tier
+    FROM engine_mem_fraction_tiers t CROSS JOIN hardware h
+    WHERE t.below_bytes IS NULL OR h.usable_bytes < t.below_bytes
+    GROUP BY ALL
+),
 dev AS (
     SELECT a.*, e.gpu_memory_utilization AS release_gpu_memory_utilization, h.hardware_id, h.usable_bytes,
            h.interconnect_domain_size, h.architecture AS hardware_architecture,
-           engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id) AS large_gpu
+           engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id) AS large_gpu,
+           dt.tier.batched AS tier_batched, dt.tier.bs AS tier_graph_bs, dt.tier.bs_tp4 AS tier_graph_bs_tp4
     FROM engine_accounting a JOIN engines e USING (engine_id) CROSS JOIN hardware h
+    LEFT JOIN device_tier dt ON dt.engine_id = a.engine_id AND dt.hardware_id = h.hardware_id
 ),
 knobs AS (
     SELECT d.*,
-           CASE WHEN d.large_gpu THEN coalesce(d.max_num_batched_tokens_large_gpu, d.max_num_batched_tokens)
+           CASE WHEN d.tier_batched IS NOT NULL THEN d.tier_batched
+                WHEN d.large_gpu THEN coalesce(d.max_num_batched_tokens_large_gpu, d.max_num_batched_tokens)
                 ELSE d.max_num_batched_tokens END AS release_batched,
            CASE WHEN d.large_gpu THEN coalesce(d.max_num_seqs_large_gpu, d.max_num_seqs) ELSE d.max_num_seqs END
                AS release_max_num_seqs
@@ -90,12 +101,27 @@ set_knobs AS (
            unnest(coalesce(batched_axis, [coalesce(max_num_batched_tokens, k.release_batched)]))::BIGINT AS batched_set
     FROM knobs k
 ),
+release_util AS (   -- the release's default utilization per device, batched setting and tp: the engine's one value, or
+                    -- the release's rule (SGLang's mem_fraction_static from the device memory, the prefill chunk and the
+                    -- CUDA-graph batch at this tp: 203 engine_mem_fraction); a few thousand rows, joined by equality
+    SELECT DISTINCT d.engine_id, d.hardware_id, d.batched_set, t.tp,
+           CASE WHEN d.mem_fraction_base_bytes IS NOT NULL AND d.tier_graph_bs IS NOT NULL
+                THEN engine_mem_fraction(d.usable_bytes, d.batched_set,
+                                         CASE WHEN t.tp >= 4 THEN coalesce(d.tier_graph_bs_tp4, d.tier_graph_bs)
+                                              ELSE d.tier_graph_bs END,
+                                         t.tp, d.mem_fraction_base_bytes, d.mem_fraction_per_prefill_token_bytes,
+                                         d.mem_fraction_min_prefill_tokens, d.mem_fraction_per_graph_batch_bytes,
+                                         d.mem_fraction_per_rank_bytes, d.mem_fraction_floor_bytes,
+                                         d.mem_fraction_floor_above_bytes, d.mem_fraction_decimals)
+                ELSE d.release_gpu_memory_utilization END AS release_util
+    FROM set_knobs d CROSS JOIN tp_sizes t
+),
 pool AS (
     SELECT d.engine_id, s.model_id, d.hardware_id, s.weights_dtype, t.tp, d.batched_set AS max_num_batched_tokens,
            d.batched_set = d.release_batched AS default_batched,
            d.seqs_set AS max_num_seqs, d.seqs_set = d.release_max_num_seqs AS max_num_seqs_is_default,
-           d.usable_bytes, d.util_set AS gpu_memory_utilization,
-           d.util_set = d.release_gpu_memory_utilization AS util_is_default,
+           d.usable_bytes, coalesce(gpu_memory_utilization, u.release_util)::DOUBLE AS gpu_memory_utilization,
+           coalesce(gpu_memory_utilization, u.release_util) = u.release_util AS util_is_default,
            d.eager_set AS enforce_eager, num_speculative_tokens::BIGINT AS num_speculative_tokens,
            d.util_basis,
            engine_non_torch_bytes(d.non_torch_bytes, d.non_torch_multi_gpu_bytes, d.non_torch_per_extra_rank_bytes,
@@ -141,6 +167,8 @@ pool AS (
            s.hidden_size, s.vocab_size, s.act_bytes, s.intermediate_size, s.moe_intermediate_size, s.moe_top_k,
            d.sampler_bytes_per_seq_vocab, d.sampler_buffer_rows, d.profile_hidden_kept
     FROM set_knobs d CROSS JOIN served s CROSS JOIN tp_sizes t
+    JOIN release_util u ON u.engine_id = d.engine_id AND u.hardware_id = d.hardware_id AND u.batched_set = d.batched_set
+                       AND u.tp = t.tp
     -- the served checkpoint's bytes per rank (035: vocab padded and split, k/v replicated past the KV
     -- heads, norms/routers/rotary caches on every rank).  A precision the entry lists no checkpoint for
     -- is served as its generic checkpoint under the same per-tensor rule (16-bit embeddings and norms,

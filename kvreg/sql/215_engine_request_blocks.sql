@@ -2,7 +2,7 @@
 -- tokens holds, summed over KV groups — the ONE definition of blocks per request; the view
 -- engine_request_blocks is this macro over the max_model_lens and batched_tokens axes, and
 -- engine_capacity_at (220) applies it at any context and batched-token setting.
--- Grain: one row per engine × served model × kv_dtype × tp × max_model_len (each distinct value of
+-- Grain: one row per engine × served model × kv_dtype × tp × mla_block_tokens (engine_kv_buckets_at) × max_model_len (each distinct value of
 --   len_list, a LIST of token counts) × max_num_batched_tokens (each distinct value of batched_list).
 --   block_size: the --block-size a user sets (NULL = the release default), passed to engine_kv_buckets_at.
 -- Inputs: engine_kv_buckets_at, engine_accounting; scalar macro engine_group_blocks (210).
@@ -12,7 +12,7 @@
 --   grouped pools sum blocks over all groups (Σ_g blocks_g); a single
 --   group (or SGLang's pools) needs the largest per-bucket figure.
 CREATE OR REPLACE MACRO engine_request_blocks_at(len_list, batched_list, block_size := NULL) AS TABLE
-SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, l.max_model_len, t.max_num_batched_tokens,
+SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, b.mla_block_tokens, l.max_model_len, t.max_num_batched_tokens,
        CASE any_value(b.layout_mode)
             WHEN 'grouped' THEN sum(b.request_groups * engine_group_blocks(
                  b.storage_kind, b.block_tokens, b.window_tokens, l.max_model_len,

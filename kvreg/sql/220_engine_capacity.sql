@@ -38,6 +38,10 @@
 --                           release default; block_size_tokens is the smallest attention block actually used
 --                           (after MLA and hybrid alignment), which can differ from it
 --   mla_block_size_forced   the knob was given but the release keeps its MLA backend's block (vLLM ≤0.16)
+--   mla_block_tokens        the MLA block of this device (engine_mla_backend for the hardware's architecture and
+--                           the kv_dtype; the release's block_size_mla with no device); 0 without MLA layers
+--   mla_backend             the MLA attention backend the release picks on this device (NULL: no MLA layers, or a
+--                           device no rule names)
 -- Every column reference is qualified: a macro parameter shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_capacity_at(context_list, max_num_batched_tokens := NULL,
                                            gpu_memory_utilization := NULL, max_num_seqs := NULL,
@@ -48,11 +52,12 @@ WITH pools AS (
     SELECT p.engine_id, p.model_id, p.hardware_id, p.weights_dtype, p.tp, p.max_num_batched_tokens,
            p.default_batched, p.max_num_seqs, p.max_num_seqs_is_default, p.usable_bytes, p.gpu_memory_utilization,
            p.util_is_default, p.enforce_eager, p.num_speculative_tokens, p.weights_bytes, p.reserve_bytes,
-           p.available_kv_bytes
+           p.available_kv_bytes, h.architecture AS hardware_architecture
     FROM engine_memory_pools_at(max_num_batched_tokens := max_num_batched_tokens,
                                 gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                                 enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
                                 batched_axis := batched_axis) p
+    LEFT JOIN hardware h ON h.hardware_id = p.hardware_id
     WHERE available_kv_bytes IS NULL
     UNION ALL
     -- a given "Available KV cache memory": the block arithmetic alone, on no device
@@ -62,7 +67,7 @@ WITH pools AS (
            coalesce(gpu_memory_utilization, e.gpu_memory_utilization)::DOUBLE,
            coalesce(gpu_memory_utilization, e.gpu_memory_utilization) = e.gpu_memory_utilization,
            coalesce(enforce_eager, false), num_speculative_tokens::BIGINT, NULL::DOUBLE, NULL::DOUBLE,
-           available_kv_bytes::DOUBLE
+           available_kv_bytes::DOUBLE, NULL::VARCHAR
     FROM engine_accounting a JOIN engines e ON e.engine_id = a.engine_id
     CROSS JOIN (SELECT DISTINCT served_id FROM served_models) s
     CROSS JOIN tp_sizes t
@@ -89,9 +94,16 @@ base AS (
            k.sliding_stored_as_full, k.chunked_stored_as_full, k.recurrent_outside_pool, k.k_eq_v_stored_twice,
            k.mla_block_size, k.sliding_prefill_reserve, k.recurrent_page_alignment, k.has_padding_layers, k.swa_pool_ratio,
            k.block_size, k.block_size_is_default, k.mla_block_size_forced,
+           k.mla_block_tokens, CASE WHEN k.mla_block_tokens > 0 THEN mb.mla_backend END AS mla_backend,
            f.fp_seq_bytes
     FROM pools p
     JOIN engine_kv_layout_at(block_size := block_size) k ON k.engine_id = p.engine_id AND k.model_id = p.model_id AND k.tp = p.tp
+    -- the device's MLA backend and block (200 engine_mla_backend, complete over every architecture, NULL = no device:
+    -- the release's fallback): a model with MLA layers reads the layout rows of its device's block, others the 0 rows.
+    -- An inner join right after the layout, so it filters before the per-context rows are made
+    JOIN engine_mla_backend mb ON mb.engine_id = p.engine_id AND mb.kv_dtype = k.kv_dtype AND mb.sparse = k.mla_sparse
+                              AND mb.architecture IS NOT DISTINCT FROM p.hardware_architecture
+                              AND (k.mla_block_tokens = 0 OR k.mla_block_tokens = mb.mla_block_tokens)
     -- the batched-token settings the pools can have, without reading the pools again (a CTE read twice is
     -- materialised whole, which would stop the filters of a one-scenario query reaching its scans)
     JOIN engine_request_blocks_at(context_list,
@@ -101,10 +113,12 @@ base AS (
                                            (SELECT list(DISTINCT v.t) FILTER (WHERE v.t IS NOT NULL)
                                             FROM (SELECT unnest([x.max_num_batched_tokens,
                                                                  x.max_num_batched_tokens_large_gpu]) AS t
-                                                  FROM engine_accounting x) v)),
+                                                  FROM engine_accounting x
+                                                  UNION ALL   -- the per-device defaults of a mem_fraction_rule (205)
+                                                  SELECT y.chunked_prefill_tokens FROM engine_mem_fraction_tiers y) v)),
                                   block_size := block_size) r
       ON r.engine_id = k.engine_id AND r.model_id = k.model_id AND r.kv_dtype = k.kv_dtype
-     AND r.tp = k.tp AND r.max_num_batched_tokens = p.max_num_batched_tokens
+     AND r.tp = k.tp AND r.mla_block_tokens = k.mla_block_tokens AND r.max_num_batched_tokens = p.max_num_batched_tokens
     JOIN engine_accounting a ON a.engine_id = p.engine_id
     JOIN fp f ON f.model_id = k.model_id AND f.kv_dtype = k.kv_dtype AND f.tp = k.tp AND f.max_model_len = r.max_model_len
 ),

@@ -1,7 +1,8 @@
 -- calibration: each observed engine startup beside kvreg's prediction, with the error.
 -- Grain: one row per observation (registry/observations).
 -- Inputs: observations, models, observation_weights, engine_accounting, engine_kv_layout, engine_request_blocks,
---   engine_memory_pools; scalar macros engine_concurrency, engine_logged_tokens.
+--   engine_memory_pools, engine_mla_backend (the layout of the logged device's MLA block: its hardware architecture);
+--   scalar macros engine_concurrency, engine_logged_tokens.
 -- Units: bytes per device, blocks, tokens, % (error ÷ logged × 100).
 --   logged_tokens          "GPU KV cache size" as logged (V0: # GPU blocks × block size)
 --   (a) block arithmetic from the logged available memory (exact up to print rounding):
@@ -46,7 +47,7 @@ WITH o AS (
                 ELSE coalesce(o.weights_dtype, m.dtype) END AS wdtype,
            coalesce(o.max_model_len, o.max_concurrency_tokens) AS L,
            m.model_id IS NOT NULL AS model_known, a.engine_id IS NOT NULL AS engine_known,
-           h.hardware_id IS NOT NULL AS hardware_known,
+           h.hardware_id IS NOT NULL AS hardware_known, h.architecture AS hardware_architecture,
            a.logged_tokens_rule, a.concurrency_rule, a.available_log_decimals,
            CASE WHEN engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id)
                 THEN coalesce(a.max_num_batched_tokens_large_gpu, a.max_num_batched_tokens)
@@ -68,8 +69,12 @@ k AS (
     JOIN engine_kv_layout l ON l.engine_id = o.engine_id AND l.model_id = o.served_id AND l.kv_dtype = o.kv
                            AND l.tp = o.tp
     JOIN engine_request_blocks r ON r.engine_id = o.engine_id AND r.model_id = o.served_id AND r.kv_dtype = o.kv
-                                AND r.tp = o.tp AND r.max_model_len = o.L
+                                AND r.tp = o.tp AND r.mla_block_tokens = l.mla_block_tokens AND r.max_model_len = o.L
                                 AND r.max_num_batched_tokens = coalesce(o.max_num_batched_tokens, o.default_T)
+    -- the logged device's MLA block (200 engine_mla_backend); an unknown device: the release's fallback
+    LEFT JOIN engine_mla_backend mb ON mb.engine_id = o.engine_id AND mb.kv_dtype = o.kv AND mb.sparse = l.mla_sparse
+                                   AND mb.architecture IS NOT DISTINCT FROM o.hardware_architecture
+    WHERE l.mla_block_tokens = 0 OR l.mla_block_tokens = mb.mla_block_tokens
 ),
 e2e AS (
     SELECT o.observation_id, p.usable_bytes, coalesce(o.gpu_memory_utilization, p.gpu_memory_utilization) AS util,

@@ -31,6 +31,8 @@
 --   block_size, block_size_is_default, mla_block_size_forced  engine rows: the block size set (the --block-size knob,
 --                   passed to engine_capacity_at only: it changes blocks, not the pool) as engine_capacity_at; NULL for
 --                   first principles
+--   mla_block_tokens  engine rows: the device's MLA block (engine_capacity_at; 0 without MLA layers), the key plans
+--                   join workload_blocks_at on; NULL for first principles
 -- Source: kv-budget-lesson.txt (36 vs 48 sequences), kv-arithmetic-hybrid-attention.txt; engine rows:
 --   engine_accounting.md (220).
 CREATE OR REPLACE MACRO capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
@@ -44,7 +46,7 @@ WITH joined AS (
            NULL::BOOLEAN AS engine_starts, NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens,
            NULL::BIGINT AS engine_num_blocks, NULL::BIGINT AS engine_blocks_per_request,
            NULL::BIGINT AS engine_block_size, NULL::BOOLEAN AS engine_block_size_is_default,
-           NULL::BOOLEAN AS engine_mla_block_size_forced
+           NULL::BOOLEAN AS engine_mla_block_size_forced, NULL::BIGINT AS engine_mla_block_tokens
     FROM memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                          max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                          num_speculative_tokens := num_speculative_tokens, only_models := only_models,
@@ -63,7 +65,7 @@ WITH joined AS (
            s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
            s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
            e.starts, e.admitted_seqs, e.logged_kv_tokens, e.num_blocks, e.blocks_per_request, e.block_size,
-           e.block_size_is_default, e.mla_block_size_forced
+           e.block_size_is_default, e.mla_block_size_forced, e.mla_block_tokens
     FROM engine_capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
                             max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
                             enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
@@ -104,5 +106,5 @@ SELECT z.model_id, z.hardware_id, z.engine_id, z.weights_dtype, z.kv_dtype, z.tp
        z.pool_basis, z.gpu_memory_utilization, z.util_is_default, z.max_num_seqs, z.max_num_seqs_is_default,
        z.max_num_batched_tokens, z.default_batched, z.enforce_eager, z.num_speculative_tokens,
        z.engine_block_size AS block_size, z.engine_block_size_is_default AS block_size_is_default,
-       z.engine_mla_block_size_forced AS mla_block_size_forced
+       z.engine_mla_block_size_forced AS mla_block_size_forced, z.engine_mla_block_tokens AS mla_block_tokens
 FROM sized z

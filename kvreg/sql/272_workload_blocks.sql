@@ -1,7 +1,8 @@
 -- workload_blocks_at(prefix_tokens, prompt_tokens, block_size := NULL): table macro, the blocks of a request an engine release's
 -- prefix cache shares — the ONE definition of prefix sharing in blocks (plans, 275, uses it with
 -- engine_seq_blocks below).
--- Grain: one row per engine × served model × kv_dtype × tp (as engine_kv_buckets).
+-- Grain: one row per engine × served model × kv_dtype × tp × mla_block_tokens (as engine_kv_buckets: the device
+--   class's MLA block, 0 without MLA layers; plans join it on capacity_at's mla_block_tokens).
 -- Inputs: engine_kv_buckets (the layout's block_tokens and request_groups: the block size comes from the
 --   layout, never a constant); prefix_tokens P (a system prompt every sequence of a replica starts with),
 --   prompt_tokens I (the request's whole input, ≥ P + 1; NULL = unknown, then P + 1: only the prefix is
@@ -27,7 +28,7 @@
 --   (v1/engine/async_llm.py:386-397, ParentRequest), which hit each other's cached prompt blocks by the
 --   same rule; beam search is n sequences of one prompt as well.
 CREATE OR REPLACE MACRO workload_blocks_at(prefix_tokens, prompt_tokens, block_size := NULL) AS TABLE
-SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp,
+SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, b.mla_block_tokens,
        CASE WHEN any_value(b.layout_mode) = 'grouped'
             THEN coalesce(sum(b.request_groups * (least(prefix_tokens, coalesce(prompt_tokens, prefix_tokens + 1) - 1)
                                                   // b.block_tokens))

@@ -135,7 +135,7 @@ base AS (
       -- only read the layout when something is shared (nothing shared: the release's own admission, below)
       ON (coalesce(shared_prefix_tokens, 0) > 0 OR coalesce(parallel_samples, 1) > 1)
      AND p.pool_basis = 'engine' AND wb.engine_id = p.engine_id AND wb.model_id = p.model_id
-     AND wb.kv_dtype = p.kv_dtype AND wb.tp = p.tp
+     AND wb.kv_dtype = p.kv_dtype AND wb.tp = p.tp AND wb.mla_block_tokens = p.mla_block_tokens
 ),
 shared AS (
     -- the shared prefix and the prompt of n samples, paid once (272): engine rows in the release's blocks,

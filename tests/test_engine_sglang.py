@@ -1,0 +1,73 @@
+"""SGLang's pool as its server arguments size it (docs/engine.md §5; engine_accounting.md §8): the default
+mem_fraction_static per device and tp (accounting.mem_fraction_rule, 203 engine_mem_fraction, 205), the per-device
+chunked_prefill_size, and available = (usable − non_torch) × fraction − weights with no activation term.
+Every number below is worked by hand from ServerArgs._handle_gpu_memory_settings (python/sglang/srt/server_args.py 0.5.x):
+    reserved (MiB) = 512 + 1.5 × max(chunk, 2048) + 2 × cuda_graph_max_bs + 128 × tp, ≥ 10 × 1024 above 60 GiB
+    fraction = round((gpu_mem − reserved) / gpu_mem, 3)
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.conftest import one
+
+GIB = 2**30
+MIB = 2**20
+
+
+def _pool(con, hw: str, tp: int, model: str = "llama-3.1-8b", **knobs):
+    args = ", ".join(f"{k} := {v}" for k, v in knobs.items())
+    return one(con, f"SELECT * FROM engine_memory_pools_at({args}) WHERE engine_id = 'sglang-0.5' AND model_id = ?"
+                    " AND hardware_id = ? AND tp = ? AND weights_dtype = 'bf16' AND default_batched",
+               [model, hw, tp])
+
+
+@pytest.mark.parametrize("hw, mib, tp, chunk, graph_bs, fraction", [
+    # H100 SXM 80GB, 81,089 MiB: 512 + 1.5 × 8192 + 2 × 256 + 128 = 13,440 MiB (above the 10 GiB floor)
+    ("h100-sxm-80gb", 81_089, 1, 8192, 256, 0.834),
+    # TP 4: cuda_graph_max_bs 512 and 4 × 128: 512 + 12,288 + 1,024 + 512 = 14,336 MiB
+    ("h100-sxm-80gb", 81_089, 4, 8192, 512, 0.823),
+    # A100 SXM 40GB, 40,339.3 MiB (< 60 × 1024: no floor): 512 + 1.5 × 4096 + 2 × 32 + 128 = 6,848 MiB
+    ("a100-sxm-40gb", 40_339.3125, 1, 4096, 32, 0.830),
+    # L4, 23,034 MiB (< 35 × 1024): 512 + 1.5 × 2048 + 2 × 24 + 128 = 3,760 MiB
+    ("l4", 23_034, 1, 2048, 24, 0.837),
+    # B200, 182,642 MiB (≥ 160 × 1024): 512 + 1.5 × 16384 + 2 × 512 + 128 = 26,240 MiB
+    ("b200", 182_642, 1, 16384, 512, 0.856),
+])
+def test_default_fraction_by_device_and_tp(con, hw, mib, tp, chunk, graph_bs, fraction):
+    reserved = 512 + 1.5 * max(chunk, 2048) + 2 * graph_bs + 128 * tp
+    if mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    assert round((mib - reserved) / mib, 3) == fraction     # the hand figure is the rule's
+    p = _pool(con, hw, tp)
+    assert p["usable_bytes"] / MIB == pytest.approx(mib)
+    assert (p["gpu_memory_utilization"], p["util_is_default"], p["max_num_batched_tokens"]) == (fraction, True, chunk)
+
+
+def test_pool_is_the_fraction_of_free_before_load_less_the_weights(con):
+    """No activation or CUDA-graph term: SGLang sizes the pool before any forward (rest = avail − pre × (1 − f))."""
+    p = _pool(con, "h100-sxm-80gb", 1)
+    assert p["reserve_bytes"] == p["non_torch_bytes"] == 0.5 * GIB
+    assert p["available_kv_bytes"] == pytest.approx((p["usable_bytes"] - 0.5 * GIB) * 0.834 - p["weights_bytes"])
+    # a user's --mem-fraction-static replaces the default and says so
+    k = _pool(con, "h100-sxm-80gb", 1, gpu_memory_utilization=0.9)
+    assert (k["gpu_memory_utilization"], k["util_is_default"]) == (0.9, False)
+
+
+def test_public_qwen3_235b_tp4_figure(con):
+    """vllm-log-13 (vllm_startup_logs.jsonl): SGLang, Qwen3-235B-A22B-FP8, TP 4 on H100, --mem-fraction-static 0.93:
+    'KV Cache is allocated. #tokens: 367404' (K and V 8.23 GB each).  kvreg: (81,089 MiB − 1.5 GiB NVLink communicators)
+    × 0.93 − 55.13 GiB weights per rank = 17.12 GiB; ÷ 94 layers × 1 KV head per rank × 128 × 2 × 2 B = 48,128 B per
+    token → 381,923 tokens, 3.9 % above the log (a checked figure, not a fitted one: no constant was set from it)."""
+    r = one(con, "SELECT available_kv_bytes, weights_bytes, block_bytes, logged_kv_tokens FROM engine_capacity_at([40960],"
+                 " gpu_memory_utilization := 0.93) WHERE engine_id = 'sglang-0.5' AND model_id = 'qwen3-235b-a22b-fp8'"
+                 " AND hardware_id = 'h100-sxm-80gb' AND tp = 4 AND weights_dtype = 'fp8' AND kv_dtype = 'bf16'"
+                 " AND default_batched")
+    assert r["block_bytes"] == 94 * 1 * 128 * 2 * 2
+    avail = (81_089 * MIB - 1.5 * GIB) * 0.93 - r["weights_bytes"]
+    assert r["available_kv_bytes"] == pytest.approx(avail)
+    assert r["logged_kv_tokens"] == math.floor(avail / 48_128) == 381_923
+    assert abs(r["logged_kv_tokens"] / 367_404 - 1) < 0.04
