@@ -19,7 +19,10 @@
 -- Columns: *_efficiency (fraction), *_basis, *_level, *_n (measurements behind it; NULL when stated),
 --   evidence: one line for people, e.g. "bandwidth 0.43 measured (n=38, h100-sxm-80gb × trtllm); compute …".
 --   host_request_s, host_level, host_n: the host roof (speed_fit roof 'host': seconds of one replica per request),
---   first level with data of hardware, architecture, engine (this engine family only; NULL: no host roof).
+--   first level with data of hardware, architecture (this engine family only; NULL: no host roof).  Never the
+--   engine level: the fastest turnover measured on another architecture's machines is no lower bound for this
+--   one (a faster GPU or host finishes requests sooner).  With vLLM's rows on Hopper and CDNA3 it would have
+--   capped every B200/B300 vLLM replica at 15 requests/s, from one GPU-bound H200 run (1024/1024 at 15.8k tok/s).
 CREATE OR REPLACE VIEW speed_efficiency_by_holdout AS
 WITH fit AS MATERIALIZED (
     -- speed_fit once: every use below reads this copy (a view named twice is evaluated twice)
@@ -81,16 +84,15 @@ SELECT w.holdout, w.hardware_id, w.engine_family,
        CASE WHEN w.c_fit IS NOT NULL THEN w.c_fit.level WHEN w.stated_compute IS NOT NULL THEN 'stated' END
            AS compute_level,
        w.c_fit.n AS compute_n,
-       -- the host roof: the first of hardware, architecture, engine with a fit for this engine family
-       coalesce(hh.request_s, ha.request_s, he.request_s) AS host_request_s,
+       -- the host roof: the first of hardware, architecture with a fit for this engine family (see the header)
+       coalesce(hh.request_s, ha.request_s) AS host_request_s,
        CASE WHEN hh.request_s IS NOT NULL THEN 'hardware' WHEN ha.request_s IS NOT NULL THEN 'architecture'
-            WHEN he.request_s IS NOT NULL THEN 'engine' END AS host_level,
-       coalesce(hh.n, ha.n, he.n) AS host_n
+            END AS host_level,
+       coalesce(hh.n, ha.n) AS host_n
 FROM wide w
 LEFT JOIN fit hh ON hh.roof = 'host' AND hh.holdout = w.holdout AND hh.level = 'hardware' AND hh.key = w.hardware_id
                           AND hh.engine_family = w.engine_family
 LEFT JOIN fit ha ON ha.roof = 'host' AND ha.holdout = w.holdout AND ha.level = 'architecture' AND ha.key = w.architecture
                           AND ha.engine_family = w.engine_family
-LEFT JOIN fit he ON he.roof = 'host' AND he.holdout = w.holdout AND he.level = 'engine' AND he.key = w.engine_family
 LEFT JOIN provenance pb ON pb.kind = 'hardware' AND pb.entry_id = w.hardware_id AND pb.field = 'efficiency.bandwidth'
 LEFT JOIN provenance pc ON pc.kind = 'hardware' AND pc.entry_id = w.hardware_id AND pc.field = 'efficiency.compute'
