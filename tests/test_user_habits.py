@@ -17,17 +17,9 @@ from click.testing import CliRunner
 
 import kvreg
 from kvreg.cli import main
+from tests.test_engine_cli import V1_LOG  # the same vLLM 0.10.1 startup excerpt
 
 ROOT = Path(__file__).resolve().parents[1]
-
-V1_LOG = """\
-INFO 07-09 02:50:01 [api_server.py:1] vLLM API server version 0.10.1
-INFO 07-09 02:50:02 [utils.py:1] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', 'max_model_len': 131072, 'tensor_parallel_size': 1}
-(EngineCore pid=107) INFO 07-09 02:58:01 [gpu_model_runner.py:1] Model loading took 14.9889 GiB and 4.1 seconds
-(EngineCore pid=107) INFO 07-09 02:58:11 [gpu_worker.py:276] Available KV cache memory: 51.63 GiB
-(EngineCore pid=107) INFO 07-09 02:58:11 [kv_cache_utils.py:716] GPU KV cache size: 422,944 tokens
-(EngineCore pid=107) INFO 07-09 02:58:11 [kv_cache_utils.py:720] Maximum concurrency for 131,072 tokens per request: 3.23x
-"""
 
 
 @pytest.fixture(scope="module")
