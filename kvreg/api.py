@@ -28,13 +28,13 @@ __all__ = ["FitResult", "KvregError", "PlanResult", "Problem", "UsageError", "ca
 def _project(project: Path | str) -> Path:
     """``project`` as a Path, refused (UsageError) unless it is a kvreg project directory, as the CLI's
     ``--project`` is: a wrong path must not validate as an empty registry."""
-    from kvreg.registry import KINDS
+    from kvreg.registry import is_project, project_folders
 
     root = Path(project)
     if not root.is_dir():
         raise UsageError(f"project {str(root)!r} is not a directory")
-    if not any((root / k.folder).is_dir() for k in KINDS):
-        raise UsageError(f"{str(root)!r} is not a kvreg project: none of {', '.join(k.folder for k in KINDS)} exists"
+    if not is_project(root):
+        raise UsageError(f"{str(root)!r} is not a kvreg project: none of {project_folders()} exists"
                          " there (pass project= the folder holding registry/)")
     return root
 

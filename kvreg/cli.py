@@ -16,10 +16,10 @@ from kvreg.units import CONTEXT_HELP
 
 def _is_project(ctx, param, value: Path) -> Path:
     """Refuse a directory with none of the registry folders (running in the wrong folder must not pass)."""
-    from kvreg.registry import KINDS
+    from kvreg.registry import is_project, project_folders
 
-    if not any((value / k.folder).is_dir() for k in KINDS):
-        raise click.BadParameter(f"{value} is not a kvreg project: none of {', '.join(k.folder for k in KINDS)}"
+    if not is_project(value):
+        raise click.BadParameter(f"{value} is not a kvreg project: none of {project_folders()}"
                                  " exists there (cd into the project or pass --project DIR)")
     return value
 
@@ -483,11 +483,11 @@ def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params
     from kvreg.importhf.writer import write_entry
 
     if out_dir is None and not to_stdout:
-        from kvreg.registry import KINDS
+        from kvreg.registry import is_project, project_folders
 
-        if not any(Path(k.folder).is_dir() for k in KINDS):
+        if not is_project("."):
             raise click.UsageError("the current folder is not a kvreg project (none of "
-                                   f"{', '.join(k.folder for k in KINDS)} exists): cd into the project, "
+                                   f"{project_folders()} exists): cd into the project, "
                                    "or pass --out DIR or --stdout")
         out_dir = Path("registry/models")
 

@@ -173,6 +173,19 @@ def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[
     return [p for loc, p in out if not (p.code == "missing-key" and loc in merged)]
 
 
+def is_project(root: Path | str) -> bool:
+    """True when ``root`` holds at least one registry folder (``KINDS``' folders): the one test the CLI's
+    ``--project``, the Python API and ``import-hf``'s default output folder apply, so running in the wrong
+    folder never passes as an empty registry."""
+    root = Path(root)
+    return any((root / k.folder).is_dir() for k in KINDS)
+
+
+def project_folders() -> str:
+    """The registry folders a project has, for messages (``registry/models, registry/engines, …``)."""
+    return ", ".join(k.folder for k in KINDS)
+
+
 def discover(root: Path) -> list[tuple[Kind, Path]]:
     """Every entry file below ``root``, sorted by kind order then path."""
     found = []
