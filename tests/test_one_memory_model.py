@@ -259,10 +259,10 @@ def test_report_summary_and_plan_json_agree_row_by_row(tmp_path):
 
 
 def test_unpriced_hardware_is_ranked_apart_on_devices(con):
-    # mi355x: no public per-GPU price in the registry (the B300 got rental quotes with the price pass).
+    # gb300: no rental quote in the registry (a purchase price only; the MI355X got rental quotes).
     rows = con.execute("SELECT hardware_id, rank_list, rank_in_list, gpus, usd_per_hour FROM ranked_plans("
                        "200, 32768, 0.05, models := ['llama-3.1-8b'], engines := ['vllm-0.33'],"
-                       " weights_dtypes := ['fp8'], kv_dtypes := ['fp8'], hardware := ['h100-sxm-80gb', 'mi355x'])"
+                       " weights_dtypes := ['fp8'], kv_dtypes := ['fp8'], hardware := ['h100-sxm-80gb', 'gb300'])"
                        " WHERE feasible ORDER BY rank_in_model").fetchall()
     priced = [r for r in rows if r[1] == "priced"]
     unpriced = [r for r in rows if r[1] == "no price"]

@@ -255,9 +255,13 @@ def test_missing_figures_are_reasons_not_zeros(con):
     assert g["usd_per_hour"] is None and g["replicas"] is None
     m = plan_row(con, "llama-3.1-70b", "m3-ultra-96gb", 4)
     assert m["reason"] == "tp > 1 needs an interconnect figure for this hardware"
-    # the MI355X has no public per-GPU price (hardware/mi355x.yaml notes): NULL, ranked apart (ranked_plans)
-    n = plan_row(con, "llama-3.1-70b", "mi355x", 8)
+    # the GB300 has no rental quote (only a purchase price, hardware/gb300.yaml): NULL on the rental basis,
+    # ranked apart (ranked_plans)
+    n = plan_row(con, "llama-3.1-70b", "gb300", 8)
     assert n["feasible"] and n["usd_per_hour"] is None
+    # the MI355X got rental quotes (Vultr $2.59 on-demand, Oracle $8.60): the lowest, × 8 GPUs per replica-hour
+    m = plan_row(con, "llama-3.1-70b", "mi355x", 8)
+    assert m["usd_per_hour"] == pytest.approx(m["replicas"] * 8 * 2.59)
     # the B300 got rental quotes (Hyperstack $7.40, RunPod $7.89): the lowest, × 8 GPUs = $59.20 per replica-hour
     b = plan_row(con, "llama-3.1-70b", "b300", 8)
     assert b["usd_per_hour"] == pytest.approx(b["replicas"] * 8 * 7.40)

@@ -324,8 +324,8 @@ def test_costs_llama70b_h100(con):
 
 
 def test_costs_without_price_are_null(con):
-    # mi355x: no public per-GPU price (hardware/mi355x.yaml notes); the B300 got rental quotes
-    c = one(con, "SELECT * FROM costs WHERE model_id='llama-3.1-70b' AND hardware_id='mi355x' AND tp=1 AND engine_id='first-principles'"
+    # gb300: no rental quote (a purchase price only, hardware/gb300.yaml); the MI355X got rental quotes
+    c = one(con, "SELECT * FROM costs WHERE model_id='llama-3.1-70b' AND hardware_id='gb300' AND tp=1 AND engine_id='first-principles'"
                  " AND weights_dtype='bf16' AND kv_dtype='bf16' AND context_tokens=8192 AND batch=1")
     assert c["usd_per_hour"] is None and c["usd_per_million_output_tokens"] is None
     assert c["decode_tok_per_s"] > 0
