@@ -91,7 +91,21 @@ def test_worked_plan_cli_output(db, con):
                         " · weights bf16 · KV bf16")
     # The H100 and A100 rows are checked by hand above (plans SQL); with every datacenter part priced the ten
     # shown are cheaper.
-    # cheapest on the rental basis: MI300X at $1.50/h (TensorWave), now at its efficiency fitted to AMD's vLLM pages
+    # cheapest on the rental basis since the MI355X got rental quotes: TP 4 at $2.59/h (Vultr on-demand,
+    # 2026-07-31), at the entry's stated bandwidth efficiency 0.45 (estimated, hardware/mi355x.yaml: no
+    # measurement fits CDNA4; the MI300X/MI325X below run at CDNA3's fitted 0.23).  The rate limit by hand:
+    # (W + B·kv)/(4 × 8.0 TB/s × 0.45) + B·all-reduce/0.45 ≤ 50 ms (all-reduce 2 per layer, ring, 535.5 GB/s
+    # xGMI) → B = floor((50 ms − 9.80 ms) / 0.7445 ms) = 53, so ceil(200/53) = 4 replicas of ceil(200/4) = 50
+    # sequences, 16 × $2.59 = $41.44.  TP 8 also needs 16 GPUs (2 × 8, at the same $41.44).
+    e355 = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'mi355x' AND engine_family = 'first-principles'")
+    assert (e355["bandwidth_basis"], e355["bandwidth_efficiency"]) == ("estimated", 0.45)
+    bw355 = 4 * 8.0e12 * 0.45
+    ar355 = 2 * 80 * 2 * 3 / 4 * 8192 * 2 / 535.5e9
+    rate355 = math.floor((0.05 - WEIGHTS / bw355) / (S * KV_TOKEN / bw355 + ar355 / 0.45))
+    assert rate355 == 53 and (math.ceil(200 / rate355), math.ceil(200 / 4)) == (4, 50)
+    assert lines[4].split()[:10] == ["mi355x", "bf16", "bf16", "4", "102", "53", "4", "50", "16", "$41.44"]
+    assert "Best: 4 × mi355x TP 4 = 16 GPUs at $41.44/hour; binding constraint: tpot." in lines
+    # next on the rental basis: MI300X at $1.50/h (TensorWave), now at its efficiency fitted to AMD's vLLM pages
     # (0.230, n=3; test_speed.py works it), borrowed by the first-principles engine (hardware_any, derived).  The
     # rate limit by hand: (W + B·kv)/(8 × 5.3 TB/s × eff) + B·all-reduce/eff ≤ 50 ms (all-reduce 2 per layer, ring,
     # 448 GB/s xGMI, at the memory's share: expected_step_s) → B = floor((50 ms − 14.5 ms) / 1.120 ms) = 31, so
@@ -102,11 +116,10 @@ def test_worked_plan_cli_output(db, con):
     ar = 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 448e9
     rate = math.floor((0.05 - WEIGHTS / bw) / (S * KV_TOKEN / bw + ar / eff))
     assert rate == 31 and (math.ceil(200 / rate), math.ceil(200 / 7)) == (7, 29)
-    assert lines[4].split()[:10] == ["mi300x", "bf16", "bf16", "8", "138", "31", "7", "29", "56", "$84.00"]
-    assert lines[5].split()[:10] == ["mi325x", "bf16", "bf16", "8", "191", "37", "6", "34", "48", "$93.60"]
-    assert "Best: 7 × mi300x TP 8 = 56 GPUs at $84.00/hour; binding constraint: tpot." in lines
-    assert any(line.startswith("Efficiency used: mi300x: bandwidth 0.23 derived (n=3, hardware_any)")
-               for line in lines)
+    assert lines[7].split()[:10] == ["mi300x", "bf16", "bf16", "8", "138", "31", "7", "29", "56", "$84.00"]
+    assert lines[8].split()[:10] == ["mi325x", "bf16", "bf16", "8", "191", "37", "6", "34", "48", "$93.60"]
+    assert any(line.startswith("Efficiency used: mi355x: bandwidth 0.45 estimated (stated in the hardware entry)")
+               and "mi300x: bandwidth 0.23 derived (n=3, hardware_any)" in line for line in lines)
     assert not any(line.startswith("Not ranked") for line in lines)   # every entry states an efficiency
     # Grouped per hardware and reason, capped.
     cannot = lines[lines.index("Cannot serve it:") + 1:]
