@@ -21,6 +21,10 @@
 --                  and the decision text read one column
 --   one_replica    plans.binding_constraint = 'none': one replica holds every user within every limit
 --   binding        binding_names.sql's words for binding_key, plus '; one replica holds every user' when one_replica
+--   bandwidth_efficiency, compute_efficiency, efficiency_evidence  the efficiencies plans sized the decode
+--                  speed with (speed_efficiency, 254) and their one-line evidence
+--   speed_estimated  the bandwidth efficiency is the hardware entry's stated figure (speed_efficiency level
+--                  'stated'): nothing measured on this device, its architecture or its other engines
 --   rank_in_model  ranked_plans' rank (engine-admitted options first, $/hour on one rate basis, unpriced
 --                  options ranked apart on devices); rank_list names the list
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
@@ -48,7 +52,9 @@ SELECT p.model_id, coalesce(m.name, p.model_id) AS model_name, p.hardware_id,
                 THEN CASE WHEN p.pool_basis = 'engine' THEN 'engine' ELSE 'memory' END
             ELSE 'tpot' END AS binding_key,
        p.binding_constraint = 'none' AS one_replica,
-       p.feasible AS meets, p.rank_list, p.rank_in_model
+       p.feasible AS meets, p.rank_list, p.rank_in_model,
+       p.bandwidth_efficiency, p.compute_efficiency, p.efficiency_evidence,
+       en.engine AS engine_family, coalesce(se.bandwidth_level = 'stated', FALSE) AS speed_estimated
 FROM report_plans p
 CROSS JOIN w
 JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = p.model_id
@@ -60,6 +66,8 @@ JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = p.tp
 JOIN models m ON m.model_id = p.model_id
 JOIN hardware h ON h.hardware_id = p.hardware_id
 JOIN report_rates rt ON rt.hardware_id = p.hardware_id
+JOIN engines en ON en.engine_id = p.engine_id
+LEFT JOIN speed_efficiency se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
 LEFT JOIN report_capacity c
        ON c.model_id = p.model_id AND c.hardware_id = p.hardware_id AND c.engine_id = p.engine_id
       AND c.weights_dtype = p.weights_dtype AND c.kv_dtype = p.kv_dtype AND c.tp = p.tp
