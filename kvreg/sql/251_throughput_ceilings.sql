@@ -16,8 +16,10 @@
 --   flop_per_output_token decode_flop at the mean context (decode form) + the prompt's prefill FLOP ÷ output_tokens;
 --                         the prompt costs n·decode_flop(n/2) in the prefill form (MLA decompressed,
 --                         100_decode_coefficients): token i attends to i earlier tokens (causal), Σ a·i = a·n²/2 —
---                         the kernels skip the masked tiles (flash-attention causal: the key blocks past the
---                         query block's diagonal are not visited, hopper/flash_fwd_kernel / block_info n_block_max)
+--                         the kernels skip the masked tiles (flash-attention, causal: n_block_max is clipped at
+--                         ceil_div((m_block + 1)·kBlockM + seqlen_k − seqlen_q, kBlockN), so key blocks past a
+--                         query block's diagonal are never loaded: csrc/flash_attn/src/flash_fwd_kernel.h
+--                         compute_attn_1rowblock; FA3 the same in hopper/block.h get_n_block_min_max)
 --   bytes_per_output_token the weights one decode step reads at this batch (MoE: experts hit by B tokens,
 --                         params_read) ÷ B + the KV one sequence reads at the mean context (all ranks)
 --   attn_flop_per_output_token  the attention (QKᵀ, PV) part of flop_per_output_token
