@@ -9,6 +9,24 @@
 --                         window_tokens, layers} for sliding and chunked groups
 --   state_bytes           recurrent state read and written each step (ssm + conv), per rank
 --   unbounded_attn_layers layers attending to the whole context (full, mla, shared)
+--   decode_attn_flop_per_context_token   FLOP one DECODED token spends per token of context it attends to,
+--                         summed over those layers (whole model): QKᵀ + PV, 2 FLOP per multiply-add, per layer
+--                           full, shared: 4·d_model (2·d for QKᵀ, 2·d for PV; the chapter's form, d_model
+--                                 standing for n_heads·d_head)
+--                           mla:  2·n_q·(kv_lora_rank + qk_rope) + 2·n_q·kv_lora_rank — the ABSORBED form engines
+--                                 decode with: q_nope is multiplied into the latent by W_UK (torch.bmm with W_UK_T)
+--                                 and each of the n_q heads attends over the 512 + 64 latent (MQA), the output mixed
+--                                 in the 512-wide latent and brought out by W_UV (vLLM 0.11.0 v1/attention/backends/
+--                                 mla/common.py _forward_decode :1620, bmm :1747, _v_up_proj :1095; 0.19.0
+--                                 model_executor/layers/attention/mla_attention.py forward_impl :600-664).  The two
+--                                 absorbed matmuls are kv_b_proj's weights used once per token: inside 2·P_active
+--   prefill_attn_flop_per_context_token  the same for a PREFILLED token: full, shared as decode; mla runs
+--                           decompressed: kv_b_proj up-projects every token's latent to n_q × (qk_nope + v)
+--                           (a GEMM of kv_b_proj's weights, inside 2·P_active), then multi-head attention with
+--                           q·k over head_dim = qk_nope + qk_rope (192) and v over v_head_dim (128):
+--                           2·n_q·head_dim + 2·n_q·v_head_dim (vLLM 0.11.0 mla/common.py _forward_prefill :1563,
+--                           kv_b_proj :1577, flash-attention varlen causal=True :1206; 0.19.0 mla_attention.py
+--                           forward_mha :2650, kv_b_proj :2673).  n_q = the model's attention_heads.
 --   state_flop_per_token  recurrent state update: 4 FLOP per ssm state element (multiply-add to
 --                         update h, multiply-add to read y = C·h: Mamba-2 recurrent form, Dao & Gu
 --                         2024, arXiv:2405.21060 §3; Gated DeltaNet's delta rule costs the same
@@ -34,10 +52,28 @@ per_model AS (
            sum(CASE WHEN kind IN ('full', 'mla', 'shared') THEN layer_count ELSE 0 END) AS unbounded_attn_layers
     FROM kv_layer_costs
     GROUP BY ALL
+),
+-- per attended context token, per layer kind (model geometry, not per TP rank or kv dtype)
+attn_flop AS (
+    SELECT g.model_id,
+           sum(g.layer_count * CASE WHEN g.kind = 'mla' AND g.kv_lora_rank IS NOT NULL
+                                    THEN 2 * m.attention_heads * (g.kv_lora_rank + g.qk_rope_head_dim)
+                                         + 2 * m.attention_heads * g.kv_lora_rank
+                                    ELSE 4 * m.hidden_size END)::DOUBLE AS decode_attn_flop_per_context_token,
+           sum(g.layer_count * CASE WHEN g.kind = 'mla' AND g.head_dim IS NOT NULL AND g.v_head_dim IS NOT NULL
+                                    THEN 2 * m.attention_heads * (g.head_dim + g.v_head_dim)
+                                    ELSE 4 * m.hidden_size END)::DOUBLE AS prefill_attn_flop_per_context_token
+    FROM layer_groups g JOIN models m USING (model_id)
+    WHERE g.kind IN ('full', 'mla', 'shared')
+    GROUP BY g.model_id
 )
 SELECT p.model_id, p.kv_dtype, p.tp, p.growing_token_bytes, p.bounded_groups, p.state_bytes,
-       p.unbounded_attn_layers, coalesce(f.state_flop_per_token, 0) AS state_flop_per_token,
+       p.unbounded_attn_layers,
+       coalesce(a.decode_attn_flop_per_context_token, 0) AS decode_attn_flop_per_context_token,
+       coalesce(a.prefill_attn_flop_per_context_token, 0) AS prefill_attn_flop_per_context_token,
+       coalesce(f.state_flop_per_token, 0) AS state_flop_per_token,
        m.hidden_size, m.layers, m.params_total, m.params_active, m.moe_experts, m.moe_experts_per_token
 FROM per_model p
 JOIN models m USING (model_id)
 LEFT JOIN state_flop f USING (model_id)
+LEFT JOIN attn_flop a USING (model_id)

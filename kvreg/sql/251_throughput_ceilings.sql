@@ -13,11 +13,22 @@
 --                         (every engine keeps a reserve; TensorRT-LLM's default GUARANTEED_NO_EVICT policy even
 --                         reserves each request's whole input + output, docs/source/performance/
 --                         performance-tuning-guide/useful-runtime-flags.md), so the ceiling stays a ceiling
---   flop_per_output_token decode_flop at the mean context + the prompt's prefill FLOP ÷ output_tokens; the prompt
---                         costs n·decode_flop(n/2): token i attends to i earlier tokens (causal), Σ 4·d·L·i = 4·d·L·n²/2
+--   flop_per_output_token decode_flop at the mean context (decode form) + the prompt's prefill FLOP ÷ output_tokens;
+--                         the prompt costs n·decode_flop(n/2) in the prefill form (MLA decompressed,
+--                         100_decode_coefficients): token i attends to i earlier tokens (causal), Σ a·i = a·n²/2 —
+--                         the kernels skip the masked tiles (flash-attention, causal: n_block_max is clipped at
+--                         ceil_div((m_block + 1)·kBlockM + seqlen_k − seqlen_q, kBlockN), so key blocks past a
+--                         query block's diagonal are never loaded: csrc/flash_attn/src/flash_fwd_kernel.h
+--                         compute_attn_1rowblock; FA3 the same in hopper/block.h get_n_block_min_max)
 --   bytes_per_output_token the weights one decode step reads at this batch (MoE: experts hit by B tokens,
 --                         params_read) ÷ B + the KV one sequence reads at the mean context (all ranks)
---   memory_s, compute_s   bytes ÷ (tp·bandwidth), FLOP ÷ (tp·peak), per output token
+--   attn_flop_per_output_token  the attention (QKᵀ, PV) part of flop_per_output_token
+--   memory_s, compute_s   bytes ÷ (tp·bandwidth), FLOP ÷ (tp·peak), per output token; the matmuls of the weights
+--                         at the weights' peak, attention at the peak of the KV cache's precision (hardware_peaks'
+--                         rule: fp8 where native, else bf16): attention multiplies activations by cached K/V,
+--                         never by weights — vLLM's MLA prefill runs flash-attention on bf16 q/k/v with FP8 weights
+--                         (0.11.0 mla/common.py _forward_prefill :1563; 0.19.0 mla_attention.py forward_mha :2650:
+--                         FP8 prefill attention only when the prefill's q_data_type is set to fp8)
 --   allreduce_s           (1 + input/output) tokens of all-reduce per output token (decode and prompt tokens):
 --                         2 per layer, ring 2(tp−1)/tp of d_model bf16 values ÷ interconnect (as in roofline);
 --                         0 at tp 1, NULL when the interconnect is unknown (then left out: still a ceiling)
@@ -33,9 +44,10 @@ WITH m AS (
     SELECT t.*, e.engine AS engine_family, hw.architecture, hw.vendor,
            t.input_tokens + t.output_tokens / 2.0 AS context_mean_tokens,
            p.usable_bytes - p.resident_bytes - p.weights_bytes AS pool_bytes, w.weights_bytes, k.growing_token_bytes, k.bounded_groups, k.state_bytes,
-           k.unbounded_attn_layers, k.state_flop_per_token, k.hidden_size, k.layers, k.params_total,
+           k.decode_attn_flop_per_context_token, k.prefill_attn_flop_per_context_token, k.state_flop_per_token, k.hidden_size, k.layers, k.params_total,
            k.params_active, k.moe_experts, k.moe_experts_per_token,
-           h.peak_flop_per_s, h.bandwidth_bytes_per_s, h.interconnect_bytes_per_s, h.interconnect_domain_size,
+           h.peak_flop_per_s, coalesce(ha.peak_flop_per_s, h.peak_flop_per_s) AS attn_peak_flop_per_s,
+           h.bandwidth_bytes_per_s, h.interconnect_bytes_per_s, h.interconnect_domain_size,
            coalesce(t.max_batch, a.max_num_seqs) AS batch_cap
     FROM throughput_measurements t
     JOIN engines e ON e.engine_id = t.engine_id
@@ -46,6 +58,9 @@ WITH m AS (
     JOIN model_weights w ON w.model_id = t.model_id AND w.weights_dtype = t.weights_dtype
     JOIN decode_coefficients k ON k.model_id = t.model_id AND k.kv_dtype = t.kv_dtype AND k.tp = t.tp
     JOIN hardware_peaks h ON h.hardware_id = t.hardware_id AND h.weights_dtype = t.weights_dtype
+    -- attention's own roof: the KV cache's precision where the device runs it natively (hardware_peaks'
+    -- compute_dtype rule), else bf16
+    LEFT JOIN hardware_peaks ha ON ha.hardware_id = t.hardware_id AND ha.weights_dtype = t.kv_dtype
 ),
 b AS (
     SELECT m.*,
@@ -62,11 +77,20 @@ sized AS (
            coalesce(b.concurrency,
                     least(greatest(1, floor(b.pool_bytes / b.kv_mean_rank_bytes)), coalesce(b.batch_cap, 1e9)))::BIGINT
                AS batch,
-           decode_flop(b.params_active, b.hidden_size, b.unbounded_attn_layers, b.bounded_groups,
+           decode_flop(b.params_active, b.hidden_size, b.decode_attn_flop_per_context_token, b.bounded_groups,
                        b.state_flop_per_token, b.context_mean_tokens)
-           + b.input_tokens * decode_flop(b.params_active, b.hidden_size, b.unbounded_attn_layers, b.bounded_groups,
-                                          b.state_flop_per_token, b.input_tokens / 2.0) / b.output_tokens
-               AS flop_per_output_token
+           + b.input_tokens * decode_flop(b.params_active, b.hidden_size, b.prefill_attn_flop_per_context_token,
+                                          b.bounded_groups, b.state_flop_per_token, b.input_tokens / 2.0)
+             / b.output_tokens
+               AS flop_per_output_token,
+           -- the attention part of it (QKᵀ and PV over the context, decode and prefill forms)
+           b.decode_attn_flop_per_context_token * b.context_mean_tokens
+           + b.prefill_attn_flop_per_context_token * b.input_tokens * (b.input_tokens / 2.0) / b.output_tokens
+           + 4 * b.hidden_size * coalesce(list_sum(list_transform(b.bounded_groups,
+                 lambda g: g.layers * (least(b.context_mean_tokens, g.window_tokens)
+                                       + b.input_tokens * least(b.input_tokens / 2.0, g.window_tokens)
+                                         / b.output_tokens))), 0)
+               AS attn_flop_per_output_token
     FROM b
 ),
 timed AS (
@@ -77,7 +101,8 @@ timed AS (
            (s.weights_bytes * params_read(s.params_total, s.params_active, s.moe_experts, s.moe_experts_per_token,
                                           s.batch) / s.params_total / s.batch + s.kv_mean_rank_bytes * s.tp)
                / (s.tp * s.bandwidth_bytes_per_s) AS memory_s,
-           s.flop_per_output_token / (s.tp * s.peak_flop_per_s) AS compute_s,
+           (s.flop_per_output_token - s.attn_flop_per_output_token) / (s.tp * s.peak_flop_per_s)
+           + s.attn_flop_per_output_token / (s.tp * s.attn_peak_flop_per_s) AS compute_s,
            (1 + s.input_tokens / s.output_tokens) * s.allreduce_s_per_token AS allreduce_s
     FROM sized s
 )
@@ -85,7 +110,7 @@ SELECT source_id, measurement_idx, engine_id, engine_family, engine_version, in_
        hardware_id, architecture, vendor, model_id, weights_dtype, kv_dtype, tp, input_tokens, output_tokens,
        concurrency, context_mean_tokens, batch, moe_experts IS NOT NULL AS moe,
        output_tok_per_s, ttft_p50_s, ttft_p99_s, tpot_p50_s, tpot_p99_s,
-       flop_per_output_token, bytes_per_output_token, memory_s, compute_s, allreduce_s,
+       flop_per_output_token, attn_flop_per_output_token, bytes_per_output_token, memory_s, compute_s, allreduce_s,
        1 / (greatest(memory_s, compute_s) + coalesce(allreduce_s, 0)) AS ceiling_tok_per_s,
        CASE WHEN compute_s IS NULL OR memory_s IS NULL THEN NULL
             WHEN compute_s > memory_s THEN 'compute' ELSE 'memory' END AS bound,

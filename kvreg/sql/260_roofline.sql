@@ -75,7 +75,7 @@ WITH scen AS (
                + 4 * k.hidden_size * coalesce(list_sum(list_transform(k.bounded_groups,
                                                      lambda g: g.layers * g.window_tokens)), 0)
                AS constant_flop_beyond_windows,
-           4 * k.hidden_size * k.unbounded_attn_layers AS flop_per_context_token,
+           k.decode_attn_flop_per_context_token AS flop_per_context_token,
            h.compute_dtype, h.peak_flop_per_s, h.bandwidth_bytes_per_s, h.ridge_flop_per_byte,
            se.bandwidth_efficiency, se.compute_efficiency, se.evidence AS efficiency_evidence,
            h.interconnect_bytes_per_s,

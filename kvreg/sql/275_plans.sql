@@ -91,11 +91,11 @@ base AS (
            p.block_size_is_default,
            mw.weights_bytes, k.params_total, k.params_active, k.moe_experts, k.moe_experts_per_token,
            kv_read_bytes(k.growing_token_bytes, k.bounded_groups, k.state_bytes, w.read_tokens) AS seq_rank_bytes,
-           decode_flop(k.params_active, k.hidden_size, k.unbounded_attn_layers, k.bounded_groups,
+           decode_flop(k.params_active, k.hidden_size, k.decode_attn_flop_per_context_token, k.bounded_groups,
                        k.state_flop_per_token, w.read_tokens) AS flop_per_token,
            kv_read_bytes(k.growing_token_bytes, k.bounded_groups, k.state_bytes, w.prefill_tokens) * p.tp
                AS prefill_seq_bytes,
-           decode_flop(k.params_active, k.hidden_size, k.unbounded_attn_layers, k.bounded_groups,
+           decode_flop(k.params_active, k.hidden_size, k.prefill_attn_flop_per_context_token, k.bounded_groups,
                        k.state_flop_per_token, w.prefill_tokens) AS prefill_flop_per_token,
            k.growing_token_bytes * p.tp AS growing_token_bytes,
            (coalesce(list_sum(list_transform(k.bounded_groups, lambda g: g.token_bytes * g.window_tokens)), 0)
@@ -103,7 +103,7 @@ base AS (
            2 * k.params_active + k.state_flop_per_token
                + 4 * k.hidden_size * coalesce(list_sum(list_transform(k.bounded_groups,
                                                      lambda g: g.layers * g.window_tokens)), 0) AS constant_flop,
-           4 * k.hidden_size * k.unbounded_attn_layers AS flop_per_context_token,
+           k.decode_attn_flop_per_context_token AS flop_per_context_token,
            p.tp * h.bandwidth_bytes_per_s * coalesce(se.bandwidth_efficiency, 1) AS bw,
            p.tp * h.peak_flop_per_s * coalesce(se.compute_efficiency, 1) AS peak,
            se.bandwidth_efficiency, se.compute_efficiency, se.evidence AS efficiency_evidence,
