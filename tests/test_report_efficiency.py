@@ -76,4 +76,4 @@ def test_a_tpot_bound_call_on_a_stated_efficiency_is_flagged(rendered):
         assert "†" not in row
     decision = _text(re.search(r'<li id="decision-llama-3.1-8b">.*?</li>', summary, re.S).group(0))
     picked = "mi355x" if "mi355x" in row else "mi300x"
-    assert f"(at {eff[picked][2]}" in decision
+    assert f"Decode speed is sized at {eff[picked][2]}" in decision
