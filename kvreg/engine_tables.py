@@ -1,4 +1,5 @@
-"""Engine-accounting base tables: engine release rules, quirks, served model sets, observations, axes.
+"""Engine-accounting base tables: engine release rules, quirks, support (platforms, precision rules), served model
+sets, observations, axes.
 
 Merged into :data:`kvreg.tables.TABLES` so they are validated by pandera and
 loaded like every other base table.  Column names carry units; logged GiB
