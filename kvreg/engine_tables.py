@@ -1,4 +1,5 @@
-"""Engine-accounting base tables: engine release rules, quirks, served model sets, observations, axes.
+"""Engine-accounting base tables: engine release rules, quirks, support (platforms, precision rules), served model
+sets, observations, axes.
 
 Merged into :data:`kvreg.tables.TABLES` so they are validated by pandera and
 loaded like every other base table.  Column names carry units; logged GiB
@@ -88,6 +89,21 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "file": (S, False), "line": (I, False), "engine_line": (I, False), "hardware_line": (I, False),
         "draft_line": (I, False),
     },
+    # support: the platforms an engine release runs on (in match order) and its per-precision rules
+    # (kvreg/schema/support.py; lists comma-joined, NULL = any); judged by kvreg/sql/060_engine_support.sql
+    "engine_platforms": {
+        "engine_id": (S, False), "platform_idx": (I, False), "platform_id": (S, False), "label": (S, False),
+        "vendors": (S, True), "architectures": (S, True), "min_capability": (F, True), "weights_dtypes": (S, False),
+        "kv_dtypes": (S, False), "sized": (B, False), "cite": (S, False), "note": (S, True),
+        "platforms_cite": (S, False),
+    },
+    "engine_precision_rules": {
+        "engine_id": (S, False), "rule_idx": (I, False), "rule_id": (S, False), "platform_id": (S, False),
+        "weights": (S, True), "kv": (S, True), "method": (S, True), "min_capability": (F, True),
+        "architectures": (S, True), "cite": (S, False), "note": (S, True),
+    },
+    # hardware compute_capability (CUDA devices; NULL elsewhere)
+    "hardware_capabilities": {"hardware_id": (S, False), "compute_capability": (F, True)},
     "max_model_lens": {"max_model_len": (I, False)},
     "batched_tokens": {"max_num_batched_tokens": (I, False)},
 }
@@ -130,6 +146,27 @@ def _mem_fraction_columns(mf) -> dict:
                 mem_fraction_per_graph_batch_bytes=mf.per_graph_batch.value, mem_fraction_per_rank_bytes=mf.per_rank.value,
                 mem_fraction_floor_bytes=mf.floor.value, mem_fraction_floor_above_bytes=mf.floor_above.value,
                 mem_fraction_decimals=mf.decimals.value)
+
+
+def _support_rows(registry, rows: dict[str, list[dict]]) -> None:
+    """``engine_platforms`` / ``engine_precision_rules`` from each entry's ``support`` and ``hardware_capabilities``."""
+    join = lambda xs: ",".join(xs) or None  # noqa: E731
+    for eid, item in sorted(registry.entries.get("engine", {}).items()):
+        sup = item.entry.support
+        for pi, p in enumerate(sup.platforms if sup else []):
+            rows["engine_platforms"].append(dict(
+                engine_id=eid, platform_idx=pi, platform_id=p.id, label=p.label, vendors=join(p.vendors),
+                architectures=join(p.architectures), min_capability=p.min_capability and p.min_capability.value,
+                weights_dtypes=",".join(p.weights_dtypes), kv_dtypes=",".join(p.kv_dtypes), sized=p.sized,
+                cite=p.cite, note=p.note, platforms_cite=sup.platforms_cite))
+        for ri, r in enumerate(sup.precisions if sup else []):
+            rows["engine_precision_rules"].append(dict(
+                engine_id=eid, rule_idx=ri, rule_id=r.id, platform_id=r.platform, weights=join(r.weights),
+                kv=join(r.kv), method=r.method, min_capability=r.min_capability and r.min_capability.value,
+                architectures=join(r.architectures), cite=r.cite, note=r.note))
+    for hid, item in sorted(registry.entries.get("hardware", {}).items()):
+        cc = item.entry.compute_capability
+        rows["hardware_capabilities"].append(dict(hardware_id=hid, compute_capability=cc and cc.value))
 
 
 def engine_rows(registry) -> dict[str, list[dict]]:
@@ -182,6 +219,7 @@ def engine_rows(registry) -> dict[str, list[dict]]:
         for qi, q in enumerate(a.quirks):
             rows["engine_quirks"].append(dict(engine_id=eid, quirk_idx=qi, quirk_id=q.id, trigger=q.trigger,
                                               text=q.text))
+    _support_rows(registry, rows)
     models = set(registry.entries.get("model", {}))
     for mid in sorted(models):
         rows["served_models"].append(dict(served_id=mid, model_id=mid, role="target", num_speculative_tokens=0))
