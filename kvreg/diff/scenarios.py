@@ -162,6 +162,19 @@ def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str
         _keep_only(con, alias, kind, sorted({i for _, items in listed for i in items} | touched_ids[kind]))
 
 
+def copy_side(con, alias: str, copy: str) -> None:
+    """Attach a new in-memory database ``copy`` holding side ``alias``'s tables, views and macros.
+
+    ``COPY FROM DATABASE`` (tens of milliseconds, where building a side from its registry takes ~1 s): the
+    views and macros of the copy read the copy's own tables (DuckDB binds a view in the database it lives
+    in), so the copy can be cut (:func:`cut_to_reports`) without touching ``alias``.  Cross-entry views
+    (:data:`FROZEN_VIEWS`) are frozen in ``alias`` first, so both compute the fit once, on the uncut side.
+    """
+    freeze(con, alias)
+    con.execute(f"ATTACH ':memory:' AS {_q(copy)}")
+    con.execute(f"COPY FROM DATABASE {_q(alias)} TO {_q(copy)}")
+
+
 def _is_view(con, alias: str, view: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_views() WHERE database_name = ? AND view_name = ?",
                             [alias, view]).fetchone()[0])
