@@ -66,9 +66,9 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     from kvreg.diff.entries import entry_changes
     from kvreg.diff.recommend import recommendation_flips, reports_to_check
     from kvreg.diff.references import dangling_report_references
+    from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach, attach_like, compare_view,
+                                       copy_side, cut_to_reports, cut_to_touched, share_focused, touched)
     from kvreg.validate_cache import ValidateCache
-    from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach, compare_view, copy_side,
-                                       cut_to_reports, cut_to_touched, share_focused, touched)
 
     project = Path(project)
     say = progress or (lambda message: None)
@@ -96,7 +96,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         try:
             say("building BASE and HEAD views in memory")
             attach(con, BASE, base_reg)
-            attach(con, HEAD, head_reg)
+            attach_like(con, HEAD, head_reg, BASE, base_reg)  # BASE's views copied, the differing tables rebuilt
             groups: list[tuple[str, set[str]]] = []
             for statuses in (("added", "removed"), ("changed",)):
                 by_kind: dict[str, set[str]] = {}
