@@ -256,24 +256,30 @@ def native_model_weights(con, alias: str) -> bool:
     names every accelerator's native dtypes (``hardware_precisions`` is not cut), so only the side's
     accelerators count.  Exact for the focused rows: each reads only its own (model, dtype) row, its draft's and
     the residents' (tests/test_diff_cut.py).
-    Call after the report recommendation check, with ``__focus_weights`` built; False when the side has no such
-    view.
+    Call after the report recommendation check, with ``__focus_weights`` built.  Returns True when it cut; a side
+    where every dtype is native on some accelerator (an engine or model edit on the shipped registry) keeps the
+    view, and its query plans, as they were.
     """
     if not _is_view(con, alias, "model_weights"):
         return False
     db = _q(alias)
-    _view_to_table(con, alias, "model_weights",
-                   f"WITH f AS (SELECT f.* FROM {db}.__focus_weights f SEMI JOIN {db}.hardware h "
-                   f"ON h.hardware_id = f.hardware_id), "
-                   # (model, dtype) kept; a NULL dtype keeps every dtype of the model
-                   f"k AS (SELECT model_id, weights_dtype FROM f "
-                   f"UNION SELECT s.model_id, f.weights_dtype FROM f JOIN {db}.served_models s "
-                   f"ON s.served_id = f.model_id AND s.role = 'target' "
-                   f"UNION SELECT s.model_id, NULL FROM {db}.served_models s WHERE s.role <> 'target' "
-                   f"UNION SELECT r.model_id, NULL FROM {db}.residents r WHERE r.model_id IS NOT NULL) "
-                   f"SELECT w.* FROM {db}.model_weights w SEMI JOIN k ON k.model_id = w.model_id "
-                   f"AND (k.weights_dtype IS NULL OR k.weights_dtype = w.weights_dtype)")
-    return True
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __native_weights AS "
+                f"WITH f AS (SELECT f.* FROM {db}.__focus_weights f SEMI JOIN {db}.hardware h "
+                f"ON h.hardware_id = f.hardware_id), "
+                # (model, dtype) kept; a NULL dtype keeps every dtype of the model
+                f"k AS (SELECT model_id, weights_dtype FROM f "
+                f"UNION SELECT s.model_id, f.weights_dtype FROM f JOIN {db}.served_models s "
+                f"ON s.served_id = f.model_id AND s.role = 'target' "
+                f"UNION SELECT s.model_id, NULL FROM {db}.served_models s WHERE s.role <> 'target' "
+                f"UNION SELECT r.model_id, NULL FROM {db}.residents r WHERE r.model_id IS NOT NULL) "
+                f"SELECT w.* FROM {db}.model_weights w SEMI JOIN k ON k.model_id = w.model_id "
+                f"AND (k.weights_dtype IS NULL OR k.weights_dtype = w.weights_dtype)")
+    kept, total = con.execute(f"SELECT (SELECT count(*) FROM __native_weights), "
+                              f"(SELECT count(*) FROM {db}.model_weights)").fetchone()
+    if kept < total:  # an edit whose accelerators run every dtype natively (an engine, a model) keeps the view
+        _view_to_table(con, alias, "model_weights", "SELECT * FROM __native_weights")
+    con.execute("DROP TABLE __native_weights")
+    return kept < total
 
 
 # The engine admission macro's parameters (kvreg/sql/220_engine_capacity.sql), all but context_list: the shared
