@@ -40,15 +40,25 @@ MAX_ITEMS = 4096
 
 @functools.lru_cache(maxsize=1)
 def fingerprint() -> str:
-    """SHA-256 (hex) of the running kvreg's source files (``kvreg/**/*.py``, path and bytes) and of the Python,
-    pydantic and PyYAML versions: the code that turns an entry file into a validated entry."""
+    """SHA-256 (hex) of the running kvreg's source files (``kvreg/**/*.py``, path and bytes) and of the kvreg,
+    Python, pydantic and PyYAML versions: the code that turns an entry file into a validated entry (random per
+    process when no source file is found)."""
+    import importlib.metadata
+
     import pydantic
     import yaml
 
+    try:
+        version = importlib.metadata.version("kvreg")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
     h = hashlib.sha256()
-    h.update(f"{sys.version}\0{pydantic.VERSION}\0{yaml.__version__}\0".encode())
+    h.update(f"{version}\0{sys.version}\0{pydantic.VERSION}\0{yaml.__version__}\0".encode())
     pkg = Path(__file__).resolve().parent
-    for path in sorted(pkg.rglob("*.py")):
+    sources = sorted(pkg.rglob("*.py"))
+    if not sources:  # installed without sources: nothing pins the code, so no run trusts another's cache
+        h.update(os.urandom(16))
+    for path in sources:
         h.update(path.relative_to(pkg).as_posix().encode() + b"\0")
         h.update(path.read_bytes())
     return h.hexdigest()
