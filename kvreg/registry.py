@@ -229,12 +229,12 @@ def _cache_key(kind: Kind, path: Path, display: str, engines: list) -> str | Non
         if path.stat().st_size > MAX_BYTES:
             return None
         data = path.read_bytes()
+        if kind.name == "engine" and not engines:
+            engines.append(digest(*(part for p in sorted(path.parent.glob("*.y*ml"))
+                                    for part in (p.name, p.read_bytes()))))
     except OSError:
         return None
     if kind.name == "engine":
-        if not engines:
-            engines.append(digest(*(part for p in sorted((path.parent).glob("*.y*ml"))
-                                    for part in (p.name, p.read_bytes()))))
         return digest("entry", kind.name, display, data, engines[0])
     return digest("entry", kind.name, display, data)
 
