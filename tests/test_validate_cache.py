@@ -158,6 +158,7 @@ def test_an_unwritable_cache_folder_is_no_error(tmp_path, monkeypatch):
 
 def test_the_fingerprint_covers_kvregs_own_code(monkeypatch):
     """Editing any kvreg source file changes the fingerprint, so its cache file is another one."""
+    validate_cache.fingerprint.cache_clear()   # of the files as they are now, not when the session began
     before = fingerprint()
     validate_cache.fingerprint.cache_clear()
     real = Path.read_bytes
