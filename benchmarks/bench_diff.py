@@ -9,7 +9,7 @@ materialized with git archive, both registries built in memory, the views
 joined in SQL.  ``--scale N`` also clones every model and accelerator N times
 under new ids (a registry the size issue 7 aims at) to see how the time grows.
 
-    python benchmarks/bench_diff.py [--case hardware|model|engine|many] [--all-scenarios] [--scale 6] [--repeat 3] [--all-figures]
+    python benchmarks/bench_diff.py [--case hardware|model|engine|many] [--all-scenarios] [--scale 6] [--repeat 3] [--all-figures] [--out DIR]
 
 Results go in benchmarks/README.md ("kvreg diff").
 """
@@ -17,7 +17,9 @@ Results go in benchmarks/README.md ("kvreg diff").
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -29,7 +31,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kvreg.diff import diff_projects  # noqa: E402
-from kvreg.diff.render import rows_needed  # noqa: E402
+from kvreg.diff.render import render, rows_needed  # noqa: E402
+
+
+def cpu_seconds() -> float:
+    """The process's user + system CPU time (DuckDB's threads included), seconds."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def git(root: Path, *args: str) -> None:
@@ -103,7 +111,8 @@ def edit(root: Path, case: str) -> None:
     git(root, "commit", "-qam", f"edit {case}")
 
 
-def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...], figure_rows: int | None) -> None:
+def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...], figure_rows: int | None,
+        out: Path | None = None) -> None:
     for case in cases:
         with tempfile.TemporaryDirectory(prefix="kvreg-bench-diff-") as tmp:
             root = make_repo(Path(tmp), scale)
@@ -111,19 +120,28 @@ def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...], 
             models = len(list((root / "registry/models").glob("*.yaml")))
             hardware = len(list((root / "hardware").glob("*.yaml")))
             for all_scenarios in all_modes:
-                times = []
+                times, cpus = [], []
                 for _ in range(repeat):
-                    steps: list[tuple[float, str]] = []
-                    t0 = time.perf_counter()
+                    steps: list[tuple[float, float, str]] = []
+                    load = os.getloadavg()[0]
+                    t0, c0 = time.perf_counter(), cpu_seconds()
                     r = diff_projects("HEAD~1", "HEAD", root, all_scenarios=all_scenarios, figure_rows=figure_rows,
-                                      progress=lambda msg: steps.append((time.perf_counter(), msg)))
-                    t1 = time.perf_counter()
+                                      progress=lambda msg: steps.append((time.perf_counter(), cpu_seconds(), msg)))
+                    t1, c1 = time.perf_counter(), cpu_seconds()
                     times.append(t1 - t0)
-                    marks = steps + [(t1, "end")]
-                    print("  steps: " + "; ".join(f"{m} {b - a:.1f} s" for (a, m), (b, _) in zip(marks, marks[1:])))
+                    cpus.append(c1 - c0)
+                    marks = steps + [(t1, c1, "end")]
+                    print("  steps (wall / cpu): " + "; ".join(f"{m} {b - a:.1f} / {d - c:.1f} s"
+                                                             for (a, c, m), (b, d, _) in zip(marks, marks[1:])))
+                    print(f"  wall {t1 - t0:.2f} s, cpu {c1 - c0:.2f} s, load {load:.1f} → {os.getloadavg()[0]:.1f}, "
+                          f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB")
+                if out is not None:  # the CLI's text and Markdown, to compare before / after with cmp
+                    out.mkdir(parents=True, exist_ok=True)
+                    for fmt, ext in (("text", "txt"), ("markdown", "md")):
+                        (out / f"{case}-scale{scale}.{ext}").write_text(render(r, fmt, 10))
                 cap = next(v for v in r.views if v.view == "capacity")
                 print(f"{case} edit, scale {scale}: {models} models × {hardware} hardware, all_scenarios={all_scenarios}: "
-                      f"best {min(times):.2f} s of {repeat}; capacity rows compared {cap.head_rows:,}; "
+                      f"best {min(times):.2f} s wall / {min(cpus):.2f} s cpu of {repeat}; capacity rows compared {cap.head_rows:,}; "
                       f"entries changed {len(r.entries)}; figures moved {r.figures_moved():,} ({len(r.figures):,} fetched)")
 
 
@@ -135,10 +153,11 @@ if __name__ == "__main__":
     ap.add_argument("--all-scenarios", action="store_true", help="also time --all-scenarios")
     ap.add_argument("--all-figures", action="store_true",
                     help="fetch every moved figure into Python (as --format json); default: what the Markdown prints")
+    ap.add_argument("--out", type=Path, help="write each case's text and Markdown output into this folder")
     a = ap.parse_args()
     modes = (False, True) if a.all_scenarios else (False,)
     rows = None if a.all_figures else rows_needed("markdown", 10)
     cases = a.case or sorted(EDITS) + ["many"]
-    run(1, a.repeat, cases, modes, rows)
+    run(1, a.repeat, cases, modes, rows, a.out)
     if a.scale > 1:
-        run(a.scale, a.repeat, cases, modes, rows)
+        run(a.scale, a.repeat, cases, modes, rows, a.out)

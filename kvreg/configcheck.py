@@ -167,8 +167,11 @@ def _compare_groups(entry, theirs, shown, fix, problem, checked) -> list[Problem
                     fix)]
 
 
-def check_registry(registry) -> list[Problem]:
+def check_registry(registry, cache=None) -> list[Problem]:
     """Check every model entry that ships a config; fill ``registry.config_checked``.
+
+    ``cache`` (a :class:`kvreg.validate_cache.ValidateCache`, optional): a model whose entry and config bytes
+    passed before takes the key paths checked then; a passing check is added to it.
 
     Returns the problems found (the caller raises them with the others).
     """
@@ -179,7 +182,21 @@ def check_registry(registry) -> list[Problem]:
         if not cfg.exists():
             continue
         shown = Path(item.doc.file).with_name(cfg.name).as_posix()
+        key = None
+        if cache is not None:
+            from kvreg.validate_cache import digest
+
+            try:
+                key = digest("config", item.doc.file, entry_file.read_bytes(), shown, cfg.read_bytes())
+            except OSError:
+                key = None
+            checked = cache.get(key) if key is not None else None
+            if checked is not None:
+                registry.config_checked[mid] = checked
+                continue
         probs, checked = check_model(item.entry, item.doc, cfg, shown)
         problems += probs
         registry.config_checked[mid] = checked
+        if key is not None and not probs:
+            cache.put(key, checked)
     return problems

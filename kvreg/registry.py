@@ -218,11 +218,39 @@ def _validate(kind: Kind, path: Path, display: str, doc: Document | None, proble
     return entry
 
 
-def load_registry(root: Path | str = ".") -> Registry:
+def _cache_key(kind: Kind, path: Path, display: str, engines: list) -> str | None:
+    """The validate-cache key of one entry file (kvreg/validate_cache.py): its kind, path and bytes, and for an
+    engine release every engine file's (``extends:`` merges parents in); None when the file is unreadable or
+    too large (validation reports it)."""
+    from kvreg.validate_cache import digest
+    from kvreg.yamlsrc import MAX_BYTES
+
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None
+        data = path.read_bytes()
+        if kind.name == "engine" and not engines:
+            engines.append(digest(*(part for p in sorted(path.parent.glob("*.y*ml"))
+                                    for part in (p.name, p.read_bytes()))))
+    except OSError:
+        return None
+    if kind.name == "engine":
+        return digest("entry", kind.name, display, data, engines[0])
+    return digest("entry", kind.name, display, data)
+
+
+def load_registry(root: Path | str = ".", cache=None) -> Registry:
     """Parse and validate every entry under ``root`` (a kvreg project directory).
 
     Runs the per-entry schema checks, then the cross-entry checks
     (``kvreg/checks/*.sql``) over the loaded tables.
+
+    Args:
+        root: the project directory.
+        cache: a :class:`kvreg.validate_cache.ValidateCache` (None: none): entry files whose bytes it has seen
+            validate are taken from it (document and entry, and a model's config.json check) instead of being
+            parsed and validated again; the entries validated here are added to it (the caller saves it).
+            The cross-entry checks always run.
 
     Raises:
         KvregError: with all problems found, sorted by file and line.
@@ -232,6 +260,7 @@ def load_registry(root: Path | str = ".") -> Registry:
     entries: dict[str, dict[str, Loaded]] = {k.name: {} for k in KINDS}
     invalid: set[tuple[str, str]] = set()
     seen: dict[tuple[str, str], str] = {}
+    engines_digest: list[str] = []
     from kvreg.extends import EngineParents
 
     parents = EngineParents(root, "registry/engines")
@@ -239,6 +268,13 @@ def load_registry(root: Path | str = ".") -> Registry:
         display = path.relative_to(root).as_posix()
         # Two files with one stem (m.yaml, m.yml) are one id twice, valid or not.
         first = seen.setdefault((kind.name, path.stem), display)
+        key = _cache_key(kind, path, display, engines_digest) if cache is not None and first == display else None
+        hit = cache.get(key) if key is not None else None
+        if hit is not None:  # validated before from these very bytes (and the same kvreg code)
+            doc, entry = hit
+            entries[kind.name][entry.id] = Loaded(kind.name, entry, doc)
+            continue
+        before = len(problems)
         doc, probs = load_document(path, display)
         problems.extend(probs)
         if first != display:
@@ -255,13 +291,15 @@ def load_registry(root: Path | str = ".") -> Registry:
             invalid.add((kind.name, path.stem))
         else:
             entries[kind.name][entry.id] = Loaded(kind.name, entry, doc)
+            if key is not None and len(problems) == before:
+                cache.put(key, (doc, entry))
     registry = Registry(root, entries, invalid)
     from kvreg.checks import run_checks  # late: needs duckdb
     from kvreg.configcheck import check_registry
 
     # Geometry against each model's shipped config.json first: what agrees is provenance the
     # checks' tables record as read from that file.
-    problems.extend(check_registry(registry))
+    problems.extend(check_registry(registry, cache))
 
     problems.extend(run_checks(registry))
     if problems:

@@ -127,3 +127,65 @@ def test_side_cut_to_the_reports_ranks_every_option_as_the_whole_registry(regist
     finally:
         whole.close()
         cut.close()
+
+
+def test_a_side_attached_like_the_other_has_its_own_tables(registry, tmp_path):
+    """kvreg diff builds HEAD as a copy of BASE with the differing base tables rebuilt (attach_like): every
+    table, view and macro is what attach() builds from HEAD's registry, and BASE is untouched."""
+    import shutil
+
+    from kvreg.diff.scenarios import attach_like
+
+    head_root = tmp_path / "head"
+    for folder in ("registry", "hardware", "reports"):
+        shutil.copytree(ROOT / folder, head_root / folder)
+    path = head_root / "hardware" / "generic-80gb.yaml"
+    path.write_text(path.read_text().replace("value: 79.6 GiB", "value: 79.0 GiB", 1))
+    head = load_registry(head_root)
+    con = duckdb.connect(":memory:")
+    try:
+        attach(con, "base", registry)
+        attach(con, "want", head)
+        replaced = attach_like(con, "got", head, "base", registry)
+        assert "hardware" in replaced and "models" not in replaced
+
+        def catalog(alias):
+            return sorted(con.execute(
+                "SELECT 'view', view_name FROM duckdb_views() WHERE database_name = ? UNION ALL "
+                "SELECT 'table', table_name FROM duckdb_tables() WHERE database_name = ? UNION ALL "
+                "SELECT 'macro', function_name FROM duckdb_functions() WHERE database_name = ?",
+                [alias, alias, alias]).fetchall())
+
+        def digest(alias, table):
+            return con.execute(f'SELECT count(*), md5(string_agg(t::VARCHAR, \'|\' ORDER BY t::VARCHAR)) '
+                               f'FROM "{alias}"."{table}" t').fetchone()
+
+        assert catalog("got") == catalog("want")
+        tables = [t for kind, t in catalog("want") if kind == "table" and t != "build_info"]
+        for table in tables:
+            assert digest("got", table) == digest("want", table), table
+        assert digest("base", "hardware") != digest("got", "hardware")
+        usable = 'SELECT usable_bytes FROM "{}".capacity WHERE hardware_id = \'generic-80gb\' LIMIT 1'
+        assert con.execute(usable.format("got")).fetchone() == con.execute(usable.format("want")).fetchone()
+        assert con.execute(usable.format("got")).fetchone() != con.execute(usable.format("base")).fetchone()
+    finally:
+        con.close()
+
+
+def test_a_copied_side_is_cut_alone(registry):
+    """The recommendation check cuts a copy of each side (copy_side); the views and macros of the copy read the
+    copy's tables, and the side itself keeps every row."""
+    from kvreg.diff.scenarios import copy_side
+
+    con = duckdb.connect(":memory:")
+    try:
+        attach(con, "side", registry)
+        copy_side(con, "side", "copy")
+        con.execute("DELETE FROM copy.hardware WHERE hardware_id <> 'h100-sxm-80gb'")
+        con.execute("USE copy")
+        assert con.execute("SELECT count(DISTINCT hardware_id) FROM memory_pools_at()").fetchone()[0] == 1
+        con.execute("USE side")
+        assert con.execute("SELECT count(DISTINCT hardware_id) FROM memory_pools_at()").fetchone()[0] > 1
+        con.execute("USE memory")
+    finally:
+        con.close()

@@ -19,14 +19,17 @@ from kvreg.problems import KvregError
 __all__ = ["DiffResult", "RevisionError", "diff_projects"]
 
 
-def _load(root: Path, label: str):
+def _load(root: Path, label: str, cache=None):
     from kvreg.registry import load_registry
 
     try:
-        return load_registry(root)
+        return load_registry(root, cache)
     except KvregError as exc:
         exc.side = label  # the CLI says which side is invalid
         raise
+    finally:
+        if cache is not None:
+            cache.save()  # what validated is kept even when the other side (or a cross-entry check) fails
 
 
 def diff_projects(base: str, head: str | None = None, project: Path | str = ".", *, threshold_pct: float = 0.0,
@@ -63,16 +66,20 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     from kvreg.diff.entries import entry_changes
     from kvreg.diff.recommend import recommendation_flips, reports_to_check
     from kvreg.diff.references import dangling_report_references
-    from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach, compare_view, cut_to_reports,
-                                       cut_to_touched, share_focused, touched)
+    from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach, attach_like, compare_view,
+                                       copy_side, cut_to_reports, cut_to_touched, share_focused, touched)
+    from kvreg.validate_cache import ValidateCache
 
     project = Path(project)
     say = progress or (lambda message: None)
     with materialize(base, project) as (base_root, base_label), materialize(head, project) as (head_root, head_label):
+        # One validate cache for both sides, in the project's .kvreg/ (kvreg/validate_cache.py): the entries
+        # BASE and HEAD share are validated once, and an unchanged entry not at all on the next diff.
+        cache = ValidateCache.for_project(project)
         say(f"validating BASE {base_label}")
-        base_reg = _load(base_root, f"BASE {base_label}")
+        base_reg = _load(base_root, f"BASE {base_label}", cache)
         say(f"validating HEAD {head_label}")
-        head_reg = _load(head_root, f"HEAD {head_label}")
+        head_reg = _load(head_root, f"HEAD {head_label}", cache)
         entries = entry_changes(base_reg, head_reg)
         ids = {k: set(v) for k, v in head_reg.entries.items()}
         removed: dict[str, set[str]] = {}
@@ -89,7 +96,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         try:
             say("building BASE and HEAD views in memory")
             attach(con, BASE, base_reg)
-            attach(con, HEAD, head_reg)
+            attach_like(con, HEAD, head_reg, BASE, base_reg)  # BASE's views copied, the differing tables rebuilt
             groups: list[tuple[str, set[str]]] = []
             for statuses in (("added", "removed"), ("changed",)):
                 by_kind: dict[str, set[str]] = {}
@@ -108,12 +115,14 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 cut = cut_to_touched(con, BASE, order) and cut_to_touched(con, HEAD, order)
             say("checking report recommendations")
             rank = reports_to_check(con, BASE, HEAD, order, reports)
-            if rank and not cut:
+            if rank:
                 # Rank on a copy of each side cut to the checked reports' entries (cut_to_reports): the same
-                # ranking, without computing the whole registry's grid; the copies go before the comparison.
-                for alias, reg in ((RANK_BASE, base_reg), (RANK_HEAD, head_reg)):
-                    attach(con, alias, reg)
-                    cut_to_reports(con, alias, sorted(rank), order)
+                # ranking, without computing the grid of the registry's other models, accelerators and releases
+                # (a model edit's sides are cut to the model already, not to the reports' devices and engines).
+                # The copies (copy_side: tables, views and macros, ~25 ms) go before the comparison.
+                for alias, copy in ((BASE, RANK_BASE), (HEAD, RANK_HEAD)):
+                    copy_side(con, alias, copy)
+                    cut_to_reports(con, copy, sorted(rank), order)
                 try:
                     checked, flips = recommendation_flips(con, RANK_BASE, RANK_HEAD, order, reports=reports)
                 finally:

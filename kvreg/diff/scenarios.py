@@ -146,7 +146,9 @@ def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str
     CPU of 120 on the shipped registry).  So, for the check only (the diff ranks on a separate copy of each
     side: this cut keeps far fewer rows than the focused comparison needs), the other entries of each kind
     are deleted: kept are the reports' listed entries, the touched entries, models sharing a served set with a
-    kept model and resident models, and every entry of a kind some report lists none of.  Cross-entry views
+    kept model and resident models, and every entry of a kind some report lists none of; ``model_weights`` keeps
+    the weights dtypes the reports list (when each lists some), and every row of draft and resident models.
+    Cross-entry views
     (:data:`FROZEN_VIEWS`) are frozen first.  tests/test_diff_cut.py checks the cut side ranks every option of
     the shipped reports exactly as the whole registry does.
     """
@@ -160,6 +162,33 @@ def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str
         if len(listed) < len(set(report_ids)):
             continue  # a report lists no entry of this kind: keep them all
         _keep_only(con, alias, kind, sorted({i for _, items in listed for i in items} | touched_ids[kind]))
+    # Weights precisions the reports list (every option is at one of them): the others' pools and admission
+    # are not computed.  A draft's weights are read at its own dtype and a resident's at its stated one, so
+    # those models keep every row (as in native_model_weights).
+    dtypes = con.execute(f"SELECT report_id, list(DISTINCT item_id) FROM {db}.report_items WHERE "
+                         f"item_kind = 'weights_dtype' AND list_contains(?, report_id) GROUP BY report_id",
+                         [report_ids]).fetchall()
+    if len(dtypes) == len(set(report_ids)) and _is_view(con, alias, "model_weights"):
+        _view_to_table(con, alias, "model_weights",
+                       f"SELECT w.* FROM {db}.model_weights w WHERE list_contains(?, w.weights_dtype) "
+                       f"OR w.model_id IN (SELECT s.model_id FROM {db}.served_models s WHERE s.role <> 'target') "
+                       f"OR w.model_id IN (SELECT r.model_id FROM {db}.residents r WHERE r.model_id IS NOT NULL)",
+                       [sorted({d for _, items in dtypes for d in items})])
+
+
+def copy_side(con, alias: str, copy: str, *, frozen: bool = True) -> None:
+    """Attach a new in-memory database ``copy`` holding side ``alias``'s tables, views and macros.
+
+    ``COPY FROM DATABASE`` (tens of milliseconds, where building a side from its registry takes ~1 s): the
+    views and macros of the copy read the copy's own tables (DuckDB binds a view in the database it lives
+    in), so the copy can be cut (:func:`cut_to_reports`) without touching ``alias``.  Cross-entry views
+    (:data:`FROZEN_VIEWS`) are frozen in ``alias`` first (``frozen``), so both compute the fit once, on the
+    uncut side.
+    """
+    if frozen:
+        freeze(con, alias)
+    con.execute(f"ATTACH ':memory:' AS {_q(copy)}")
+    con.execute(f"COPY FROM DATABASE {_q(alias)} TO {_q(copy)}")
 
 
 def _is_view(con, alias: str, view: str) -> bool:
@@ -206,12 +235,51 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[s
         return []
     freeze(con, alias)
     native_weights_table(con, alias)  # the templates' semi join reads it
+    native_model_weights(con, alias)
     done = share_engine_capacity(con, alias, " OR ".join(terms), params)
     for view, sql in SHARED.items():
         if _is_view(con, alias, view):
             _view_to_table(con, alias, view, sql.format(db=_q(alias), entity=" OR ".join(terms)), params)
             done.append(view)
     return done
+
+
+def native_model_weights(con, alias: str) -> bool:
+    """Cut side ``alias``'s weights precisions to the native ones before any pool or admission is computed.
+
+    Every pool (``memory_pools_at``, ``engine_memory_pools_at`` 205: the served target's weights) enumerates its
+    weights dtypes from ``model_weights``, so the admission arithmetic ran for all 5–8 precisions of each model
+    and the focus then kept the native ones (``__focus_weights``): for one accelerator 1.7 M admission rows to
+    keep 132,100.  ``model_weights`` becomes a table of its rows (model, dtype) that some accelerator of the side
+    runs natively for the model or for a served set it is the target of, plus every row of a draft or resident
+    model (a draft's weights are read at its own dtype, a resident's at its stated one).  ``__focus_weights``
+    names every accelerator's native dtypes (``hardware_precisions`` is not cut), so only the side's
+    accelerators count.  Exact for the focused rows: each reads only its own (model, dtype) row, its draft's and
+    the residents' (tests/test_diff_cut.py).
+    Call after the report recommendation check, with ``__focus_weights`` built.  Returns True when it cut; a side
+    where every dtype is native on some accelerator (an engine or model edit on the shipped registry) keeps the
+    view, and its query plans, as they were.
+    """
+    if not _is_view(con, alias, "model_weights"):
+        return False
+    db = _q(alias)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __native_weights AS "
+                f"WITH f AS (SELECT f.* FROM {db}.__focus_weights f SEMI JOIN {db}.hardware h "
+                f"ON h.hardware_id = f.hardware_id), "
+                # (model, dtype) kept; a NULL dtype keeps every dtype of the model
+                f"k AS (SELECT model_id, weights_dtype FROM f "
+                f"UNION SELECT s.model_id, f.weights_dtype FROM f JOIN {db}.served_models s "
+                f"ON s.served_id = f.model_id AND s.role = 'target' "
+                f"UNION SELECT s.model_id, NULL FROM {db}.served_models s WHERE s.role <> 'target' "
+                f"UNION SELECT r.model_id, NULL FROM {db}.residents r WHERE r.model_id IS NOT NULL) "
+                f"SELECT w.* FROM {db}.model_weights w SEMI JOIN k ON k.model_id = w.model_id "
+                f"AND (k.weights_dtype IS NULL OR k.weights_dtype = w.weights_dtype)")
+    kept, total = con.execute(f"SELECT (SELECT count(*) FROM __native_weights), "
+                              f"(SELECT count(*) FROM {db}.model_weights)").fetchone()
+    if kept < total:  # an edit whose accelerators run every dtype natively (an engine, a model) keeps the view
+        _view_to_table(con, alias, "model_weights", "SELECT * FROM __native_weights")
+    con.execute("DROP TABLE __native_weights")
+    return kept < total
 
 
 # The engine admission macro's parameters (kvreg/sql/220_engine_capacity.sql), all but context_list: the shared
@@ -284,6 +352,44 @@ def attach(con, alias: str, registry) -> None:
         populate(con, registry)
     finally:
         con.execute("USE memory")
+
+
+def attach_like(con, alias: str, registry, like: str, like_registry) -> list[str]:
+    """Load ``registry`` as side ``alias`` by copying side ``like`` (``like_registry``'s) and replacing the base
+    tables that differ; returns the tables replaced.
+
+    The views and macros are the running kvreg's on both sides, so a copy (``COPY FROM DATABASE``, ~25 ms) holds
+    them already bound to its own tables; only a base table whose frame (kvreg/tables.py, built once during
+    validation) differs from ``like``'s is rebuilt from ``registry``'s frame, as :func:`attach` builds it, and
+    ``build_info`` is always rebuilt.  A one-entry edit replaces a handful of tables instead of building ~100
+    views a second time (~0.9 s CPU of a diff).  tests/test_diff_cut.py checks every table equals
+    :func:`attach`'s.
+    """
+    from kvreg.build import registry_commit
+    from kvreg.tables import frames
+
+    mine, theirs = frames(registry), frames(like_registry)
+    copy_side(con, like, alias, frozen=False)
+    db = _q(alias)
+    replaced = []
+    for name, df in mine.items():
+        other = theirs.get(name)
+        if other is not None and list(other.columns) == list(df.columns) and other.dtypes.equals(df.dtypes) \
+                and other.equals(df):
+            continue
+        con.register("_frame", df)
+        try:
+            con.execute(f"DROP TABLE IF EXISTS {db}.{_q(name)}")
+            con.execute(f"CREATE TABLE {db}.{_q(name)} AS SELECT * FROM _frame")
+        finally:
+            con.unregister("_frame")
+        replaced.append(name)
+    for name in sorted(set(theirs) - set(mine)):  # a base table only ``like``'s registry has
+        con.execute(f"DROP TABLE IF EXISTS {db}.{_q(name)}")
+        replaced.append(name)
+    con.execute(f"CREATE OR REPLACE TABLE {db}.build_info AS SELECT ? AS registry_commit",
+                [registry_commit(registry.root)])
+    return replaced
 
 
 def _q(name: str) -> str:
