@@ -101,6 +101,14 @@ def _objects(con) -> tuple[set[str], set[str]]:
 
 
 def _columns(con, sql: str, params: list | None = None) -> set[str]:
+    """Column names of ``sql``; a plain ``SELECT * FROM view`` is read from the catalog (DESCRIBE plans the view's
+    whole chain: ~0.13 s CPU each for roofline and engine_capacity)."""
+    words = sql.split()
+    if not params and len(words) == 4 and words[:3] == ["SELECT", "*", "FROM"]:
+        got = con.execute("SELECT DISTINCT database_name, schema_name, column_name FROM duckdb_columns() "
+                          "WHERE table_name = ?", [words[3]]).fetchall()
+        if len({(d, sch) for d, sch, _ in got}) == 1:   # else a temp or attached namesake: let DuckDB resolve it
+            return {c for _, _, c in got}
     return {r[0] for r in con.execute(f"DESCRIBE {sql}", params or []).fetchall()}
 
 
