@@ -324,14 +324,19 @@ def _share_capacity(con, scope: dict, knobs: dict) -> None:
     con.execute(f"""CREATE OR REPLACE TEMP MACRO capacity_at(context_list, {params}, only_models := NULL,
                                                          only_hardware := NULL) AS TABLE
 SELECT t.* FROM report_capacity_all t
-WHERE list_contains(context_list, t.context_tokens) AND list_contains(only_models, t.model_id)
-  AND list_contains(only_hardware, t.hardware_id)
-  AND CASE WHEN {same} AND list_has_all({_sql_literal(scope["models"])}, only_models)
-                AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
-                AND list_has_all({_sql_literal(axis)}, context_list)
-           THEN TRUE
-           ELSE error('kvreg report: capacity_at is served from report_capacity_all for the report''s models, '
-                      || 'hardware, engine settings and contexts only (kvreg/report/context.py _share_capacity)') END""")
+-- the guard is the semi-join's build side, evaluated before any row is read (a guard beside the row filters is
+-- skipped once they leave no row).  A NULL list must not fold the filter to a constant false, which would drop the
+-- guard with the rows: its stand-in list depends on t (and matches no id), so it is evaluated per row
+WHERE t.context_tokens IN (
+          SELECT unnest(CASE WHEN {same} AND list_has_all({_sql_literal(scope["models"])}, only_models)
+                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
+                                  AND list_has_all({_sql_literal(axis)}, context_list)
+                             THEN context_list
+                             ELSE error('kvreg report: capacity_at is served from report_capacity_all for the '
+                                        || 'report''s models, hardware, engine settings and contexts only '
+                                        || '(kvreg/report/context.py _share_capacity)') END))
+  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
+  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)""")
 
 
 def unshare_capacity(con) -> None:
