@@ -329,8 +329,13 @@ def share_engine_capacity(con, alias: str, entity: str, params: list) -> list[st
                     [lens] + params)
         knobs = ", ".join(f"{k} := NULL" for k in _ENGINE_KNOBS)
         defaults = " AND ".join(f"{k} IS NULL" for k in _ENGINE_KNOBS)
-        con.execute(f"CREATE OR REPLACE MACRO engine_capacity_at(context_list, {knobs}) AS TABLE "
+        # the id filters (220: only_models, only_hardware, only_engines; capacity_at passes its lists) filter the rows
+        con.execute(f"CREATE OR REPLACE MACRO engine_capacity_at(context_list, {knobs}, only_models := NULL, "
+                    f"only_hardware := NULL, only_engines := NULL) AS TABLE "
                     f"SELECT t.* FROM {db}.__engine_capacity_rows t WHERE list_contains(context_list, t.max_model_len) "
+                    f"AND (only_models IS NULL OR list_contains(only_models, t.model_id)) "
+                    f"AND (only_hardware IS NULL OR list_contains(only_hardware, t.hardware_id)) "
+                    f"AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id)) "
                     f"AND (CASE WHEN {defaults} THEN TRUE ELSE error('kvreg diff: engine_capacity_at is shared for "
                     f"the release defaults only (kvreg/diff/scenarios.py share_engine_capacity)') END)")
     finally:

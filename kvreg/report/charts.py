@@ -1,6 +1,6 @@
 """Report charts: matplotlib figures rendered to inline SVG strings, byte-for-byte deterministic.
 
-matplotlib is imported lazily (Agg backend).  Determinism: ``svg.hashsalt`` is
+matplotlib is imported lazily (plain Figure objects, no pyplot).  Determinism: ``svg.hashsalt`` is
 fixed (element ids), the SVG ``Date`` metadata is dropped, and text stays text
 (``svg.fonttype: none``) so the SVG is small and selectable; fonts are the
 report stylesheet's.  The charts only plot rows the queries returned; they
@@ -91,13 +91,30 @@ def _end_label(ax, x: float, y: float, text: str, color: str) -> None:
                 va="center", ha="left", annotation_clip=False)
 
 
-def _plt():
-    import matplotlib
+class _Mpl:
+    """What the charts use of matplotlib, without pyplot: figures are plain ``Figure`` objects saved straight to
+    SVG (no pyplot figure manager or Agg canvas per figure, and no pyplot import: the same SVG bytes)."""
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    def __init__(self):
+        import matplotlib
+        from matplotlib.figure import Figure
 
-    return plt
+        self.rc_context = matplotlib.rc_context
+        self.figure = Figure
+
+    @staticmethod
+    def close(fig) -> None:
+        """Nothing to release: no pyplot manager holds the figure."""
+
+
+_MPL: _Mpl | None = None
+
+
+def _plt() -> _Mpl:
+    global _MPL
+    if _MPL is None:
+        _MPL = _Mpl()
+    return _MPL
 
 
 def _count_label(value: float, _pos=None) -> str:

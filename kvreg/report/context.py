@@ -101,6 +101,14 @@ def _objects(con) -> tuple[set[str], set[str]]:
 
 
 def _columns(con, sql: str, params: list | None = None) -> set[str]:
+    """Column names of ``sql``; a plain ``SELECT * FROM view`` is read from the catalog (DESCRIBE plans the view's
+    whole chain: ~0.13 s CPU each for roofline and engine_capacity)."""
+    words = sql.split()
+    if not params and len(words) == 4 and words[:3] == ["SELECT", "*", "FROM"]:
+        got = con.execute("SELECT DISTINCT database_name, schema_name, column_name FROM duckdb_columns() "
+                          "WHERE table_name = ?", [words[3]]).fetchall()
+        if len({(d, sch) for d, sch, _ in got}) == 1:   # else a temp or attached namesake: let DuckDB resolve it
+            return {c for _, _, c in got}
     return {r[0] for r in con.execute(f"DESCRIBE {sql}", params or []).fetchall()}
 
 
@@ -240,6 +248,9 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
     ``axis``: evaluate ``capacity_at`` once over the whole contexts axis into ``report_capacity_all`` and take
     ``report_capacity`` from it, for a caller that reads the axis too (the report's charts: one evaluation instead
     of two, 0.48 + 0.99 → 1.1 s CPU for the Q4 2026 report, the engine side's fixed cost paid once).
+    With ``axis`` the connection's ``capacity_at`` is then served from ``report_capacity_all`` (:func:`_share_capacity`:
+    the plans and the roofline read the rows already computed) until :func:`unshare_capacity`; ``build_context`` does
+    both.
 
     Returns:
         (workload row, :class:`Availability`).
@@ -259,6 +270,7 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
                         "SELECT context_tokens FROM contexts ORDER BY 1").fetchall()], **knobs))
         con.execute("CREATE OR REPLACE TEMP TABLE report_capacity AS SELECT * FROM report_capacity_all"
                     " WHERE list_contains($contexts, context_tokens)", {"contexts": contexts.contexts})
+        _share_capacity(con, scope, knobs)
     else:
         materialise(con, "report_capacity", "scope_capacity", dict(scope, contexts=contexts.contexts, **knobs))
     materialise(con, "report_binding_names", "binding_names", {})
@@ -275,6 +287,61 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
     else:
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
     return workload, avail
+
+
+def _sql_literal(value) -> str:
+    """A knob value or id list as a SQL literal (numbers, booleans, NULL, lists of registry ids)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_sql_literal(v) for v in value) + "]"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _share_capacity(con, scope: dict, knobs: dict) -> None:
+    """Serve the report's own ``capacity_at`` calls from ``report_capacity_all``, once it is materialised.
+
+    ``plans`` (275, through ``ranked_plans``) and ``roofline_at`` (260) each call ``capacity_at`` for the report's
+    models and hardware at the workload context with the report's engine settings: the very rows of
+    ``report_capacity_all`` (the same macro over the whole contexts axis, the report's lists, the same knobs).  A
+    temp macro of that name shadows the registry's for this connection (DuckDB binds a macro's names when it is
+    used, temp schema first), so each evaluates the admission chain once instead of three times — planning it
+    costs ~0.3 s CPU per query and running it ~0.4 s (benchmarks/README.md).  The same pattern as ``kvreg diff``'s
+    ``share_engine_capacity`` (kvreg/diff/scenarios.py).  Any call it cannot answer from those rows — other knob
+    values, no or other model or hardware lists, a context off the axis — raises an error instead of returning a
+    subset (the ``capacity`` view included); the engines, precisions and TP sizes outside the report's lists are
+    absent, and every report query filters to those lists.  :func:`unshare_capacity` drops it.
+    """
+    from kvreg.plan import KNOBS
+
+    axis = [c for (c,) in con.execute("SELECT DISTINCT context_tokens FROM report_capacity_all ORDER BY 1").fetchall()]
+    same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
+    params = ", ".join(f"{k} := NULL" for k in KNOBS)
+    con.execute(f"""CREATE OR REPLACE TEMP MACRO capacity_at(context_list, {params}, only_models := NULL,
+                                                         only_hardware := NULL) AS TABLE
+SELECT t.* FROM report_capacity_all t
+-- the guard is the semi-join's build side, evaluated before any row is read (a guard beside the row filters is
+-- skipped once they leave no row).  A NULL list must not fold the filter to a constant false, which would drop the
+-- guard with the rows: its stand-in list depends on t (and matches no id), so it is evaluated per row
+WHERE t.context_tokens IN (
+          SELECT unnest(CASE WHEN {same} AND list_has_all({_sql_literal(scope["models"])}, only_models)
+                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
+                                  AND list_has_all({_sql_literal(axis)}, context_list)
+                             THEN context_list
+                             ELSE error('kvreg report: capacity_at is served from report_capacity_all for the '
+                                        || 'report''s models, hardware, engine settings and contexts only '
+                                        || '(kvreg/report/context.py _share_capacity)') END))
+  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
+  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)""")
+
+
+def unshare_capacity(con) -> None:
+    """Drop the temp ``capacity_at`` of :func:`_share_capacity` (the registry's macro answers again)."""
+    con.execute("DROP MACRO TABLE IF EXISTS temp.capacity_at")
 
 
 def _workload(con, p: dict):
@@ -351,6 +418,13 @@ def build_context(con, registry, report_id: str, *, charts: bool = True, progres
     Returns:
         The :class:`ReportContext`; all numbers in base units (bytes, tokens, seconds, USD).
     """
+    try:
+        return _build_context(con, registry, report_id, charts=charts, progress=progress)
+    finally:
+        unshare_capacity(con)
+
+
+def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> ReportContext:
     from importlib.metadata import PackageNotFoundError, version
 
     report = registry.entries["report"][report_id].entry

@@ -1,8 +1,14 @@
 -- engine_memory_pools_at(max_num_batched_tokens := NULL, gpu_memory_utilization := NULL, max_num_seqs := NULL,
---   enforce_eager := NULL, num_speculative_tokens := NULL, batched_axis := NULL): table macro, the KV memory an
+--   enforce_eager := NULL, num_speculative_tokens := NULL, batched_axis := NULL, only_models := NULL,
+--   only_hardware := NULL, only_engines := NULL): table macro, the KV memory an
 -- engine release predicts it has, per device, with the engine knobs a user sets (NULL = the release's
 -- default for the device) — the ONE definition of the engine pool arithmetic.  The view
 -- engine_memory_pools is this macro over the batched_tokens axis (batched_axis := that list).
+-- only_models / only_hardware / only_engines (VARCHAR[] of served model, hardware and engine ids; NULL = all) keep
+-- those rows only, filtered on the first tables read (served_models, hardware, engine_accounting): a caller that
+-- joins these rows by their keys (220, 240) cannot push its own list_contains filter across the join's equality,
+-- and the whole registry's pools are ~1.4 M rows (the Q4 2026 report needs 2,560).  No value depends on the other
+-- rows (every CTE below is per engine × model × hardware, or a DISTINCT of settings).
 -- Grain: one row per engine × served model × hardware × weights_dtype × tp × max_num_batched_tokens
 --   (batched_axis when given, else the one value max_num_batched_tokens or the release default).
 -- Inputs: engine_accounting, engines, served_models, models, model_weights, model_weights_per_rank, hardware, tp_sizes.
@@ -37,7 +43,9 @@
 -- Every column reference below is qualified: a macro parameter shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_memory_pools_at(max_num_batched_tokens := NULL, gpu_memory_utilization := NULL,
                                                max_num_seqs := NULL, enforce_eager := NULL,
-                                               num_speculative_tokens := NULL, batched_axis := NULL) AS TABLE
+                                               num_speculative_tokens := NULL, batched_axis := NULL,
+                                               only_models := NULL, only_hardware := NULL,
+                                               only_engines := NULL) AS TABLE
 WITH attn_geometry AS (   -- what a FULL graph's split-KV accumulators are sized by (204 engine_cudagraph_split_kv_bytes)
     SELECT model_id,
            max(CASE WHEN kind = 'mla' THEN kv_lora_rank ELSE coalesce(v_head_dim, head_dim) END) AS attn_value_width,
@@ -66,7 +74,7 @@ served AS (
     LEFT JOIN model_profile_geometry g ON g.model_id = s.model_id
     LEFT JOIN draft d ON d.served_id = s.served_id
     LEFT JOIN attn_geometry ag ON ag.model_id = s.model_id
-    WHERE s.role = 'target'
+    WHERE s.role = 'target' AND (only_models IS NULL OR list_contains(only_models, s.served_id))
 ),
 device_tier AS (   -- mem_fraction_rule: the first tier whose memory bound the device is below (SGLang, 203)
     SELECT t.engine_id, h.hardware_id,
@@ -83,6 +91,8 @@ dev AS (
            dt.tier.batched AS tier_batched, dt.tier.bs AS tier_graph_bs, dt.tier.bs_tp4 AS tier_graph_bs_tp4
     FROM engine_accounting a JOIN engines e USING (engine_id) CROSS JOIN hardware h
     LEFT JOIN device_tier dt ON dt.engine_id = a.engine_id AND dt.hardware_id = h.hardware_id
+    WHERE (only_hardware IS NULL OR list_contains(only_hardware, h.hardware_id))
+      AND (only_engines IS NULL OR list_contains(only_engines, a.engine_id))
 ),
 knobs AS (
     SELECT d.*,

@@ -1,17 +1,22 @@
--- engine_request_blocks_at(len_list, batched_list, block_size := NULL): table macro, blocks one request of max_model_len
+-- engine_request_blocks_at(len_list, batched_list, block_size := NULL, only_models := NULL, only_engines := NULL):
+-- table macro, blocks one request of max_model_len
 -- tokens holds, summed over KV groups — the ONE definition of blocks per request; the view
 -- engine_request_blocks is this macro over the max_model_lens and batched_tokens axes, and
 -- engine_capacity_at (220) applies it at any context and batched-token setting.
 -- Grain: one row per engine × served model × kv_dtype × tp × mla_block_tokens (engine_kv_buckets_at) × max_model_len (each distinct value of
 --   len_list, a LIST of token counts) × max_num_batched_tokens (each distinct value of batched_list).
 --   block_size: the --block-size a user sets (NULL = the release default), passed to engine_kv_buckets_at.
+--   only_models / only_engines (VARCHAR[] of served model and engine ids, NULL = all): those rows only, filtered before
+--   the lengths × batched settings fan-out (engine_capacity_at joins these rows by keys, so its caller's filters do
+--   not reach here; the whole registry is ~1.3 M rows per call).  Rows are per bucket set: no value changes.
 -- Inputs: engine_kv_buckets_at, engine_accounting; scalar macro engine_group_blocks (210).
 -- Units: blocks.
 -- Rule (engine_accounting.md §4): recurrent groups hold the release's blocks + num_speculative_tokens
 --   (MambaSpec.max_memory_usage_bytes, v1/kv_cache_interface.py 0.20.0:540-547);
 --   grouped pools sum blocks over all groups (Σ_g blocks_g); a single
 --   group (or SGLang's pools) needs the largest per-bucket figure.
-CREATE OR REPLACE MACRO engine_request_blocks_at(len_list, batched_list, block_size := NULL) AS TABLE
+CREATE OR REPLACE MACRO engine_request_blocks_at(len_list, batched_list, block_size := NULL, only_models := NULL,
+                                                 only_engines := NULL) AS TABLE
 SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, b.mla_block_tokens, l.max_model_len, t.max_num_batched_tokens,
        CASE any_value(b.layout_mode)
             WHEN 'grouped' THEN sum(b.request_groups * engine_group_blocks(
@@ -27,6 +32,8 @@ JOIN engine_accounting a ON a.engine_id = b.engine_id
 CROSS JOIN (SELECT DISTINCT unnest(len_list)::BIGINT AS max_model_len) l
 CROSS JOIN (SELECT DISTINCT unnest(batched_list)::BIGINT AS max_num_batched_tokens) t
 WHERE l.max_model_len > 0
+  AND (only_models IS NULL OR list_contains(only_models, b.model_id))
+  AND (only_engines IS NULL OR list_contains(only_engines, b.engine_id))
 GROUP BY ALL;
 
 -- engine_request_blocks: engine_request_blocks_at over the max_model_lens × batched_tokens axes (both include

@@ -10,6 +10,11 @@
 --   block_size (the --block-size knob) goes to engine_kv_layout_at (202) and engine_request_blocks_at (215): the
 --   pages, blocks and blocks per request at that block size (MLA and hybrid rules in 200/201); a value the
 --   release does not accept (engine_accounting.block_sizes) gives no rows for that release.
+--   only_models / only_hardware / only_engines (VARCHAR[] of served model, hardware and engine ids; NULL = all): those
+--   rows only, passed to the first tables the chain reads (engine_memory_pools_at, engine_request_blocks_at, the fp
+--   sums, the given-memory rows).  A caller's own WHERE on the result does not reach them (list_contains does not
+--   cross the joins' equalities): the report's four queries paid the whole registry's admission, ~0.6 s each.
+--   Same rows as the unfiltered macro restricted to the lists (tests/test_engine_capacity_filters.py).
 -- Views built on it: engine_capacity (this file: over the axis tables), engine_capacity_for_memory (221),
 --   capacity_at (045: the engine figures every per-scenario view plans on).
 -- Grain: one row per served model × hardware × engine × weights_dtype × kv_dtype × tp × max_model_len
@@ -47,7 +52,8 @@ CREATE OR REPLACE MACRO engine_capacity_at(context_list, max_num_batched_tokens 
                                            gpu_memory_utilization := NULL, max_num_seqs := NULL,
                                            enforce_eager := NULL, num_speculative_tokens := NULL,
                                            available_kv_bytes := NULL, batched_axis := NULL,
-                                           block_size := NULL) AS TABLE
+                                           block_size := NULL, only_models := NULL, only_hardware := NULL,
+                                           only_engines := NULL) AS TABLE
 WITH pools AS (
     SELECT p.engine_id, p.model_id, p.hardware_id, p.weights_dtype, p.tp, p.max_num_batched_tokens,
            p.default_batched, p.max_num_seqs, p.max_num_seqs_is_default, p.usable_bytes, p.gpu_memory_utilization,
@@ -56,7 +62,8 @@ WITH pools AS (
     FROM engine_memory_pools_at(max_num_batched_tokens := max_num_batched_tokens,
                                 gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                                 enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
-                                batched_axis := batched_axis) p
+                                batched_axis := batched_axis, only_models := only_models,
+                                only_hardware := only_hardware, only_engines := only_engines) p
     LEFT JOIN hardware h ON h.hardware_id = p.hardware_id
     WHERE available_kv_bytes IS NULL
     UNION ALL
@@ -74,12 +81,15 @@ WITH pools AS (
     CROSS JOIN LATERAL (SELECT unnest(coalesce(batched_axis, [coalesce(max_num_batched_tokens, a.max_num_batched_tokens)]))::BIGINT
                         AS batched) b
     WHERE available_kv_bytes IS NOT NULL
+      AND (only_models IS NULL OR list_contains(only_models, s.served_id))
+      AND (only_engines IS NULL OR list_contains(only_engines, a.engine_id))
 ),
 fp AS (   -- first principles at each max_model_len: the one per-sequence formula (015), summed over
           -- the served models (a target and its draft share the pool)
     SELECT s.served_id AS model_id, k.kv_dtype, k.tp, k.context_tokens AS max_model_len, sum(k.seq_bytes) AS fp_seq_bytes
     FROM served_models s
     JOIN kv_sequence_costs_at(context_list) k ON k.model_id = s.model_id
+    WHERE only_models IS NULL OR list_contains(only_models, s.served_id)
     GROUP BY ALL
 ),
 base AS (
@@ -116,7 +126,8 @@ base AS (
                                                   FROM engine_accounting x
                                                   UNION ALL   -- the per-device defaults of a mem_fraction_rule (205)
                                                   SELECT y.chunked_prefill_tokens FROM engine_mem_fraction_tiers y) v)),
-                                  block_size := block_size) r
+                                  block_size := block_size, only_models := only_models,
+                                  only_engines := only_engines) r
       ON r.engine_id = k.engine_id AND r.model_id = k.model_id AND r.kv_dtype = k.kv_dtype
      AND r.tp = k.tp AND r.mla_block_tokens = k.mla_block_tokens AND r.max_num_batched_tokens = p.max_num_batched_tokens
     JOIN engine_accounting a ON a.engine_id = p.engine_id

@@ -73,7 +73,8 @@ SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.tp, p.usable_b
        p.max_num_batched_tokens, p.default_batched, p.enforce_eager, p.num_speculative_tokens
 FROM engine_memory_pools_at(max_num_batched_tokens := max_num_batched_tokens,
                             gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
-                            enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens) p
+                            enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
+                            only_models := only_models, only_hardware := only_hardware) p
 JOIN model_weights w ON w.model_id = p.model_id AND w.weights_dtype = p.weights_dtype
 JOIN hardware h ON h.hardware_id = p.hardware_id
 LEFT JOIN resident_total r ON r.hardware_id = p.hardware_id

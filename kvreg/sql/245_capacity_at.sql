@@ -4,8 +4,9 @@
 -- how many sequences fit at any context lengths, naive vs first principles vs what the engine admits —
 -- the ONE definition of the capacity every per-scenario view plans on; the view capacity is this macro
 -- applied to the contexts axis table.  The knobs (NULL = the engine's default) go to memory_pools_at and
--- engine_capacity_at.  only_models / only_hardware (VARCHAR[], NULL = all) go to memory_pools_at: the engine rows'
--- pool side is joined by keys, so a caller's filter on them does not reach it (the report passes its lists).
+-- engine_capacity_at.  only_models / only_hardware (VARCHAR[], NULL = all) go to memory_pools_at and engine_capacity_at:
+-- the engine rows' pool side is joined by keys, so a caller's filter on them does not reach it (the report passes its
+-- lists).
 -- One memory model per engine id: for an engine release with accounting rules (pool_basis = 'engine') the
 -- pool is the release's available KV memory and max_seqs is the engine's admission (engine_capacity_at:
 -- blocks, the start check, max_num_seqs); for first-principles it is floor(pool ÷ seq_bytes).
@@ -69,7 +70,8 @@ WITH joined AS (
     FROM engine_capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
                             max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
                             enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
-                            block_size := block_size) e
+                            block_size := block_size, only_models := only_models,
+                            only_hardware := only_hardware) e
     JOIN memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                          max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                          num_speculative_tokens := num_speculative_tokens, only_models := only_models,

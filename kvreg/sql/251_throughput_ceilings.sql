@@ -1,7 +1,7 @@
 -- throughput_ceilings: every published throughput measurement beside the roofline ceiling of the workload it
 -- ran — the evidence the speed efficiencies are fitted to (252_speed_fit) and checked against (255).
 -- Grain: one row per throughput measurement (source × measurement_idx).
--- Inputs: throughput_measurements, engines, engine_accounting (max_num_seqs), memory_pools (usable, weights), model_weights, decode_coefficients,
+-- Inputs: throughput_measurements, engines, engine_accounting (max_num_seqs), memory_pools_at (usable, weights), model_weights, decode_coefficients,
 --   hardware_peaks, hardware, precisions; macros kv_read_bytes, decode_flop, params_read.
 -- The workload of a measurement: requests of input_tokens prompt and output_tokens generated, batched
 --   continuously (prompt chunks ride along with decode steps).  Per OUTPUT token, on one replica (tp devices):
@@ -53,7 +53,12 @@ WITH m AS (
     JOIN engines e ON e.engine_id = t.engine_id
     LEFT JOIN engine_accounting a ON a.engine_id = t.engine_id
     JOIN hardware hw ON hw.hardware_id = t.hardware_id
-    JOIN memory_pools p ON p.model_id = t.model_id AND p.hardware_id = t.hardware_id AND p.engine_id = t.engine_id
+    -- memory_pools cut to the measured models and devices first (240 memory_pools_at's only_models / only_hardware):
+    -- joined by keys, the whole registry's engine pools (~1.4 M rows) were computed for ~500 measurements, in every
+    -- plan and roofline query (speed_efficiency reads this view)
+    JOIN memory_pools_at(only_models := (SELECT list(DISTINCT x.model_id) FROM throughput_measurements x),
+                         only_hardware := (SELECT list(DISTINCT x.hardware_id) FROM throughput_measurements x)) p
+      ON p.model_id = t.model_id AND p.hardware_id = t.hardware_id AND p.engine_id = t.engine_id
                        AND p.weights_dtype = t.weights_dtype AND p.tp = t.tp
     JOIN model_weights w ON w.model_id = t.model_id AND w.weights_dtype = t.weights_dtype
     JOIN decode_coefficients k ON k.model_id = t.model_id AND k.kv_dtype = t.kv_dtype AND k.tp = t.tp

@@ -5,13 +5,15 @@
 -- deep engine_capacity view instead of two).  Every max_model_len of the axis is kept (the capacity chart).
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp × max_model_len
 --   (× max_num_batched_tokens should a release have several defaults).
--- Inputs: engine_capacity_at (kvreg/sql/220_engine_capacity.sql); parameters $models, $hardware, $engines,
+-- Inputs: engine_capacity_at (kvreg/sql/220_engine_capacity.sql: the lists also as its only_models, only_hardware,
+--   only_engines, so its first scans are cut, not only its result); parameters $models, $hardware, $engines,
 --   $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]), and the knobs $gpu_memory_utilization,
 --   $max_num_seqs, $max_num_batched_tokens, $enforce_eager, $num_speculative_tokens, $block_size.
 -- Units: as engine_capacity (sequences, tokens, bytes).
 SELECT * FROM engine_capacity_at((SELECT list(max_model_len ORDER BY max_model_len) FROM max_model_lens),
                                  gpu_memory_utilization := $gpu_memory_utilization, max_num_seqs := $max_num_seqs,
                                  max_num_batched_tokens := $max_num_batched_tokens, enforce_eager := $enforce_eager,
-                                 num_speculative_tokens := $num_speculative_tokens, block_size := $block_size)
+                                 num_speculative_tokens := $num_speculative_tokens, block_size := $block_size,
+                                 only_models := $models, only_hardware := $hardware, only_engines := $engines)
 WHERE list_contains($models, model_id) AND list_contains($hardware, hardware_id) AND list_contains($engines, engine_id)
   AND list_contains($weights_dtypes, weights_dtype) AND list_contains($kv_dtypes, kv_dtype) AND list_contains($tp, tp)

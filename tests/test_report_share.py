@@ -1,0 +1,63 @@
+"""The report serves its own capacity_at calls (plans, roofline) from the rows it already computed
+(kvreg/report/context.py _share_capacity, issue 12 item 7): the same rows as the registry's macro, an error for
+any call those rows cannot answer, and the registry's macro back once the report's queries are done."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from kvreg.report.context import rank_options, scope_from_items, unshare_capacity
+
+REPORT = "example"
+
+
+@pytest.fixture()
+def shared(con):
+    """The session database with the example report ranked on the whole contexts axis (the capacity shared)."""
+    scope = scope_from_items(con, REPORT)
+    workload, _ = rank_options(con, REPORT, scope, axis=True)
+    try:
+        yield con, scope, workload
+    finally:
+        unshare_capacity(con)
+
+
+def _call(scope, contexts) -> tuple[str, dict]:
+    return ("SELECT * FROM capacity_at($c, only_models := $m, only_hardware := $h)",
+            {"c": contexts, "m": scope["models"], "h": scope["hardware"]})
+
+
+def test_shared_capacity_gives_the_registrys_rows(shared):
+    con, scope, workload = shared
+    sql, p = _call(scope, [workload.context_tokens])
+    got = sorted(con.execute(sql, p).fetchall())
+    unshare_capacity(con)
+    want = sorted(con.execute(sql + " WHERE list_contains($e, engine_id) AND list_contains($w, weights_dtype)"
+                              " AND list_contains($k, kv_dtype) AND list_contains($t, tp)",
+                              dict(p, e=scope["engines"], w=scope["weights_dtypes"], k=scope["kv_dtypes"],
+                                   t=scope["tp"])).fetchall())
+    assert got == want and len(got) > 0
+
+
+@pytest.mark.parametrize("call", [
+    "SELECT * FROM capacity_at([$ctx], only_models := $m, only_hardware := $h, max_num_seqs := 7)",   # other knob
+    "SELECT * FROM capacity_at([$ctx], only_hardware := $h)",                                          # no model list
+    "SELECT * FROM capacity_at([$ctx], only_models := ['gpt-oss-120b'], only_hardware := $h)",        # not listed
+    "SELECT * FROM capacity_at([12345], only_models := $m, only_hardware := $h)",                     # off the axis
+    "SELECT * FROM capacity",                                                                         # the view
+])
+def test_shared_capacity_refuses_what_it_cannot_answer(shared, call):
+    con, scope, workload = shared
+    params = {k: v for k, v in dict(ctx=workload.context_tokens, m=scope["models"], h=scope["hardware"]).items()
+              if f"${k}" in call}
+    with pytest.raises(duckdb.Error, match="served from report_capacity_all"):
+        con.execute(f"SELECT count(*) FROM ({call})", params).fetchall()
+
+
+def test_unshare_restores_the_registrys_macro(shared):
+    con, scope, workload = shared
+    unshare_capacity(con)
+    n = con.execute("SELECT count(*) FROM capacity_at([12345], only_models := $m, only_hardware := $h)",
+                    {"m": scope["models"], "h": scope["hardware"]}).fetchone()[0]
+    assert n > 0   # a context off the report's axis: answered by the registry's macro again
