@@ -148,6 +148,18 @@ MD_INTRO = [
     "(kvreg/sql/252_speed_fit.sql).  Leave-one-source-out, the AMD rows' median error went 63.0 % → 11.5 % and",
     "the worst 98.1 % → 24.6 %.",
     "",
+    "**The host roof, by mechanism.**  Only rows that show a host bound set it: a row whose series (same source,",
+    "engine, hardware, model, precisions, input length) holds a row with more GPU work per request reaching more",
+    "than twice its measured ÷ ceiling ratio, and which turns requests over fastest of its source on that engine",
+    "× hardware.  Two rows do: Qwen3-30B-A3B nvfp4 at 128/128 on B200 (311 requests/s, 0.24× its 128/4,096",
+    "ratio) and on GB200 behind Grace (188 requests/s, 0.14×).  A GPU-bound run's turnover says only that the",
+    "host kept up, so it no longer caps anything: the vLLM Nemotron recipe, capped by the llm-ie DeepSeek-R1 run,",
+    "went −91.9 % → +24.9 % left out, the MLPerf vLLM rows on H100 −20 % → −9 %, and SGLang's llm-ie rows (whose",
+    "2,000-token TP-8 requests would have capped every SGLang replica at 1.6 requests/s) are fitted (H200 ×",
+    "SGLang bandwidth 0.43 measured).  Cost: with the 1.0 page left out no other source shows TensorRT-LLM host-",
+    "bound, so its two Blackwell 128/128 rows are predicted without a roof (+209 %, +430 %), and the RTX PRO 6000",
+    "128/128 row (0.52×, inside the GPU-bound scatter) gets none either (kvreg/sql/252_speed_fit.sql).",
+    "",
 ]
 
 

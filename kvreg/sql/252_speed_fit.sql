@@ -31,10 +31,10 @@
 --   says only that the host kept up):
 --   (a) shortfall: in its series (same source, engine release, hardware, model, precisions, input length) a row
 --       with MORE GPU work per request (output_tokens ÷ ceiling_tok_per_s: a longer output, or fewer devices)
---       reaches more than twice its measured ÷ ceiling ratio.  GPU-bound rows keep that ratio as the GPU work per
---       request changes (the model's own scatter: TP series flat, e.g. B200 Llama-3.3-70B 128/128 TP 1→8 0.35,
---       0.38, 0.41, 0.39, trtllm-perf-overview-0.20; output-length series within 0.52-1.35 of each other);
---       a fixed per-request cost instead eats a larger share of a shorter request;
+--       reaches more than twice its measured ÷ ceiling ratio.  GPU-bound rows keep that ratio roughly as the GPU
+--       work per request changes (TP series are flat, e.g. B200 Llama-3.3-70B 128/128 TP 1→8: 0.35, 0.38, 0.41,
+--       0.39, trtllm-perf-overview-0.20); a fixed per-request cost instead eats a larger share of a shorter
+--       request.  (a) alone is not enough: the MoE prompt steps also fall short (below);
 --   (b) pace: it turns requests over fastest of all rows of its source on that engine × hardware (the host's
 --       pace: a run that finished fewer requests per second than another run of the same engine on the same
 --       machines was not held by the host; this rules out the Qwen3-30B-A3B 2048/128 rows, ratio 0.25-0.38 of
@@ -44,7 +44,9 @@
 --   B200 311.1 requests/s at 0.092 of the ceiling vs 0.381 at 128/4096 (0.24×); GB200 (the same GPU behind a
 --   Grace host) 188.3 requests/s, 0.054 vs 0.386 (0.14×).  The next fastest-turnover rows are 0.52× (RTX PRO
 --   6000, the same model, 218.8 requests/s: not counted) and 0.66-0.89× (Llama-3.1-8B 128/128 on L40S, H100,
---   H200, GH200): within the GPU-bound scatter, so no host roof there.  A host-evidence row gives no GPU efficiency
+--   H200, GH200), then 1.03-1.34× (the MLPerf, AMD and TP-8 fastest runs): the factor 2 sits in the one gap of
+--   that list (0.14, 0.24 | 0.52, 0.66 …), and the RTX row, possibly host-bound, cannot be told from GPU
+--   scatter on this data, so it gets no host roof.  A host-evidence row gives no GPU efficiency
 --   (its shortfall is the host's); its turnover (output_tokens ÷ output_tok_per_s) is the host time, and a level
 --   takes the least.  Host time belongs to the engine and the host machine: levels hardware (key hardware_id:
 --   its host, a DGX's x86 CPUs, a GB200's Grace) and architecture, per engine family — never the engine level
