@@ -50,7 +50,7 @@ def test_worked_plan_h100_tp8_by_hand(con):
     pool = H100_USABLE - RESERVE - WEIGHTS / 8
     cap = math.floor(pool / (S * KV_TOKEN / 8))
     assert cap == p["max_seqs_per_replica"] == 46
-    # Rate: the largest B with (W + B·kv)/(8·BW·eff) + B·allreduce/eff ≤ 50 ms, eff fitted (0.40 for the H100
+    # Rate: the largest B with (W + B·kv)/(8·BW·eff) + B·allreduce/eff ≤ 50 ms, eff fitted (0.4096 for the H100
     # SXM); the all-reduce runs at the same share of its link (expected_step_s, kvreg/sql/104_decode_step.sql).
     eff = fitted_bandwidth_efficiency(con, "h100-sxm-80gb")
     assert p["bandwidth_efficiency"] == eff and "derived" in p["efficiency_evidence"]
@@ -131,7 +131,8 @@ def test_worked_plan_cli_output(db, con):
         " a wider TP group is not planned",
         "  a100-sxm-40gb TP 1, 2 bf16/bf16: the weights alone do not fit the device memory at this TP"]
     assert (42_298_834_944 - 6 * 2**30 - WEIGHTS // 4) // (KV_TOKEN // 4) == 7_074
-    # At 0.40 of 2 × 3.35 TB/s the H100's weights alone take 52 ms: no context would do, and none is offered.
+    # At 0.4096 of 2 × 3.35 TB/s the H100's weights alone take 141.1 GB ÷ 2.74 TB/s = 51.4 ms: no context would do,
+    # and none is offered.
     assert ("  h100-sxm-80gb TP 2 bf16/bf16: tpot: a single sequence decodes slower than the TPOT target"
             in cannot)
     assert len(cannot) == 13 and re.fullmatch(r"  \(\d+ more\)", cannot[-1])
@@ -282,7 +283,7 @@ def test_missing_figures_are_reasons_not_zeros(con):
 
 def test_max_context_is_where_one_sequence_just_meets_tpot(con):
     # H100 TP 2: weights 70.6 GB per rank; at a 55 ms TPOT one 32K sequence alone misses it (the weights
-    # alone take 52 ms at the fitted efficiency), a shorter context meets it exactly.
+    # alone take 51.4 ms at the fitted efficiency), a shorter context meets it exactly.
     p = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, tpot=0.055)
     assert p["reason"].startswith("tpot:") and p["single_seq_tpot_s"] > 0.055
     s = p["max_context_tokens"]

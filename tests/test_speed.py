@@ -110,28 +110,56 @@ def test_leave_one_source_out_fits_without_the_source(con):
     assert p["bandwidth_efficiency"] == pytest.approx(f["efficiency"])
 
 
-def test_the_host_roof_is_the_fastest_request_turnover_of_the_engine(con):
-    # TensorRT-LLM 1.0 perf overview, Qwen3-30B-A3B nvfp4 on one B200 at 128 in / 128 out: 39,827 output tok/s,
-    # i.e. 39,827 / 128 = 311 requests/s, the fastest turnover any B200 × TensorRT-LLM measurement shows.  The
-    # GPU roofs predict ~123,000 tok/s there (3× over); the host roof (128 / 39,827 s per request) caps it.
+def test_the_host_roof_comes_only_from_rows_that_show_a_host_bound(con):
+    # 252_speed_fit, HOST ROOF: a row is host evidence when (a) a row of its series with more GPU work per request
+    # reaches more than twice its measured ÷ ceiling ratio and (b) it turns requests over fastest of its source on
+    # that engine × hardware.  TensorRT-LLM 1.0 perf overview, Qwen3-30B-A3B nvfp4 TP 1 at 128 in / 128 out:
     src = "trtllm-perf-overview-1.0"
+    def row(hw, i, o):
+        return one(con, "SELECT *, output_tok_per_s / output_tokens AS rps FROM throughput_ceilings"
+                        " WHERE source_id = ? AND hardware_id = ? AND model_id = 'qwen3-30b-a3b' AND input_tokens = ?"
+                        " AND output_tokens = ?", [src, hw, i, o])
+    b, b4k = row("b200", 128, 128), row("b200", 128, 4096)
+    # B200: 39,827 tok/s ÷ 128 = 311.1 requests/s; ratio 0.092 against 0.381 at 128/4096 (0.24×, under ½)
+    assert b["rps"] == pytest.approx(39827 / 128) and b4k["ratio"] > 2 * b["ratio"]
+    assert b4k["output_tokens"] / b4k["ceiling_tok_per_s"] > b["output_tokens"] / b["ceiling_tok_per_s"]
+    fastest = con.execute("SELECT max(output_tok_per_s / output_tokens) FROM throughput_ceilings"
+                          " WHERE source_id = ? AND hardware_id = 'b200' AND engine_family = 'trtllm'", [src]).fetchone()[0]
+    assert b["rps"] == pytest.approx(fastest)
     e = one(con, "SELECT * FROM speed_efficiency_by_holdout WHERE holdout = '' AND hardware_id = 'b200'"
                  " AND engine_family = 'trtllm'")
-    assert e["host_level"] == "hardware" and e["host_request_s"] == pytest.approx(128 / 39827)
+    assert (e["host_level"], e["host_n"]) == ("hardware", 1) and e["host_request_s"] == pytest.approx(128 / 39827)
     p = one(con, "SELECT * FROM speed_calibration WHERE mode = 'in-sample' AND source_id = ? AND hardware_id = 'b200'"
                  " AND model_id = 'qwen3-30b-a3b' AND input_tokens = 128 AND output_tokens = 128", [src])
     assert p["host_bound"] and p["predicted_tok_per_s"] == pytest.approx(39827)
-    # Left out, the 1.0 source's own rows are not seen: B200's fastest turnover is then the 0.20 page's
-    # Llama 3.3 70B nvfp4 TP 8 at 128/128 (27,272.27 tok/s), and the prediction is that roof, 31 % under.
+    # GB200 (a Grace host): 24,110 ÷ 128 = 188.3 requests/s, its own roof, slower than the x86 B200's.
+    g = one(con, "SELECT * FROM speed_efficiency_by_holdout WHERE holdout = '' AND hardware_id = 'gb200'"
+                 " AND engine_family = 'trtllm'")
+    assert g["host_level"] == "hardware" and 1 / g["host_request_s"] == pytest.approx(row("gb200", 128, 128)["rps"])
+    # Not host evidence: the RTX PRO 6000 row of the same model (218.8 requests/s, ratio 0.279 vs 0.539 at
+    # 128/4096: 0.52×, not under ½), the Qwen 2048/128 rows (ratio ≤ 0.38× of 2048/2048, but 25-52 requests/s
+    # while the same machines did 188-311: not the host's pace), and every GPU-bound fastest run (H100/H200
+    # Llama-3.1-8B 128/128 at ~220 requests/s, 0.68-0.89× of 128/4096).  So only the two rows above hold roofs:
+    roofs = con.execute("SELECT level, key, engine_family, n FROM speed_fit WHERE holdout = '' AND roof = 'host'"
+                        " ORDER BY ALL").fetchall()
+    assert roofs == [("architecture", "blackwell", "trtllm", 2), ("hardware", "b200", "trtllm", 1),
+                     ("hardware", "gb200", "trtllm", 1)]
+    r = one(con, "SELECT * FROM speed_efficiency_by_holdout WHERE holdout = '' AND hardware_id = 'rtx-pro-6000'"
+                 " AND engine_family = 'trtllm'")
+    assert r["host_request_s"] is None
+    # Left out, the 1.0 source's rows are not seen and no other TensorRT-LLM source shows a host bound: no roof
+    # (the old rule took the 0.20 page's GPU-bound Llama-3.3-70B TP 8 run, 213 requests/s, whose ratio 0.39 is
+    # 1.3× its 128/4096 series', as B200's host pace).
     l = one(con, "SELECT * FROM speed_calibration WHERE mode = 'leave-one-source-out' AND source_id = ?"
                  " AND hardware_id = 'b200' AND model_id = 'qwen3-30b-a3b' AND input_tokens = 128"
                  " AND output_tokens = 128", [src])
-    assert l["host_request_s"] == pytest.approx(128 / 27272.27) and l["host_bound"]
-    assert l["predicted_tok_per_s"] == pytest.approx(27272.27)
-    # GB200 (a Grace host) has only the 1.0 source: held out, it borrows its architecture's (Blackwell) roof.
-    g = one(con, "SELECT * FROM speed_efficiency_by_holdout WHERE holdout = ? AND hardware_id = 'gb200'"
-                 " AND engine_family = 'trtllm'", [src])
-    assert g["host_level"] == "architecture" and g["host_request_s"] == pytest.approx(128 / 27272.27)
+    assert l["host_request_s"] is None and not l["host_bound"]
+    # A host-bound row gives no GPU efficiency: B200 × TensorRT-LLM's bandwidth fit leaves it out.
+    f = one(con, "SELECT * FROM speed_fit WHERE holdout = '' AND roof = 'memory' AND level = 'hardware'"
+                 " AND key = 'b200' AND engine_family = 'trtllm'")
+    imp = _implied(con, "hardware_id = 'b200' AND engine_family = 'trtllm' AND NOT (source_id = '" + src + "'"
+                        " AND model_id = 'qwen3-30b-a3b' AND input_tokens = 128 AND output_tokens = 128)")
+    assert f["n"] == len(imp["memory"]) and f["efficiency"] == pytest.approx(statistics.median(imp["memory"]))
     # Host time is the engine's: a family with no measurements has no host roof.
     v = one(con, "SELECT * FROM speed_efficiency_by_holdout WHERE holdout = '' AND hardware_id = 'b200'"
                  " AND engine_family = 'first-principles'")

@@ -16,10 +16,11 @@ from tests.conftest import one
 
 NEW = ("mlperf-v5.1-%", "llm-ie-%", "vllm-blog-%", "vllm-recipes-%")   # the 50 rows issue 13 item 1 added
 # Fully sourced (exact lengths, named GPU, batch from the source's own figures): fitted since issue 13 item 2.
-IN_FIT = ("llm-ie-vllm-0.8.4-h200-deepseek-r1", "vllm-recipes-")   # but not its -30k runs (below)
+# llm-ie SGLang since the host roof takes only rows that show a host bound (252_speed_fit, issue 13, speed5).
+IN_FIT = ("llm-ie-vllm-0.8.4-h200-deepseek-r1", "llm-ie-sglang-0.4.5-h200-deepseek-r1", "vllm-recipes-")   # not -30k
 # Resting on an assumption (MLPerf's mean input length, the blog's GPU) or on a roof kvreg does not model well
-# enough yet (SGLang's host roof, MLA prefill FLOPs: each entry's notes): still only predicted.
-HELD_OUT = ("mlperf-v5.1-%", "vllm-blog-%", "llm-ie-sglang-%", "%-30k")
+# enough yet (MLA prefill FLOPs: each entry's notes): still only predicted.
+HELD_OUT = ("mlperf-v5.1-%", "vllm-blog-%", "%-30k")
 
 
 def _row(con, source: str, idx: int) -> dict:
@@ -69,7 +70,8 @@ TRANSCRIBED = [
           ttft_p99_s=0.65209)),
     # sgl/logs/sgl-0.4.5.post3-deepseek-r1-200.log, 1000/2000 with 200 prompts: 3276.05 tok/s, Concurrency 180.97
     # (queued requests included), median ITL 51.50 ms: decoding batch 3276.05 × 0.05150 = 168.7 → 169
-    ("llm-ie-sglang-0.4.5-h200-deepseek-r1", 4,
+    # (index 3: the entry's 30,000-in runs moved to llm-ie-sglang-0.4.5-h200-deepseek-r1-30k)
+    ("llm-ie-sglang-0.4.5-h200-deepseek-r1", 3,
      dict(engine_id="sglang-0.5", input_tokens=1000, output_tokens=2000, concurrency=round(3276.05 * 0.05150), output_tok_per_s=3276.05)),
     # vLLM blog 2026-04-22 (FP8 KV cache), Table 4 row FP8: "742.8 | 12.93 | 585.2 | 517.5" at concurrency 8,
     # ~20k input and ~2k output tokens, Llama-3.1-8B on the post's single H100
@@ -106,13 +108,13 @@ def test_server_concurrency_is_littles_law_from_the_summary(con):
 
 
 def test_held_out_sources_are_only_predicted(con):
-    # Of the 50 new rows, llm-ie vLLM's 6 and the recipe's 1 are fitted; MLPerf's 29, the blog's 4, llm-ie
-    # SGLang's 8 and vLLM's two 30,000-in runs are held out: never in a fit, so their in-sample and left-out
-    # predictions are the same.
+    # Of the 50 new rows, llm-ie vLLM's 6, llm-ie SGLang's 6 and the recipe's 1 are fitted; MLPerf's 29, the
+    # blog's 4 and the two engines' 30,000-in runs (2 + 2) are held out: never in a fit, so their in-sample and
+    # left-out predictions are the same.
     new = " OR ".join("source_id LIKE ?" for _ in NEW)
     n, n_fit = con.execute(f"SELECT count(*), count(*) FILTER (WHERE in_fit) FROM throughput_measurements WHERE {new}",
                            list(NEW)).fetchone()
-    assert n == 50 and n_fit == 6 + 1
+    assert n == 50 and n_fit == 6 + 6 + 1
     like = " OR ".join("source_id LIKE ?" for _ in HELD_OUT)
     assert con.execute(f"SELECT count(*) FILTER (WHERE in_fit) FROM throughput_measurements WHERE {like}",
                        list(HELD_OUT)).fetchone()[0] == 0
@@ -130,10 +132,11 @@ def test_vllm_and_sglang_on_nvidia_are_measured(con):
     # (tests/test_speed.py's _implied recomputes each from the ceiling's parts):
     #   llm-ie 0.341 0.374 0.356 0.362 0.250 0.307 (1,000/5,000/10,000 in, 50 and 200 prompts) and the recipe's
     #   Nemotron 0.279 → sorted 0.250 0.279 0.307 [0.341] 0.356 0.362 0.374: the middle of 7 = 0.341.
-    # SGLang stays held out (its host roof, in the entry's notes).
+    # SGLang on H200 (llm-ie, 6 rows): 0.440 0.426 0.337 0.468 0.470 0.350 → sorted 0.337 0.350 [0.426 0.440]
+    #   0.468 0.470: the mean of the middle two = 0.433.
     from tests.test_speed import _implied
     import statistics
-    for eng, n, want in (("vllm", 7, 0.341),):
+    for eng, n, want in (("vllm", 7, 0.341), ("sglang", 6, 0.433)):
         imp = _implied(con, f"hardware_id = 'h200' AND engine_family = '{eng}'")
         e = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'h200' AND engine_family = ?", [eng])
         assert (e["bandwidth_basis"], e["bandwidth_level"], e["bandwidth_n"]) == ("measured", "hardware", n)
@@ -148,11 +151,11 @@ def test_vllm_and_sglang_on_nvidia_are_measured(con):
     assert (h100["bandwidth_basis"], h100["bandwidth_level"]) == ("derived", "hardware_any")
     assert h100["bandwidth_efficiency"] == pytest.approx(trt100["bandwidth_efficiency"]) == pytest.approx(0.41, abs=5e-3)
     # Still only predicted: vLLM on H100 (Krai MLPerf 3, the blog 4) and H200 (Krai 4, llm-ie's two 30,000-in
-    # runs), SGLang on H200 (Krai 4, llm-ie 8).
+    # runs), SGLang on H200 (Krai 4, llm-ie's two 30,000-in runs).
     got = dict(((e, h), n) for e, h, n in con.execute(
         "SELECT engine_family, hardware_id, count(*) FROM throughput_ceilings WHERE NOT in_fit AND vendor = 'NVIDIA'"
         " GROUP BY ALL").fetchall())
-    assert got[("vllm", "h200")] == 4 + 2 and got[("vllm", "h100-sxm-80gb")] == 7 and got[("sglang", "h200")] == 4 + 8
+    assert got[("vllm", "h200")] == 4 + 2 and got[("vllm", "h100-sxm-80gb")] == 7 and got[("sglang", "h200")] == 4 + 2
     assert got[("trtllm", "h200")] == 3 and got[("trtllm", "b200")] == 5
 
 

@@ -26,14 +26,33 @@
 --   generation-only batches: cuda_graph_config in docs/source/performance/perf-overview.md, v1.0), sampling
 --   set-up and response handling in Python.  A replica therefore finishes at most 1 ÷ request_s requests per
 --   second, i.e. output_tokens ÷ request_s output tokens per second, whatever its GPUs; it binds on short
---   requests of a fast model.  The evidence, in that page (commit 00f37686, "Qwen3-30B-A3B"): on RTX 6000 Pro,
---   128/128 goes 28,011 → 39,490 tok/s from TP 1 to TP 8 (1.4×) while 128/2048 goes 12,540 → 52,676 (4.2×);
---   the same B200 GPU behind a Grace host (GB200) reaches 0.61× of the x86 DGX B200 at 128/128 but 1.06× at
---   128/4096.  kvreg does not compute this host time from first principles: it takes the fastest request
---   turnover measured (the least output_tokens ÷ output_tok_per_s) — a MEASURED LOWER BOUND on the per-request
---   time, so the roof it sets is still a ceiling (it binds only where measurements show it does).  Host time
---   belongs to the engine and the host machine: levels hardware (key hardware_id: its host, a DGX's x86 CPUs,
---   a GB200's Grace), architecture, engine — never pooled across engine families.
+--   requests of a fast model.  kvreg does not compute this host time from first principles: it reads it off the
+--   rows that SHOW a host bound, by mechanism (host_evidence below), never off a GPU-bound run (whose turnover
+--   says only that the host kept up):
+--   (a) shortfall: in its series (same source, engine release, hardware, model, precisions, input length) a row
+--       with MORE GPU work per request (output_tokens ÷ ceiling_tok_per_s: a longer output, or fewer devices)
+--       reaches more than twice its measured ÷ ceiling ratio.  GPU-bound rows keep that ratio roughly as the GPU
+--       work per request changes (TP series are flat, e.g. B200 Llama-3.3-70B 128/128 TP 1→8: 0.35, 0.38, 0.41,
+--       0.39, trtllm-perf-overview-0.20); a fixed per-request cost instead eats a larger share of a shorter
+--       request.  (a) alone is not enough: the MoE prompt steps also fall short (below);
+--   (b) pace: it turns requests over fastest of all rows of its source on that engine × hardware (the host's
+--       pace: a run that finished fewer requests per second than another run of the same engine on the same
+--       machines was not held by the host; this rules out the Qwen3-30B-A3B 2048/128 rows, ratio 0.25-0.38 of
+--       their 2048/2048 series at 25-52 requests/s beside the same machines' 188-311 at 128/128: a GPU shortfall
+--       of the MoE prompt steps, not the host).
+--   The rows that pass both (trtllm-perf-overview-1.0, Qwen3-30B-A3B nvfp4 TP 1 128/128, commit 00f37686):
+--   B200 311.1 requests/s at 0.092 of the ceiling vs 0.381 at 128/4096 (0.24×); GB200 (the same GPU behind a
+--   Grace host) 188.3 requests/s, 0.054 vs 0.386 (0.14×).  The next fastest-turnover rows are 0.52× (RTX PRO
+--   6000, the same model, 218.8 requests/s: not counted) and 0.66-0.89× (Llama-3.1-8B 128/128 on L40S, H100,
+--   H200, GH200), then 1.03-1.34× (the MLPerf, AMD and TP-8 fastest runs): the factor 2 sits in the one gap of
+--   that list (0.14, 0.24 | 0.52, 0.66 …), and the RTX row, possibly host-bound, cannot be told from GPU
+--   scatter on this data, so it gets no host roof.  A host-evidence row gives no GPU efficiency
+--   (its shortfall is the host's); its turnover (output_tokens ÷ output_tok_per_s) is the host time, and a level
+--   takes the least.  Host time belongs to the engine and the host machine: levels hardware (key hardware_id:
+--   its host, a DGX's x86 CPUs, a GB200's Grace) and architecture, per engine family — never the engine level
+--   (253) nor pooled across engine families.  Until this rule, every row counted: SGLang's llm-ie DeepSeek-R1 run
+--   (a 2,000-token request of a 671B model at TP 8, 0.61 s) would have capped every SGLang replica at 1.6
+--   requests/s, and the vLLM llm-ie run capped the Nemotron recipe at 0.08× its measurement.
 -- WHY MI300X × vLLM IS FITTED PER HARDWARE × ENGINE (the 24 AMD rows, vLLM 0.9–0.11, TP 8, Llama 3.1 70B/405B FP8),
 --   checked with `kvreg sql` on throughput_ceilings (numbers in docs/calibration.md, "MI300X × vLLM"):
 --   * implied efficiency 0.23–0.33 (median 0.27), flat across model (70B 0.23–0.30, 405B 0.23–0.33), lengths
@@ -65,24 +84,46 @@ holdouts AS (
     UNION ALL
     SELECT DISTINCT source_id FROM throughput_measurements
 ),
+host_evidence AS (
+    -- the rows that show a host bound (header, HOST ROOF): (a) shortfall beside more GPU work per request in the
+    -- series, and (b) the fastest turnover of the source on this engine × hardware.  Within one source, so a
+    -- holdout removes a row's evidence with the row.
+    SELECT c.source_id, c.measurement_idx
+    FROM tc c
+    WHERE c.in_fit
+      AND EXISTS (SELECT 1 FROM tc q
+                  WHERE q.source_id = c.source_id AND q.engine_id = c.engine_id AND q.hardware_id = c.hardware_id
+                    AND q.model_id = c.model_id AND q.weights_dtype = c.weights_dtype AND q.kv_dtype = c.kv_dtype
+                    AND q.input_tokens = c.input_tokens
+                    AND q.output_tokens / q.ceiling_tok_per_s > c.output_tokens / c.ceiling_tok_per_s
+                    AND q.ratio > 2 * c.ratio)
+      AND c.output_tok_per_s / c.output_tokens
+          >= (SELECT max(q.output_tok_per_s / q.output_tokens) FROM tc q
+              WHERE q.source_id = c.source_id AND q.engine_id = c.engine_id AND q.hardware_id = c.hardware_id)
+),
 implied AS (
+    -- GPU-roof evidence: every fitted row but the host-bound ones (their shortfall is the host's)
     SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family, c.bound AS roof,
            (CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0))
                * c.output_tok_per_s AS efficiency
     FROM holdouts h
     JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
     WHERE c.bound IS NOT NULL
+      AND (c.source_id, c.measurement_idx) NOT IN (SELECT (source_id, measurement_idx) FROM host_evidence)
 ),
 host AS (
-    -- the host roof: seconds of the replica per request (see the header: the fastest turnover measured)
+    -- the host roof: seconds of the replica per request, from the host-bound rows only (header)
     SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family,
            c.output_tokens / c.output_tok_per_s AS request_s
     FROM holdouts h
     JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
+    WHERE (c.source_id, c.measurement_idx) IN (SELECT (source_id, measurement_idx) FROM host_evidence)
 ),
 engine_breadth AS (
     -- engine families measured on two or more architectures in this holdout: only they get an engine level
-    SELECT holdout, engine_family FROM host GROUP BY ALL HAVING count(DISTINCT architecture) >= 2
+    SELECT h.holdout, c.engine_family
+    FROM holdouts h JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
+    GROUP BY ALL HAVING count(DISTINCT c.architecture) >= 2
 ),
 levels AS (
     SELECT holdout, roof, 'hardware' AS level, hardware_id AS key, engine_family, efficiency, source_id FROM implied
@@ -105,9 +146,6 @@ host_levels AS (
     UNION ALL
     SELECT holdout, 'architecture', architecture, engine_family, request_s, source_id FROM host
     WHERE architecture IS NOT NULL
-    UNION ALL
-    SELECT holdout, 'engine', engine_family, engine_family, request_s, source_id FROM host
-    WHERE (holdout, engine_family) IN (SELECT (holdout, engine_family) FROM engine_breadth)
 )
 SELECT holdout, roof, level, key, engine_family,
        least(1.0, median(efficiency)) AS efficiency, NULL::DOUBLE AS request_s,
