@@ -8,12 +8,17 @@ figures are converted to bytes (GiB = 2^30) and keep their printed decimals
 
 from __future__ import annotations
 
+from kvreg.entry_tables import EntryTable, columns, rows as entry_rows
+from kvreg.schema.model import ModelEntry
+
 GIB = 2**30
 I, F, S, B = "Int64", "Float64", "string", "boolean"
 
 # max_model_len ladder (tokens): common serving settings, 4Ki … 1Mi; observation values, report contexts
 # and report workload contexts are added (so a report asking for 48Ki gets engine figures at 48Ki).
 MAX_MODEL_LEN_LADDER = [4096, 8192, 16384, 32768, 40960, 65536, 131072, 262144, 524288, 1048576]
+
+PROFILE_GEOMETRY = EntryTable("model_profile_geometry", "model", ModelEntry, ("model_id",), home="models")
 
 ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "engine_accounting": {
@@ -58,10 +63,9 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "engine_id": (S, False), "rule_idx": (I, False), "backend": (S, False), "architectures": (S, False),
         "kv_dtypes": (S, True), "sparse": (B, True), "block_tokens": (I, False),
     },
-    # The model geometry the engine's profile run depends on (kvreg/sql/204_engine_reserve.sql).
-    "model_profile_geometry": {
-        "model_id": (S, False), "intermediate_size": (I, True), "moe_intermediate_size": (I, True),
-    },
+    # The model geometry the engine's profile run depends on (kvreg/sql/204_engine_reserve.sql): the model
+    # fields marked Column(table="model_profile_geometry") (kvreg/entry_tables.py).
+    "model_profile_geometry": columns(PROFILE_GEOMETRY),
     "engine_quirks": {
         "engine_id": (S, False), "quirk_idx": (I, False), "quirk_id": (S, False), "trigger": (S, False),
         "text": (S, False),
@@ -190,9 +194,7 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             for t in (g.state or []):
                 if t.role == "conv":
                     rows["recurrent_conv_rows"].append(dict(model_id=mid, group_idx=gi, conv_rows=t.shape[0]))
-        rows["model_profile_geometry"].append(dict(
-            model_id=mid, intermediate_size=m.intermediate_size,
-            moe_intermediate_size=m.moe.intermediate_size if m.moe else None))
+    rows["model_profile_geometry"] = entry_rows(PROFILE_GEOMETRY, registry)
     served_sets: set[tuple[str, str | None, int]] = set()
     lens = set(MAX_MODEL_LEN_LADDER)
     batched = {2048, 4096, 8192, 16384}

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from kvreg.schema.columns import Column
 from kvreg.units import UnitError, parse_quantity, to_int, unit_pattern
 
 Confidence = Literal["measured", "read", "derived", "estimated"]
@@ -135,9 +136,9 @@ class Entry(Strict):
     """Fields every registry entry has: an id equal to its file stem, sources, default confidence."""
 
     id: EntryId
-    name: str | None = None
+    name: Annotated[str | None, Column()] = None
     sources: Annotated[list[Source], Field(min_length=1)]
-    confidence: Confidence = "read"
+    confidence: Annotated[Confidence, Column(last=True)] = "read"
     notes: str | None = None
     field_sources: dict[str, list[str]] = {}
     """The explicit default source of the entry's bare numbers, by key prefix:

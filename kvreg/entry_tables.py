@@ -1,0 +1,228 @@
+"""Base tables generated from the entry models' :class:`~kvreg.schema.columns.Column` markers.
+
+An :class:`EntryTable` names a registry kind, the list (or optional) fields walked from each entry
+to the row objects, its key columns and the columns computed here (file, line, arithmetic); every
+other column follows from a marked field of the row's model, in declaration order: its name, its
+pandas dtype and nullability from the annotation (:func:`pandas_dtype`), its value read from the
+entry (a :class:`~kvreg.schema.common.Measure` gives its ``value``).  :func:`columns` feeds
+``kvreg.tables.TABLES`` (and so the pandera schemas); :func:`rows` the frames.  Adding a field to
+a converted table is then one edit: the annotated field (plus its line in docs/sql.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import types
+import typing
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel
+
+from kvreg.schema.columns import Column, Columns
+from kvreg.schema.common import Measure
+
+I, F, S, B = "Int64", "Float64", "string", "boolean"
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """What a computed column is computed from: the loaded entry, the row's object and its indices."""
+
+    item: Any
+    """the :class:`kvreg.registry.Loaded` entry (``.entry``, ``.doc`` for file:line)"""
+    obj: Any
+    """the row's object: the entry itself, or the list item walked to"""
+    idx: tuple[int, ...]
+    """the 0-based position in each list walked (``(group_idx,)``, ``(group_idx, tensor_idx)``)"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Derived:
+    """A column computed here, not stated by a field: pandas dtype, nullable, value of a :class:`Row`."""
+
+    dtype: str
+    nullable: bool
+    value: Callable[[Row], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class EntryTable:
+    """A base table whose rows are entries of one kind, or objects reached from them.
+
+    Attributes:
+        name: the table.
+        kind: the registry kind its entries are (``model``, ``hardware``).
+        model: the pydantic model of the row objects (the entry model, or a list item's model).
+        keys: key columns, first: the entry id, then one 0-based index per list in ``path``.
+        path: fields walked from the entry to the row objects; a list gives one row per item
+            (and an index key), an optional nested model one row when present.
+        derived: columns computed here, after the field columns, in this order.
+        home: the table a marker without ``table`` belongs to, when not this one (a second table
+            of the same rows, holding only the fields marked ``Column(table=name)``).
+        exclude: marked fields (by column name) this table leaves out: an :class:`Entry` field
+            another kind's table has (``confidence``) where this kind's table never had it.
+    """
+
+    name: str
+    kind: str
+    model: type[BaseModel]
+    keys: tuple[str, ...]
+    path: tuple[str, ...] = ()
+    derived: dict[str, Derived] = dataclasses.field(default_factory=dict)
+    home: str | None = None
+    exclude: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldColumn:
+    """One column that follows from a marked field: where its value is and its type."""
+
+    name: str
+    dtype: str
+    nullable: bool
+    path: tuple[str, ...]
+    """attribute path from the row object (``("moe", "experts")``)"""
+    marker: Column
+
+
+def _unwrap(annotation) -> tuple[Any, bool]:
+    """(the annotation with Annotated and Optional removed, whether None is allowed)."""
+    optional = False
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            optional |= len(args) < len(typing.get_args(annotation))
+            if len(args) > 1:
+                return tuple(args), optional
+            annotation = args[0]
+        else:
+            return annotation, optional
+
+
+def pandas_dtype(annotation) -> tuple[str, bool]:
+    """The pandas dtype of a field's values and whether it may be None.
+
+    ``Measure[T]`` is typed as ``T``; a ``Literal`` as its values' type; ``bool`` → ``boolean``,
+    ``int`` → ``Int64``, ``float`` → ``Float64``, ``str``/``date`` → ``string``.
+
+    Raises:
+        TypeError: an annotation with no column type (a list, a dict, a model): a bug in a marker.
+    """
+    t, optional = _unwrap(annotation)
+    if isinstance(t, type) and issubclass(t, Measure):
+        inner, inner_optional = pandas_dtype(t.__pydantic_generic_metadata__["args"][0])
+        return inner, optional or inner_optional
+    if typing.get_origin(t) is Literal:
+        t = type(typing.get_args(t)[0])
+    kinds = {pandas_dtype(a)[0] for a in t} if isinstance(t, tuple) else None
+    if kinds is not None and len(kinds) == 1:
+        return kinds.pop(), optional
+    for py, dtype in ((bool, B), (int, I), (float, F), (str, S), (dt.date, S)):
+        if isinstance(t, type) and issubclass(t, py):
+            return dtype, optional
+    raise TypeError(f"no column type for {annotation!r}")
+
+
+def _marker(info, cls):
+    return next((m for m in info.metadata if isinstance(m, cls)), None)
+
+
+def _nested_model(annotation) -> tuple[type[BaseModel], bool]:
+    t, optional = _unwrap(annotation)
+    if not (isinstance(t, type) and issubclass(t, BaseModel)):
+        raise TypeError(f"Columns() on a field that holds no model: {annotation!r}")
+    return t, optional
+
+
+def field_columns(model: type[BaseModel], table: str, own: str | None = None, prefix: str = "",
+                  path: tuple[str, ...] = (), optional: bool = False) -> list[FieldColumn]:
+    """The columns of ``table`` that ``model``'s marked fields (and nested ``Columns`` models) declare.
+
+    ``own`` is the table whose rows are ``model``'s objects (a marker without ``table`` belongs to
+    it); ``optional`` whether an enclosing model may be absent (every column below is then nullable
+    unless it has a ``fill``).  Order: declaration order, then ``after`` and ``last`` applied.
+    """
+    own = own or table
+    out: list[FieldColumn] = []
+    for fname, info in model.model_fields.items():
+        nest = _marker(info, Columns)
+        if nest is not None:
+            sub, sub_optional = _nested_model(info.annotation)
+            out += field_columns(sub, table, own, prefix + nest.prefix, path + (fname,), optional or sub_optional)
+            continue
+        col = _marker(info, Column)
+        if col is None or (col.table or own) != table:
+            continue
+        dtype, nullable = pandas_dtype(info.annotation)
+        nullable = nullable or optional
+        if col.fill is not None:
+            nullable = False
+        elif col.fallback is not None:
+            nullable = pandas_dtype(model.model_fields[col.fallback].annotation)[1] or optional
+        out.append(FieldColumn(prefix + (col.name or fname), dtype, nullable, path + (fname,), col))
+    for c in [c for c in out if c.marker.after]:
+        out.remove(c)
+        at = next(i for i, o in enumerate(out) if o.name == prefix + c.marker.after)
+        out.insert(at + 1, c)
+    return [c for c in out if not c.marker.last] + [c for c in out if c.marker.last]
+
+
+def _key_dtype(spec: EntryTable, key: str) -> tuple[str, bool]:
+    return (S, False) if key == spec.keys[0] else (I, False)
+
+
+def _fields(spec: EntryTable) -> list[FieldColumn]:
+    return [c for c in field_columns(spec.model, spec.name, spec.home) if c.name not in spec.exclude]
+
+
+def columns(spec: EntryTable) -> dict[str, tuple[str, bool]]:
+    """``{column: (pandas dtype, nullable)}`` of the table, for ``kvreg.tables.TABLES``: keys, fields, derived."""
+    cols = {k: _key_dtype(spec, k) for k in spec.keys}
+    cols |= {c.name: (c.dtype, c.nullable) for c in _fields(spec)}
+    cols |= {name: (d.dtype, d.nullable) for name, d in spec.derived.items()}
+    return cols
+
+
+def _read(obj, path: tuple[str, ...]):
+    for name in path:
+        if obj is None:
+            return None
+        obj = getattr(obj, name)
+    return obj.value if isinstance(obj, Measure) else obj
+
+
+def _value(obj, c: FieldColumn):
+    v = _read(obj, c.path)
+    if v is None and c.marker.fallback is not None:
+        v = _read(obj, c.path[:-1] + (c.marker.fallback,))
+    return c.marker.fill if v is None else v
+
+
+def _walk(obj, path: tuple[str, ...], idx: tuple[int, ...] = ()):
+    if not path:
+        yield obj, idx
+        return
+    child = getattr(obj, path[0])
+    if isinstance(child, list):
+        for i, x in enumerate(child):
+            yield from _walk(x, path[1:], idx + (i,))
+    elif child is not None:
+        yield from _walk(child, path[1:], idx)
+
+
+def rows(spec: EntryTable, registry) -> list[dict]:
+    """The table's rows: entries of ``spec.kind`` by id, then list items in file order."""
+    fields = _fields(spec)
+    out = []
+    for eid, item in sorted(registry.entries.get(spec.kind, {}).items()):
+        for obj, idx in _walk(item.entry, spec.path):
+            row = dict(zip(spec.keys, (eid, *idx)))
+            row |= {c.name: _value(obj, c) for c in fields}
+            at = Row(item, obj, idx)
+            row |= {name: d.value(at) for name, d in spec.derived.items()}
+            out.append(row)
+    return out
