@@ -84,6 +84,8 @@ class FieldColumn:
     path: tuple[str, ...]
     """attribute path from the row object (``("moe", "experts")``)"""
     marker: Column
+    owner: type[BaseModel]
+    """the model class declaring the field (tests check no marked field is left out of every table)"""
 
 
 def _unwrap(annotation) -> tuple[Any, bool]:
@@ -163,7 +165,7 @@ def field_columns(model: type[BaseModel], table: str, own: str | None = None, pr
             nullable = False
         elif col.fallback is not None:
             nullable = pandas_dtype(model.model_fields[col.fallback].annotation)[1] or optional
-        out.append(FieldColumn(prefix + (col.name or fname), dtype, nullable, path + (fname,), col))
+        out.append(FieldColumn(prefix + (col.name or fname), dtype, nullable, path + (fname,), col, model))
     for c in [c for c in out if c.marker.after]:
         out.remove(c)
         at = next(i for i, o in enumerate(out) if o.name == prefix + c.marker.after)
@@ -180,10 +182,19 @@ def _fields(spec: EntryTable) -> list[FieldColumn]:
 
 
 def columns(spec: EntryTable) -> dict[str, tuple[str, bool]]:
-    """``{column: (pandas dtype, nullable)}`` of the table, for ``kvreg.tables.TABLES``: keys, fields, derived."""
-    cols = {k: _key_dtype(spec, k) for k in spec.keys}
-    cols |= {c.name: (c.dtype, c.nullable) for c in _fields(spec)}
-    cols |= {name: (d.dtype, d.nullable) for name, d in spec.derived.items()}
+    """``{column: (pandas dtype, nullable)}`` of the table, for ``kvreg.tables.TABLES``: keys, fields, derived.
+
+    Raises:
+        ValueError: two columns of the table share a name (a marker's name repeats a key, a
+            derived column or another field's column): a bug in the markers, caught at import.
+    """
+    named = ([(k, _key_dtype(spec, k)) for k in spec.keys]
+             + [(c.name, (c.dtype, c.nullable)) for c in _fields(spec)]
+             + [(name, (d.dtype, d.nullable)) for name, d in spec.derived.items()])
+    cols = dict(named)
+    if len(cols) < len(named):
+        twice = sorted({n for n, _ in named if [m for m, _ in named].count(n) > 1})
+        raise ValueError(f"table {spec.name}: column {', '.join(twice)} declared twice")
     return cols
 
 
