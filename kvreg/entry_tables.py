@@ -2,9 +2,10 @@
 
 An :class:`EntryTable` names a registry kind, the list (or optional) fields walked from each entry
 to the row objects, its key columns and the columns computed here (file, line, arithmetic); every
-other column follows from a marked field of the row's model, in declaration order: its name, its
-pandas dtype and nullability from the annotation (:func:`pandas_dtype`), its value read from the
-entry (a :class:`~kvreg.schema.common.Measure` gives its ``value``).  :func:`columns` feeds
+other column follows from a marked field, in declaration order (the fields an enclosing object
+marks for this table first, then the row object's): its name, its pandas dtype and nullability
+from the annotation (:func:`pandas_dtype`), its value read from the entry (a
+:class:`~kvreg.schema.common.Measure` gives its ``value``).  :func:`columns` feeds
 ``kvreg.tables.TABLES`` (and so the pandera schemas); :func:`rows` the frames.  Adding a field to
 a converted table is then one edit: the annotated field (plus its line in docs/sql.md).
 """
@@ -33,6 +34,8 @@ class Row:
     """the :class:`kvreg.registry.Loaded` entry (``.entry``, ``.doc`` for file:line)"""
     obj: Any
     """the row's object: the entry itself, or the list item walked to"""
+    chain: tuple[Any, ...]
+    """the objects walked, the entry first and ``obj`` last"""
     idx: tuple[int, ...]
     """the 0-based position in each list walked (``(group_idx,)``, ``(group_idx, tensor_idx)``)"""
 
@@ -53,7 +56,7 @@ class EntryTable:
     Attributes:
         name: the table.
         kind: the registry kind its entries are (``model``, ``hardware``).
-        model: the pydantic model of the row objects (the entry model, or a list item's model).
+        model: the entry model of that kind (the row objects' model follows ``path``).
         keys: key columns, first: the entry id, then one 0-based index per list in ``path``.
         path: fields walked from the entry to the row objects; a list gives one row per item
             (and an index key), an optional nested model one row when present.
@@ -82,10 +85,12 @@ class FieldColumn:
     dtype: str
     nullable: bool
     path: tuple[str, ...]
-    """attribute path from the row object (``("moe", "experts")``)"""
+    """attribute path from the object holding the field (``("moe", "experts")``)"""
     marker: Column
     owner: type[BaseModel]
-    """the model class declaring the field (tests check no marked field is left out of every table)"""
+    """the model class whose field it is (tests check no marked field is left out of every table)"""
+    level: int = 0
+    """which object of the walk holds it: 0 the entry, ``len(path)`` the row object"""
 
 
 def _unwrap(annotation) -> tuple[Any, bool]:
@@ -134,9 +139,12 @@ def _marker(info, cls):
 
 
 def _nested_model(annotation) -> tuple[type[BaseModel], bool]:
+    """The model a field holds (through Optional and ``list[...]``) and whether it may be absent."""
     t, optional = _unwrap(annotation)
+    if typing.get_origin(t) is list:
+        t = typing.get_args(t)[0]
     if not (isinstance(t, type) and issubclass(t, BaseModel)):
-        raise TypeError(f"Columns() on a field that holds no model: {annotation!r}")
+        raise TypeError(f"a field that holds no model: {annotation!r}")
     return t, optional
 
 
@@ -145,10 +153,10 @@ def field_columns(model: type[BaseModel], table: str, own: str | None = None, pr
     """The columns of ``table`` that ``model``'s marked fields (and nested ``Columns`` models) declare.
 
     ``own`` is the table whose rows are ``model``'s objects (a marker without ``table`` belongs to
-    it); ``optional`` whether an enclosing model may be absent (every column below is then nullable
-    unless it has a ``fill``).  Order: declaration order, then ``after`` and ``last`` applied.
+    it; None: only markers naming ``table`` count); ``optional`` whether an enclosing model may be
+    absent (every column below is then nullable unless it has a ``fill`` or inherits a value).
+    Declaration order; :func:`table_fields` applies ``after`` and ``last``.
     """
-    own = own or table
     out: list[FieldColumn] = []
     for fname, info in model.model_fields.items():
         nest = _marker(info, Columns)
@@ -166,19 +174,52 @@ def field_columns(model: type[BaseModel], table: str, own: str | None = None, pr
         elif col.fallback is not None:
             nullable = pandas_dtype(model.model_fields[col.fallback].annotation)[1] or optional
         out.append(FieldColumn(prefix + (col.name or fname), dtype, nullable, path + (fname,), col, model))
-    for c in [c for c in out if c.marker.after]:
-        out.remove(c)
-        at = next(i for i, o in enumerate(out) if o.name == prefix + c.marker.after)
-        out.insert(at + 1, c)
-    return [c for c in out if not c.marker.last] + [c for c in out if c.marker.last]
+    return out
+
+
+def _chain(spec: EntryTable) -> list[type[BaseModel]]:
+    """The models walked: the entry model, then the model each field of ``spec.path`` holds."""
+    models = [spec.model]
+    for name in spec.path:
+        models.append(_nested_model(models[-1].model_fields[name].annotation)[0])
+    return models
+
+
+def table_fields(spec: EntryTable) -> list[FieldColumn]:
+    """The field columns of the table, in order.
+
+    Each object walked contributes its fields marked for this table, the entry first and the row
+    object (whose markers without ``table`` belong here, or to ``home``) last; then a column with
+    ``after`` moves behind the column it names, and ``last`` columns go to the end.  An ``inherit``
+    column takes the nullability of the enclosing field it falls back on.
+
+    Raises:
+        TypeError, ValueError: a marker that cannot hold (no field to inherit, ``after`` naming no
+            column): a bug in the markers, caught at import.
+    """
+    chain = _chain(spec)
+    cols: list[FieldColumn] = []
+    for level, model in enumerate(chain):
+        own = (spec.home or spec.name) if level == len(chain) - 1 else None
+        cols += [dataclasses.replace(c, level=level) for c in field_columns(model, spec.name, own)]
+    cols = [c for c in cols if c.name not in spec.exclude]
+    for i, c in enumerate(cols):
+        if c.marker.inherit:
+            up = [m.model_fields[c.path[-1]].annotation for m in chain[:c.level] if c.path[-1] in m.model_fields]
+            if not up:
+                raise TypeError(f"{spec.name}.{c.name}: no enclosing model has a field {c.path[-1]} to inherit")
+            cols[i] = dataclasses.replace(c, nullable=c.nullable and pandas_dtype(up[-1])[1])
+    for c in [c for c in cols if c.marker.after]:
+        cols.remove(c)
+        at = next((i for i, o in enumerate(cols) if o.name == c.marker.after), None)
+        if at is None:
+            raise ValueError(f"{spec.name}.{c.name}: after names no column {c.marker.after}")
+        cols.insert(at + 1, c)
+    return [c for c in cols if not c.marker.last] + [c for c in cols if c.marker.last]
 
 
 def _key_dtype(spec: EntryTable, key: str) -> tuple[str, bool]:
     return (S, False) if key == spec.keys[0] else (I, False)
-
-
-def _fields(spec: EntryTable) -> list[FieldColumn]:
-    return [c for c in field_columns(spec.model, spec.name, spec.home) if c.name not in spec.exclude]
 
 
 def columns(spec: EntryTable) -> dict[str, tuple[str, bool]]:
@@ -189,7 +230,7 @@ def columns(spec: EntryTable) -> dict[str, tuple[str, bool]]:
             derived column or another field's column): a bug in the markers, caught at import.
     """
     named = ([(k, _key_dtype(spec, k)) for k in spec.keys]
-             + [(c.name, (c.dtype, c.nullable)) for c in _fields(spec)]
+             + [(c.name, (c.dtype, c.nullable)) for c in table_fields(spec)]
              + [(name, (d.dtype, d.nullable)) for name, d in spec.derived.items()])
     cols = dict(named)
     if len(cols) < len(named):
@@ -206,34 +247,38 @@ def _read(obj, path: tuple[str, ...]):
     return obj.value if isinstance(obj, Measure) else obj
 
 
-def _value(obj, c: FieldColumn):
+def _value(chain: tuple, c: FieldColumn):
+    obj = chain[c.level]
     v = _read(obj, c.path)
     if v is None and c.marker.fallback is not None:
         v = _read(obj, c.path[:-1] + (c.marker.fallback,))
+    if v is None and c.marker.inherit:
+        v = next((_read(o, c.path[-1:]) for o in reversed(chain[:c.level]) if c.path[-1] in type(o).model_fields),
+                 None)
     return c.marker.fill if v is None else v
 
 
-def _walk(obj, path: tuple[str, ...], idx: tuple[int, ...] = ()):
+def _walk(chain: tuple, path: tuple[str, ...], idx: tuple[int, ...] = ()):
     if not path:
-        yield obj, idx
+        yield chain, idx
         return
-    child = getattr(obj, path[0])
+    child = getattr(chain[-1], path[0])
     if isinstance(child, list):
         for i, x in enumerate(child):
-            yield from _walk(x, path[1:], idx + (i,))
+            yield from _walk(chain + (x,), path[1:], idx + (i,))
     elif child is not None:
-        yield from _walk(child, path[1:], idx)
+        yield from _walk(chain + (child,), path[1:], idx)
 
 
 def rows(spec: EntryTable, registry) -> list[dict]:
     """The table's rows: entries of ``spec.kind`` by id, then list items in file order."""
-    fields = _fields(spec)
+    fields = table_fields(spec)
     out = []
     for eid, item in sorted(registry.entries.get(spec.kind, {}).items()):
-        for obj, idx in _walk(item.entry, spec.path):
+        for chain, idx in _walk((item.entry,), spec.path):
             row = dict(zip(spec.keys, (eid, *idx)))
-            row |= {c.name: _value(obj, c) for c in fields}
-            at = Row(item, obj, idx)
+            row |= {c.name: _value(chain, c) for c in fields}
+            at = Row(item, chain[-1], chain, idx)
             row |= {name: d.value(at) for name, d in spec.derived.items()}
             out.append(row)
     return out

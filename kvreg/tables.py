@@ -16,8 +16,8 @@ from kvreg.provenance import FACT_KINDS, field_facts
 from kvreg.throughput_tables import THROUGHPUT_TABLES, throughput_rows
 from kvreg.registry import Registry
 from kvreg.schema.engine import EngineEntry
-from kvreg.schema.hardware import Efficiency, HardwareEntry, Resident
-from kvreg.schema.model import LayerGroup, ModelEntry, StateTensor
+from kvreg.schema.hardware import HardwareEntry
+from kvreg.schema.model import ModelEntry
 from kvreg.units import KIB, MIB
 
 # Bytes per element of each precision.  mxfp4: 32 fp4 values share one 8-bit
@@ -70,18 +70,18 @@ _FILE = Derived(S, False, lambda r: r.item.doc.file)
 ENTRY_TABLES: dict[str, EntryTable] = {t.name: t for t in [
     EntryTable("models", "model", ModelEntry, ("model_id",),
                derived={"file": _FILE, "line": Derived(I, False, _entry_line)}),
-    EntryTable("layer_groups", "model", LayerGroup, ("model_id", "group_idx"), ("layer_groups",), derived={
+    EntryTable("layer_groups", "model", ModelEntry, ("model_id", "group_idx"), ("layer_groups",), derived={
         "file": _FILE, "line": Derived(I, False, lambda r: r.item.doc.where(("layer_groups", r.idx[0]))[0])}),
-    EntryTable("state_tensors", "model", StateTensor, ("model_id", "group_idx", "tensor_idx"),
+    EntryTable("state_tensors", "model", ModelEntry, ("model_id", "group_idx", "tensor_idx"),
                ("layer_groups", "state"), derived={
                    "elements": Derived(I, False, lambda r: r.obj.elements),
                    # the extent of the axis tensor parallelism divides (heads or channels)
                    "split_dim": Derived(I, False, lambda r: r.obj.shape[r.obj.axis])}),
     EntryTable("hardware", "hardware", HardwareEntry, ("hardware_id",),
                derived={"file": _FILE, "line": Derived(I, False, _entry_line)}),
-    EntryTable("residents", "hardware", Resident, ("hardware_id", "resident_idx"), ("residents",), derived={
+    EntryTable("residents", "hardware", HardwareEntry, ("hardware_id", "resident_idx"), ("residents",), derived={
         "file": _FILE, "line": Derived(I, False, lambda r: r.item.doc.where(("residents", r.idx[0]))[0])}),
-    EntryTable("hardware_efficiency", "hardware", Efficiency, ("hardware_id",), ("efficiency",)),
+    EntryTable("hardware_efficiency", "hardware", HardwareEntry, ("hardware_id",), ("efficiency",)),
     EntryTable("engines", "engine", EngineEntry, ("engine_id",), exclude=("confidence",),
                derived={"file": _FILE, "line": Derived(I, False, _entry_line)}),
 ]}

@@ -12,15 +12,16 @@ import pytest
 from pydantic import BaseModel
 
 from kvreg.engine_tables import PROFILE_GEOMETRY
-from kvreg.entry_tables import EntryTable, columns, field_columns, pandas_dtype, rows
+from kvreg.entry_tables import EntryTable, columns, pandas_dtype, rows, table_fields
 from kvreg.registry import KINDS, Loaded, load_registry
 from kvreg.schema.columns import Column, Columns
 from kvreg.schema.common import Bytes, Measure, Tokens
 from kvreg.schema.model import ModelEntry
 from kvreg.tables import ENTRY_TABLES, SCHEMAS, TABLES
+from kvreg.throughput_tables import MEASUREMENTS
 from tests.registry_factory import write_project
 
-SPECS = [*ENTRY_TABLES.values(), PROFILE_GEOMETRY]
+SPECS = [*ENTRY_TABLES.values(), PROFILE_GEOMETRY, MEASUREMENTS]
 # The unit a field's type carries (kvreg/schema/common.py _UnitJson kinds) → the suffix its column must end in.
 UNIT_SUFFIX = {"bytes": "_bytes", "tokens": "_tokens", "bandwidth": "_bytes_per_s", "flops": "_flop_per_s"}
 
@@ -50,7 +51,7 @@ def _marked_fields() -> set[tuple[type, str]]:
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_a_converted_table_is_its_keys_its_marked_fields_and_its_derived_columns(spec):
-    fields = [c.name for c in field_columns(spec.model, spec.name, spec.home) if c.name not in spec.exclude]
+    fields = [c.name for c in table_fields(spec)]
     assert fields, f"{spec.name}: no marked field"
     assert list(TABLES[spec.name]) == [*spec.keys, *fields, *spec.derived]
     assert list(SCHEMAS[spec.name].columns) == list(TABLES[spec.name])
@@ -59,7 +60,7 @@ def test_a_converted_table_is_its_keys_its_marked_fields_and_its_derived_columns
 def test_no_marked_field_is_left_out_of_every_table():
     # The other direction: a Column marker whose table is misspelt, or a nested model not reached by
     # a Columns marker, would declare a column no table has.
-    used = {(_declaring(c.owner, c.path[-1]), c.path[-1]) for s in SPECS for c in field_columns(s.model, s.name, s.home)}
+    used = {(_declaring(c.owner, c.path[-1]), c.path[-1]) for s in SPECS for c in table_fields(s)}
     orphans = sorted(f"{cls.__name__}.{name}" for cls, name in _marked_fields() - used)
     assert not orphans, f"marked as columns but in no table: {orphans}"
 
@@ -75,12 +76,16 @@ def test_the_shipped_tables_hold_the_columns_the_views_read():
     assert list(TABLES["hardware"])[-3:] == ["confidence", "file", "line"]
     assert "confidence" not in TABLES["engines"]
     assert list(TABLES["model_profile_geometry"]) == ["model_id", "intermediate_size", "moe_intermediate_size"]
+    # a measurement's scenario defaults to its entry's (never null); entry-level fields first, then the measurement's
+    assert TABLES["throughput_measurements"]["scenario"] == ("string", False)
+    assert list(TABLES["throughput_measurements"])[:8] == [
+        "source_id", "measurement_idx", "engine_id", "engine_version", "in_fit", "scenario", "source_date", "hardware_id"]
 
 
 def test_a_unit_bearing_field_names_its_unit_in_its_column():
     checked = set()
     for spec in SPECS:
-        for c in field_columns(spec.model, spec.name, spec.home):
+        for c in table_fields(spec):
             info = c.owner.model_fields[c.path[-1]]
             units = {m.kind for m in _metadata(info.annotation) if type(m).__name__ == "_UnitJson"}
             for unit in units & set(UNIT_SUFFIX):   # a count (params_total) has no unit to name

@@ -26,6 +26,8 @@ class Column:
         fill: the value written when the field (or an enclosing optional model) is absent; the
             column is then not nullable (``k_eq_v`` absent → false).
         fallback: a sibling field read when this one is absent (``params_active`` → ``params_total``).
+        inherit: when absent, the enclosing object's field of the same name is read (a throughput
+            measurement's ``scenario`` defaults to its entry's).
         after: the column this one follows, where declaration order would put it elsewhere.
         last: placed after every other field column of the row (entry-level ``confidence``).
     """
@@ -34,6 +36,7 @@ class Column:
     table: str | None = None
     fill: Any = None
     fallback: str | None = None
+    inherit: bool = False
     after: str | None = None
     last: bool = False
 
