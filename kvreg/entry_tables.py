@@ -20,8 +20,12 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel
 
+from kvreg.schema.accounting import Cited
 from kvreg.schema.columns import Column, Columns
 from kvreg.schema.common import Measure
+
+# A value with its provenance: the column holds the value (``Measure`` numbers, ``Cited`` rules).
+_WRAPPERS = (Measure, Cited)
 
 I, F, S, B = "Int64", "Float64", "string", "boolean"
 
@@ -91,6 +95,10 @@ class FieldColumn:
     """the model class whose field it is (tests check no marked field is left out of every table)"""
     level: int = 0
     """which object of the walk holds it: 0 the entry, ``len(path)`` the row object"""
+    last: bool = False
+    """placed after the other field columns (its marker's or its ``Columns`` block's ``last``)"""
+    present: bool = False
+    """a ``Columns(present=...)`` flag: whether the block at ``path`` is given, not a field value"""
 
 
 def _unwrap(annotation) -> tuple[Any, bool]:
@@ -113,14 +121,14 @@ def _unwrap(annotation) -> tuple[Any, bool]:
 def pandas_dtype(annotation) -> tuple[str, bool]:
     """The pandas dtype of a field's values and whether it may be None.
 
-    ``Measure[T]`` is typed as ``T``; a ``Literal`` as its values' type; ``bool`` → ``boolean``,
+    ``Measure[T]`` and ``Cited[T]`` are typed as ``T``; a ``Literal`` as its values' type; ``bool`` → ``boolean``,
     ``int`` → ``Int64``, ``float`` → ``Float64``, ``str``/``date`` → ``string``.
 
     Raises:
         TypeError: an annotation with no column type (a list, a dict, a model): a bug in a marker.
     """
     t, optional = _unwrap(annotation)
-    if isinstance(t, type) and issubclass(t, Measure):
+    if isinstance(t, type) and issubclass(t, _WRAPPERS):
         inner, inner_optional = pandas_dtype(t.__pydantic_generic_metadata__["args"][0])
         return inner, optional or inner_optional
     if typing.get_origin(t) is Literal:
@@ -139,8 +147,11 @@ def _marker(info, cls):
 
 
 def _nested_model(annotation) -> tuple[type[BaseModel], bool]:
-    """The model a field holds (through Optional and ``list[...]``) and whether it may be absent."""
+    """The model a field holds (through Optional, ``Cited[...]`` and ``list[...]``) and whether it may be absent."""
     t, optional = _unwrap(annotation)
+    if isinstance(t, type) and issubclass(t, Cited):
+        t, inner_optional = _unwrap(t.__pydantic_generic_metadata__["args"][0])
+        optional |= inner_optional
     if typing.get_origin(t) is list:
         t = typing.get_args(t)[0]
     if not (isinstance(t, type) and issubclass(t, BaseModel)):
@@ -148,8 +159,14 @@ def _nested_model(annotation) -> tuple[type[BaseModel], bool]:
     return t, optional
 
 
+def _join_nullable(info, optional: bool) -> bool:
+    """A joined list is NULL when absent or empty: never only for a required list of at least one item."""
+    at_least_one = any(getattr(m, "min_length", 0) >= 1 for m in info.metadata)
+    return optional or not (info.is_required() and at_least_one)
+
+
 def field_columns(model: type[BaseModel], table: str, own: str | None = None, prefix: str = "",
-                  path: tuple[str, ...] = (), optional: bool = False) -> list[FieldColumn]:
+                  path: tuple[str, ...] = (), optional: bool = False, last: bool = False) -> list[FieldColumn]:
     """The columns of ``table`` that ``model``'s marked fields (and nested ``Columns`` models) declare.
 
     ``own`` is the table whose rows are ``model``'s objects (a marker without ``table`` belongs to
@@ -162,18 +179,26 @@ def field_columns(model: type[BaseModel], table: str, own: str | None = None, pr
         nest = _marker(info, Columns)
         if nest is not None:
             sub, sub_optional = _nested_model(info.annotation)
-            out += field_columns(sub, table, own, prefix + nest.prefix, path + (fname,), optional or sub_optional)
+            if nest.present and own == table:
+                out.append(FieldColumn(nest.present, B, False, path + (fname,), Column(), model,
+                                       last=last or nest.last, present=True))
+            out += field_columns(sub, table, own, prefix + nest.prefix, path + (fname,), optional or sub_optional,
+                                 last or nest.last)
             continue
         col = _marker(info, Column)
         if col is None or (col.table or own) != table:
             continue
-        dtype, nullable = pandas_dtype(info.annotation)
-        nullable = nullable or optional
+        if col.join is not None:
+            dtype, nullable = S, _join_nullable(info, optional)
+        else:
+            dtype, nullable = pandas_dtype(info.annotation)
+            nullable = nullable or optional
         if col.fill is not None:
             nullable = False
         elif col.fallback is not None:
             nullable = pandas_dtype(model.model_fields[col.fallback].annotation)[1] or optional
-        out.append(FieldColumn(prefix + (col.name or fname), dtype, nullable, path + (fname,), col, model))
+        out.append(FieldColumn(prefix + (col.name or fname), dtype, nullable, path + (fname,), col, model,
+                               last=last or col.last))
     return out
 
 
@@ -215,7 +240,7 @@ def table_fields(spec: EntryTable) -> list[FieldColumn]:
         if at is None:
             raise ValueError(f"{spec.name}.{c.name}: after names no column {c.marker.after}")
         cols.insert(at + 1, c)
-    return [c for c in cols if not c.marker.last] + [c for c in cols if c.marker.last]
+    return [c for c in cols if not c.last] + [c for c in cols if c.last]
 
 
 def _key_dtype(spec: EntryTable, key: str) -> tuple[str, bool]:
@@ -239,17 +264,22 @@ def columns(spec: EntryTable) -> dict[str, tuple[str, bool]]:
     return cols
 
 
-def _read(obj, path: tuple[str, ...]):
+def _read(obj, path: tuple[str, ...], raw: bool = False):
     for name in path:
         if obj is None:
             return None
         obj = getattr(obj, name)
-    return obj.value if isinstance(obj, Measure) else obj
+    return obj.value if isinstance(obj, _WRAPPERS) and not raw else obj
 
 
 def _value(chain: tuple, c: FieldColumn):
     obj = chain[c.level]
+    if c.present:
+        return _read(obj, c.path, raw=True) is not None
     v = _read(obj, c.path)
+    if c.marker.join is not None:
+        # lists comma-joined (SQL splits them with string_split); absent or empty: NULL
+        return c.marker.join.join(map(str, v)) if v else None
     if v is None and c.marker.fallback is not None:
         v = _read(obj, c.path[:-1] + (c.marker.fallback,))
     if v is None and c.marker.inherit:
@@ -263,6 +293,8 @@ def _walk(chain: tuple, path: tuple[str, ...], idx: tuple[int, ...] = ()):
         yield chain, idx
         return
     child = getattr(chain[-1], path[0])
+    if isinstance(child, Cited):
+        child = child.value
     if isinstance(child, list):
         for i, x in enumerate(child):
             yield from _walk(chain + (x,), path[1:], idx + (i,))

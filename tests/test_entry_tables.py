@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel
 
-from kvreg.engine_tables import PROFILE_GEOMETRY
+from kvreg.engine_tables import ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, PROFILE_GEOMETRY, QUIRKS
 from kvreg.entry_tables import EntryTable, columns, pandas_dtype, rows, table_fields
 from kvreg.registry import KINDS, Loaded, load_registry
 from kvreg.schema.columns import Column, Columns
@@ -21,9 +21,10 @@ from kvreg.tables import ENTRY_TABLES, SCHEMAS, TABLES
 from kvreg.throughput_tables import MEASUREMENTS
 from tests.registry_factory import write_project
 
-SPECS = [*ENTRY_TABLES.values(), PROFILE_GEOMETRY, MEASUREMENTS]
-# The unit a field's type carries (kvreg/schema/common.py _UnitJson kinds) → the suffix its column must end in.
-UNIT_SUFFIX = {"bytes": "_bytes", "tokens": "_tokens", "bandwidth": "_bytes_per_s", "flops": "_flop_per_s"}
+SPECS = [*ENTRY_TABLES.values(), PROFILE_GEOMETRY, ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS,
+         MEASUREMENTS]
+# The unit a field's type carries (kvreg/schema/common.py _UnitJson kinds) → what its column name must say.
+UNIT_NAME = {"bytes": "_bytes", "tokens": "_tokens", "bandwidth": "_bytes_per_s", "flops": "_flop_per_s"}
 
 
 def _models(annotation, seen: set) -> None:
@@ -76,6 +77,18 @@ def test_the_shipped_tables_hold_the_columns_the_views_read():
     assert list(TABLES["hardware"])[-3:] == ["confidence", "file", "line"]
     assert "confidence" not in TABLES["engines"]
     assert list(TABLES["model_profile_geometry"]) == ["model_id", "intermediate_size", "moe_intermediate_size"]
+    # engine accounting: reserve flattened in, cudagraph_profile prefixed with a presence flag, mem_fraction last
+    acc = list(TABLES["engine_accounting"])
+    assert acc[:6] == ["engine_id", "release_first", "release_last", "util_basis", "block_size_mla_tokens",
+                       "hybrid_allocator"]
+    assert acc[acc.index("non_torch_bytes"):][:4] == [
+        "non_torch_bytes", "activation_bytes_per_token_hidden", "sampler_bytes_per_seq_vocab", "cudagraph_bytes"]
+    assert acc[acc.index("moe_workspace") + 1:][:2] == ["cudagraph_profiled", "cudagraph_subtracted"]
+    assert acc[-8:] == [f"mem_fraction_{c}" for c in ("base_bytes", "per_prefill_token_bytes", "min_prefill_tokens",
+                        "per_graph_batch_bytes", "per_rank_bytes", "floor_bytes", "floor_above_bytes", "decimals")]
+    assert TABLES["engine_accounting"]["cudagraph_profiled"] == ("boolean", False)
+    assert TABLES["engine_accounting"]["block_sizes"] == ("string", True)           # a list, comma-joined
+    assert TABLES["engine_mla_backend_rules"]["architectures"] == ("string", False)  # at least one
     # a measurement's scenario defaults to its entry's (never null); entry-level fields first, then the measurement's
     assert TABLES["throughput_measurements"]["scenario"] == ("string", False)
     assert list(TABLES["throughput_measurements"])[:8] == [
@@ -88,11 +101,14 @@ def test_a_unit_bearing_field_names_its_unit_in_its_column():
         for c in table_fields(spec):
             info = c.owner.model_fields[c.path[-1]]
             units = {m.kind for m in _metadata(info.annotation) if type(m).__name__ == "_UnitJson"}
-            for unit in units & set(UNIT_SUFFIX):   # a count (params_total) has no unit to name
-                assert c.name.endswith(UNIT_SUFFIX[unit]), f"{spec.name}.{c.name} holds {unit}"
+            for unit in units & set(UNIT_NAME):   # a count (params_total) has no unit to name
+                # the unit ends the name, or precedes a qualifier (max_num_batched_tokens_large_gpu)
+                assert c.name.endswith(UNIT_NAME[unit]) or UNIT_NAME[unit] + "_" in c.name, \
+                    f"{spec.name}.{c.name} holds {unit}"
                 checked.add(c.name)
     assert {"native_context_tokens", "window_tokens", "marketed_bytes", "resident_bytes", "reserve_bytes",
-            "bandwidth_bytes_per_s", "interconnect_bytes_per_s"} <= checked
+            "bandwidth_bytes_per_s", "interconnect_bytes_per_s", "cudagraph_min_per_graph_bytes",
+            "mem_fraction_min_prefill_tokens", "chunked_prefill_tokens"} <= checked
 
 
 def _metadata(annotation):
@@ -157,3 +173,19 @@ def test_adding_a_field_to_an_entry_model_is_one_edit(tmp_path):
 
 class Moe2(BaseModel):
     factor: Annotated[int, Column()]
+
+
+def test_shipped_rows_carry_the_values_the_entries_state():
+    from pathlib import Path
+
+    from kvreg.tables import frames
+
+    f = frames(load_registry(Path(__file__).resolve().parents[1]))
+    acc = f["engine_accounting"].set_index("engine_id")
+    # registry/engines/vllm-0.17-0.19.yaml: block_sizes [16, 32, 64, 128], a cudagraph_profile block
+    assert acc.loc["vllm-0.17-0.19", "block_sizes"] == "16,32,64,128"
+    assert bool(acc.loc["vllm-0.17-0.19", "cudagraph_profiled"])
+    assert not bool(acc.loc["vllm-0.8", "cudagraph_profiled"])
+    # SGLang's mem_fraction_rule base is 512 MiB; vLLM has none (NULL)
+    assert acc.loc["sglang-0.5", "mem_fraction_base_bytes"] == 512 * 2**20
+    assert acc["mem_fraction_base_bytes"].isna().sum() == len(acc) - 1

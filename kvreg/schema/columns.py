@@ -28,6 +28,8 @@ class Column:
         fallback: a sibling field read when this one is absent (``params_active`` → ``params_total``).
         inherit: when absent, the enclosing object's field of the same name is read (a throughput
             measurement's ``scenario`` defaults to its entry's).
+        join: a list field is written as one string, its items joined by this separator (NULL
+            when absent or empty): ``block_sizes: [16, 32]`` → ``'16,32'``.
         after: the column this one follows, where declaration order would put it elsewhere.
         last: placed after every other field column of the row (entry-level ``confidence``).
     """
@@ -37,12 +39,21 @@ class Column:
     fill: Any = None
     fallback: str | None = None
     inherit: bool = False
+    join: str | None = None
     after: str | None = None
     last: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
 class Columns:
-    """On a field holding a nested model: its :class:`Column` fields join this row, names prefixed."""
+    """On a field holding a nested model: its :class:`Column` fields join this row, names prefixed.
+
+    Attributes:
+        prefix: put before each nested column's name (``moe_``).
+        present: the name of a boolean column saying whether the block is given (``cudagraph_profiled``).
+        last: every column of the block goes after the row's other field columns.
+    """
 
     prefix: str = ""
+    present: str | None = None
+    last: bool = False
