@@ -3,6 +3,9 @@
 The frames are exactly the DuckDB base tables the SQL views read.  Column
 names carry their unit (``*_bytes``, ``*_tokens``, ``*_per_s``); every value is
 in base units.  ``file``/``line`` columns let SQL checks point back at YAML.
+The tables in :data:`ENTRY_TABLES` (and the engine and throughput ones built the same way) take
+their columns from the entry models' ``Column`` markers (kvreg/entry_tables.py); the others are
+written out here because every column is computed (checkpoints, prices, provenance, axes).
 """
 
 from __future__ import annotations
