@@ -159,12 +159,6 @@ def _nested_model(annotation) -> tuple[type[BaseModel], bool]:
     return t, optional
 
 
-def _join_nullable(info, optional: bool) -> bool:
-    """A joined list is NULL when absent or empty: never only for a required list of at least one item."""
-    at_least_one = any(getattr(m, "min_length", 0) >= 1 for m in info.metadata)
-    return optional or not (info.is_required() and at_least_one)
-
-
 def field_columns(model: type[BaseModel], table: str, own: str | None = None, prefix: str = "",
                   path: tuple[str, ...] = (), optional: bool = False, last: bool = False) -> list[FieldColumn]:
     """The columns of ``table`` that ``model``'s marked fields (and nested ``Columns`` models) declare.
@@ -189,7 +183,8 @@ def field_columns(model: type[BaseModel], table: str, own: str | None = None, pr
         if col is None or (col.table or own) != table:
             continue
         if col.join is not None:
-            dtype, nullable = S, _join_nullable(info, optional)
+            # NULL when absent (None or the field's default); a required list is always written
+            dtype, nullable = S, optional or not info.is_required()
         else:
             dtype, nullable = pandas_dtype(info.annotation)
             nullable = nullable or optional
@@ -278,8 +273,11 @@ def _value(chain: tuple, c: FieldColumn):
         return _read(obj, c.path, raw=True) is not None
     v = _read(obj, c.path)
     if c.marker.join is not None:
-        # lists comma-joined (SQL splits them with string_split); absent or empty: NULL
-        return c.marker.join.join(map(str, v)) if v else None
+        # lists comma-joined (SQL splits them with string_split); absent (None, or left at the field's
+        # default: large_gpu_excludes []) is NULL, an empty list given where the default is None is ''
+        info = c.owner.model_fields[c.path[-1]]
+        absent = v is None or (not info.is_required() and v == _read(info, ("default",)))
+        return None if absent else c.marker.join.join(map(str, v))
     if v is None and c.marker.fallback is not None:
         v = _read(obj, c.path[:-1] + (c.marker.fallback,))
     if v is None and c.marker.inherit:

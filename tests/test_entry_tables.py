@@ -189,3 +189,20 @@ def test_shipped_rows_carry_the_values_the_entries_state():
     # SGLang's mem_fraction_rule base is 512 MiB; vLLM has none (NULL)
     assert acc.loc["sglang-0.5", "mem_fraction_base_bytes"] == 512 * 2**20
     assert acc["mem_fraction_base_bytes"].isna().sum() == len(acc) - 1
+
+
+def test_a_joined_list_is_null_when_absent_and_empty_when_given_empty():
+    # block_sizes absent = the knob is not modelled (NULL); given as [] it accepts none ('', as before the
+    # markers); large_gpu_excludes left at its default [] is NULL (no device excluded).
+    from pathlib import Path
+
+    from kvreg.schema.accounting import Cited
+
+    item = load_registry(Path(__file__).resolve().parents[1]).entries["engine"]["vllm-0.17-0.19"]
+    acc = item.entry.accounting
+    cases = {"given-empty": acc.model_copy(update={"block_sizes": Cited(value=[]), "large_gpu_excludes": []}),
+             "absent": acc.model_copy(update={"block_sizes": None})}
+    entries = {k: Loaded("engine", item.entry.model_copy(update={"accounting": a}), item.doc) for k, a in cases.items()}
+    got = {r["engine_id"]: r for r in rows(ACCOUNTING, types.SimpleNamespace(entries={"engine": entries}))}
+    assert (got["given-empty"]["block_sizes"], got["given-empty"]["large_gpu_excludes"]) == ("", None)
+    assert (got["absent"]["block_sizes"], got["absent"]["large_gpu_excludes"]) == (None, "a100")
