@@ -13,6 +13,7 @@ a converted table is then one edit: the annotated field (plus its line in docs/s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import datetime as dt
 import types
 import typing
@@ -79,6 +80,11 @@ class EntryTable:
     derived: dict[str, Derived] = dataclasses.field(default_factory=dict)
     home: str | None = None
     exclude: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def fields(self) -> list[FieldColumn]:
+        """:func:`table_fields` of this table, worked out once (the markers do not change at run time)."""
+        return table_fields(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,7 +256,7 @@ def columns(spec: EntryTable) -> dict[str, tuple[str, bool]]:
             derived column or another field's column): a bug in the markers, caught at import.
     """
     named = ([(k, _key_dtype(spec, k)) for k in spec.keys]
-             + [(c.name, (c.dtype, c.nullable)) for c in table_fields(spec)]
+             + [(c.name, (c.dtype, c.nullable)) for c in spec.fields]
              + [(name, (d.dtype, d.nullable)) for name, d in spec.derived.items()])
     cols = dict(named)
     if len(cols) < len(named):
@@ -302,7 +308,7 @@ def _walk(chain: tuple, path: tuple[str, ...], idx: tuple[int, ...] = ()):
 
 def rows(spec: EntryTable, registry) -> list[dict]:
     """The table's rows: entries of ``spec.kind`` by id, then list items in file order."""
-    fields = table_fields(spec)
+    fields = spec.fields
     out = []
     for eid, item in sorted(registry.entries.get(spec.kind, {}).items()):
         for chain, idx in _walk((item.entry,), spec.path):
