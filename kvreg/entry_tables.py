@@ -152,17 +152,23 @@ def _marker(info, cls):
     return next((m for m in info.metadata if isinstance(m, cls)), None)
 
 
-def _nested_model(annotation) -> tuple[type[BaseModel], bool]:
-    """The model a field holds (through Optional, ``Cited[...]`` and ``list[...]``) and whether it may be absent."""
+def _nested(annotation) -> tuple[type[BaseModel], bool, bool]:
+    """The model a field holds (through Optional, ``Cited[...]`` and ``list[...]``), whether it may be
+    absent and whether it is a list."""
     t, optional = _unwrap(annotation)
     if isinstance(t, type) and issubclass(t, Cited):
         t, inner_optional = _unwrap(t.__pydantic_generic_metadata__["args"][0])
         optional |= inner_optional
-    if typing.get_origin(t) is list:
+    many = typing.get_origin(t) is list
+    if many:
         t = typing.get_args(t)[0]
     if not (isinstance(t, type) and issubclass(t, BaseModel)):
         raise TypeError(f"a field that holds no model: {annotation!r}")
-    return t, optional
+    return t, optional, many
+
+
+def _nested_model(annotation) -> tuple[type[BaseModel], bool]:
+    return _nested(annotation)[:2]
 
 
 def field_columns(model: type[BaseModel], table: str, own: str | None = None, prefix: str = "",
@@ -204,10 +210,18 @@ def field_columns(model: type[BaseModel], table: str, own: str | None = None, pr
 
 
 def _chain(spec: EntryTable) -> list[type[BaseModel]]:
-    """The models walked: the entry model, then the model each field of ``spec.path`` holds."""
-    models = [spec.model]
+    """The models walked: the entry model, then the model each field of ``spec.path`` holds.
+
+    Raises:
+        ValueError: ``keys`` is not the entry id plus one index per list walked.
+    """
+    models, lists = [spec.model], 0
     for name in spec.path:
-        models.append(_nested_model(models[-1].model_fields[name].annotation)[0])
+        model, _, many = _nested(models[-1].model_fields[name].annotation)
+        models.append(model)
+        lists += many
+    if len(spec.keys) != 1 + lists:
+        raise ValueError(f"table {spec.name}: {len(spec.keys)} keys for the entry id and {lists} list index(es)")
     return models
 
 

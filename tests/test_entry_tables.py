@@ -148,6 +148,11 @@ def test_a_column_name_declared_twice_is_refused_at_import():
         columns(EntryTable("t", "model", Twice, ("model_id",), derived=ENTRY_TABLES["models"].derived))
 
 
+def test_keys_must_be_the_id_and_one_index_per_list_walked():
+    with pytest.raises(ValueError, match="table lg: 1 keys for the entry id and 1 list index"):
+        columns(EntryTable("lg", "model", ModelEntry, ("model_id",), ("layer_groups",)))
+
+
 def test_adding_a_field_to_an_entry_model_is_one_edit(tmp_path):
     # A new annotated field, and nothing else, gives the models table its column (typed, placed before
     # the entry-level confidence), the pandera check and the value of every row.
