@@ -195,8 +195,8 @@ def field_columns(model: type[BaseModel], table: str, own: str | None = None, pr
         if col is None or (col.table or own) != table:
             continue
         if col.join is not None:
-            # NULL when absent (None or the field's default); a required list is always written
-            dtype, nullable = S, optional or not info.is_required()
+            # NULL when absent (None, or empty where the default is empty); a required list is always written
+            dtype, nullable = S, optional or (not info.is_required() and info.default in (None, []))
         else:
             dtype, nullable = pandas_dtype(info.annotation)
             nullable = nullable or optional
@@ -293,10 +293,10 @@ def _value(chain: tuple, c: FieldColumn):
         return _read(obj, c.path, raw=True) is not None
     v = _read(obj, c.path)
     if c.marker.join is not None:
-        # lists comma-joined (SQL splits them with string_split); absent (None, or left at the field's
-        # default: large_gpu_excludes []) is NULL, an empty list given where the default is None is ''
+        # lists comma-joined (SQL splits them with string_split); absent (None, or empty where the field's
+        # default is empty: large_gpu_excludes []) is NULL, an empty list given where the default is None is ''
         info = c.owner.model_fields[c.path[-1]]
-        absent = v is None or (not info.is_required() and v == _read(info, ("default",)))
+        absent = v is None or (not v and not info.is_required() and _read(info, ("default",)) == [])
         return None if absent else c.marker.join.join(map(str, v))
     if v is None and c.marker.fallback is not None:
         v = _read(obj, c.path[:-1] + (c.marker.fallback,))

@@ -29,7 +29,7 @@ class Column:
         inherit: when absent, the enclosing object's field of the same name is read (a throughput
             measurement's ``scenario`` defaults to its entry's).
         join: a list field is written as one string, its items joined by this separator (NULL
-            when absent or left at its default): ``block_sizes: [16, 32]`` → ``'16,32'``.
+            when absent, or empty where the field's default is empty): ``block_sizes: [16, 32]`` → ``'16,32'``.
         after: the column this one follows, where declaration order would put it elsewhere.
         last: placed after every other field column of the row (entry-level ``confidence``).
     """
