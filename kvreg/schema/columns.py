@@ -30,7 +30,9 @@ class Column:
             measurement's ``scenario`` defaults to its entry's).
         join: a list field is written as one string, its items joined by this separator (NULL
             when absent, or empty where the field's default is empty): ``block_sizes: [16, 32]`` → ``'16,32'``.
-        after: the column this one follows, where declaration order would put it elsewhere.
+        after: the column this one follows, where declaration order would put it elsewhere (the
+            tables kept their column order when their columns moved here: views pass it on with
+            ``SELECT *`` / ``o.*``).
         last: placed after every other field column of the row (entry-level ``confidence``).
     """
 
