@@ -3,7 +3,8 @@
 ``python tools/compare_base_tables.py [REV]`` (default ``main``) archives REV into a temporary folder,
 builds the working tree's registry with that code and with the working tree's code (each in its own
 process, database in the temporary folder), and compares every base table: ``DESCRIBE`` (column names,
-order, types, nullability) and ``md5(string_agg(row))`` in table order.  Exit status 1 when any differs.
+order, types, nullability) and ``md5(string_agg(row))`` in table order, and every view's ``DESCRIBE``
+(the columns the views pass on).  Exit status 1 when any differs.
 Used to show a refactor of kvreg/tables.py leaves the database identical (issue 14 item 5).
 """
 
@@ -32,6 +33,10 @@ for (t,) in con.execute("SELECT table_name FROM information_schema.tables WHERE 
     n, digest = con.execute(f'SELECT count(*), md5(coalesce(string_agg(CAST(x AS VARCHAR), chr(10)), \'\')) '
                             f'FROM (SELECT x FROM "{t}" AS x)').fetchone()
     out[t] = {"describe": desc, "rows": n, "md5": digest}
+for (t,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW' "
+                        "ORDER BY table_name").fetchall():
+    out["view " + t] = {"describe": [list(map(str, r)) for r in con.execute(f'DESCRIBE "{t}"').fetchall()],
+                        "rows": None, "md5": None}
 print(json.dumps(out))
 """
 
@@ -61,11 +66,12 @@ def main(rev: str = "main") -> int:
         a, b = old.get(t), new.get(t)
         same = a == b
         bad += not same
-        rows = f"{(a or b)['rows']} rows"
-        print(f"{'same' if same else 'DIFFERS'}  {t}  ({rows}, {len((a or b)['describe'])} columns)")
+        rows = "" if (a or b)["rows"] is None else f"{(a or b)['rows']} rows, "
+        print(f"{'same' if same else 'DIFFERS'}  {t}  ({rows}{len((a or b)['describe'])} columns)")
         if not same and a and b and a["describe"] != b["describe"]:
             print(f"    columns {rev}: {a['describe']}\n    columns tree: {b['describe']}")
-    print(f"{len(set(old) | set(new))} base tables, {bad} differ")
+    views = sum(t.startswith("view ") for t in set(old) | set(new))
+    print(f"{len(set(old) | set(new)) - views} base tables and {views} views, {bad} differ")
     return 1 if bad else 0
 
 
