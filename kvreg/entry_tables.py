@@ -60,9 +60,11 @@ class EntryTable:
 
     Attributes:
         name: the table.
-        kind: the registry kind its entries are (``model``, ``hardware``).
+        kind: the registry kind its entries are (``model``, ``hardware``); None: entries of every
+            kind, in the registry's order, the kind named in the first key (``sources``).
         model: the entry model of that kind (the row objects' model follows ``path``).
-        keys: key columns, first: the entry id, then one 0-based index per list in ``path``.
+        keys: key columns, first: (the kind, when ``kind`` is None) the entry id, then one 0-based
+            index per list in ``path``.
         path: fields walked from the entry to the row objects; a list gives one row per item
             (and an index key), an optional nested model one row when present.
         derived: columns computed here, after the field columns, in this order.
@@ -73,7 +75,7 @@ class EntryTable:
     """
 
     name: str
-    kind: str
+    kind: str | None
     model: type[BaseModel]
     keys: tuple[str, ...]
     path: tuple[str, ...] = ()
@@ -220,8 +222,9 @@ def _chain(spec: EntryTable) -> list[type[BaseModel]]:
         model, _, many = _nested(models[-1].model_fields[name].annotation)
         models.append(model)
         lists += many
-    if len(spec.keys) != 1 + lists:
-        raise ValueError(f"table {spec.name}: {len(spec.keys)} keys for the entry id and {lists} list index(es)")
+    ids = 1 + (spec.kind is None)
+    if len(spec.keys) != ids + lists:
+        raise ValueError(f"table {spec.name}: {len(spec.keys)} keys for {ids} id column(s) and {lists} list index(es)")
     return models
 
 
@@ -259,7 +262,8 @@ def table_fields(spec: EntryTable) -> list[FieldColumn]:
 
 
 def _key_dtype(spec: EntryTable, key: str) -> tuple[str, bool]:
-    return (S, False) if key == spec.keys[0] else (I, False)
+    ids = spec.keys[:1 + (spec.kind is None)]
+    return (S, False) if key in ids else (I, False)
 
 
 def columns(spec: EntryTable) -> dict[str, tuple[str, bool]]:
@@ -321,12 +325,14 @@ def _walk(chain: tuple, path: tuple[str, ...], idx: tuple[int, ...] = ()):
 
 
 def rows(spec: EntryTable, registry) -> list[dict]:
-    """The table's rows: entries of ``spec.kind`` by id, then list items in file order."""
+    """The table's rows: entries of ``spec.kind`` (or of every kind) by id, then list items in file order."""
     fields = spec.fields
     out = []
-    for eid, item in sorted(registry.entries.get(spec.kind, {}).items()):
+    kinds = list(registry.entries) if spec.kind is None else [spec.kind]
+    for kind, (eid, item) in ((k, e) for k in kinds for e in sorted(registry.entries.get(k, {}).items())):
         for chain, idx in _walk((item.entry,), spec.path):
-            row = dict(zip(spec.keys, (eid, *idx)))
+            ids = (eid,) if spec.kind is not None else (kind, eid)
+            row = dict(zip(spec.keys, (*ids, *idx)))
             row |= {c.name: _value(chain, c) for c in fields}
             at = Row(item, chain[-1], chain, idx)
             row |= {name: d.value(at) for name, d in spec.derived.items()}

@@ -18,6 +18,7 @@ from kvreg.entry_tables import Derived, EntryTable, columns, rows as entry_rows
 from kvreg.provenance import FACT_KINDS, field_facts
 from kvreg.throughput_tables import THROUGHPUT_TABLES, throughput_rows
 from kvreg.registry import Registry
+from kvreg.schema.common import Entry
 from kvreg.schema.engine import EngineEntry
 from kvreg.schema.hardware import HardwareEntry
 from kvreg.schema.model import ModelEntry
@@ -87,6 +88,8 @@ ENTRY_TABLES: dict[str, EntryTable] = {t.name: t for t in [
     EntryTable("hardware_efficiency", "hardware", HardwareEntry, ("hardware_id",), ("efficiency",)),
     EntryTable("engines", "engine", EngineEntry, ("engine_id",), exclude=("confidence",),
                derived={"file": _FILE, "line": Derived(I, False, _entry_line)}),
+    # every entry's sources, of every kind
+    EntryTable("sources", None, Entry, ("kind", "entry_id", "source_idx"), ("sources",)),
 ]}
 
 # table -> {column: (pandas dtype, nullable)}
@@ -121,10 +124,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "hardware_precisions": {"hardware_id": (S, False), "dtype": (S, False)},
     "residents": columns(ENTRY_TABLES["residents"]),
     "engines": columns(ENTRY_TABLES["engines"]),
-    "sources": {
-        "kind": (S, False), "entry_id": (S, False), "source_idx": (I, False), "source_id": (S, True),
-        "url": (S, True), "title": (S, True), "date": (S, True), "note": (S, True),
-    },
+    "sources": columns(ENTRY_TABLES["sources"]),
     # One row per number a fact entry states (kvreg/provenance.py); the `provenance` view adds the
     # source's url and title (kvreg/sql/005_provenance.sql).
     "field_provenance": {
@@ -222,15 +222,11 @@ def _checkpoint_rows(rows: dict[str, list[dict]], mid: str, m) -> None:
 def _rows(registry: Registry) -> dict[str, list[dict]]:
     rows: dict[str, list[dict]] = {name: [] for name in TABLES}
     for kind, loaded in registry.entries.items():
+        if kind not in FACT_KINDS:
+            continue
         for eid, item in sorted(loaded.items()):
-            e = item.entry
-            for i, s in enumerate(e.sources):
-                rows["sources"].append(dict(kind=kind, entry_id=eid, source_idx=i, source_id=s.id, url=s.url,
-                                            title=s.title, date=None if s.date is None else str(s.date), note=s.note))
-            if kind not in FACT_KINDS:
-                continue
             checked = registry.config_checked.get(eid, {}) if kind == "model" else {}
-            for f in field_facts(e, checked):
+            for f in field_facts(item.entry, checked):
                 line, col = item.doc.where(f.path)
                 rows["field_provenance"].append(dict(
                     kind=kind, entry_id=eid, field=f.field, value=f.value, source_id=f.source_id, basis=f.basis,

@@ -89,6 +89,9 @@ def test_the_shipped_tables_hold_the_columns_the_views_read():
     assert TABLES["engine_accounting"]["cudagraph_profiled"] == ("boolean", False)
     assert TABLES["engine_accounting"]["block_sizes"] == ("string", True)           # a list, comma-joined
     assert TABLES["engine_mla_backend_rules"]["architectures"] == ("string", False)  # at least one
+    # every entry's sources, of every kind: the kind and the entry id are both (string) keys
+    assert list(TABLES["sources"])[:3] == ["kind", "entry_id", "source_idx"]
+    assert TABLES["sources"]["entry_id"] == ("string", False)
     # a measurement's scenario defaults to its entry's (never null); entry-level fields first, then the measurement's
     assert TABLES["throughput_measurements"]["scenario"] == ("string", False)
     assert list(TABLES["throughput_measurements"])[:8] == [
@@ -149,7 +152,7 @@ def test_a_column_name_declared_twice_is_refused_at_import():
 
 
 def test_keys_must_be_the_id_and_one_index_per_list_walked():
-    with pytest.raises(ValueError, match="table lg: 1 keys for the entry id and 1 list index"):
+    with pytest.raises(ValueError, match=r"table lg: 1 keys for 1 id column\(s\) and 1 list index"):
         columns(EntryTable("lg", "model", ModelEntry, ("model_id",), ("layer_groups",)))
 
 

@@ -118,11 +118,11 @@ class Measure(Strict, Generic[T]):
 class Source(Strict):
     """Where an entry's facts come from.  ``id`` lets fields cite it (``source: <id>``)."""
 
-    id: str | None = None
-    url: str | None = None
-    title: str | None = None
-    date: dt.date | str | None = None
-    note: str | None = None
+    id: Annotated[str | None, Column("source_id")] = None
+    url: Annotated[str | None, Column()] = None
+    title: Annotated[str | None, Column()] = None
+    date: Annotated[dt.date | str | None, Column()] = None
+    note: Annotated[str | None, Column()] = None
 
     @model_validator(mode="after")
     def _has_reference(self):
