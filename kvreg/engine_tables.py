@@ -1,4 +1,5 @@
-"""Engine-accounting base tables: engine release rules, quirks, served model sets, observations, axes.
+"""Engine-accounting base tables: engine release rules, quirks, support (platforms, precision rules), served model
+sets, observations, axes.
 
 Merged into :data:`kvreg.tables.TABLES` so they are validated by pandera and
 loaded like every other base table.  Column names carry units; logged GiB
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from kvreg.entry_tables import EntryTable, columns, rows as entry_rows
 from kvreg.schema.engine import EngineEntry
+from kvreg.schema.hardware import HardwareEntry
 from kvreg.schema.model import ModelEntry
 
 GIB = 2**30
@@ -29,6 +31,11 @@ MEM_FRACTION_TIERS = EntryTable("engine_mem_fraction_tiers", "engine", EngineEnt
 MLA_BACKEND_RULES = EntryTable("engine_mla_backend_rules", "engine", EngineEntry, ("engine_id", "rule_idx"),
                                ("accounting", "mla_backends"))
 QUIRKS = EntryTable("engine_quirks", "engine", EngineEntry, ("engine_id", "quirk_idx"), ("accounting", "quirks"))
+# An engine release's support: block (kvreg/schema/support.py), and each device's compute capability.
+PLATFORMS = EntryTable("engine_platforms", "engine", EngineEntry, ("engine_id", "platform_idx"), ("support", "platforms"))
+PRECISION_RULES = EntryTable("engine_precision_rules", "engine", EngineEntry, ("engine_id", "rule_idx"),
+                             ("support", "precisions"))
+CAPABILITIES = EntryTable("hardware_capabilities", "hardware", HardwareEntry, ("hardware_id",), home="hardware")
 
 ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "engine_accounting": columns(ACCOUNTING),
@@ -63,6 +70,12 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "file": (S, False), "line": (I, False), "engine_line": (I, False), "hardware_line": (I, False),
         "draft_line": (I, False),
     },
+    # support: the platforms an engine release runs on (in match order) and its per-precision rules
+    # (kvreg/schema/support.py; lists comma-joined, NULL = any); judged by kvreg/sql/058_engine_support.sql
+    "engine_platforms": columns(PLATFORMS),
+    "engine_precision_rules": columns(PRECISION_RULES),
+    # hardware compute_capability (CUDA devices; NULL elsewhere)
+    "hardware_capabilities": columns(CAPABILITIES),
     "max_model_lens": {"max_model_len": (I, False)},
     "batched_tokens": {"max_num_batched_tokens": (I, False)},
 }
@@ -84,7 +97,8 @@ def served_id(target: str, draft: str | None, num_spec: int) -> str:
 def engine_rows(registry) -> dict[str, list[dict]]:
     """Rows of :data:`ENGINE_TABLES` from validated entries (see kvreg/schema/accounting.py)."""
     rows: dict[str, list[dict]] = {name: [] for name in ENGINE_TABLES}
-    for spec in (ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS, PROFILE_GEOMETRY):
+    for spec in (ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS, PROFILE_GEOMETRY, PLATFORMS, PRECISION_RULES,
+                 CAPABILITIES):
         rows[spec.name] = entry_rows(spec, registry)
     models = set(registry.entries.get("model", {}))
     for mid in sorted(models):

@@ -35,6 +35,8 @@ class FitResult:
     non_native_dtypes: list = dataclasses.field(default_factory=list)
     # devices one interconnect domain links (hardware.interconnect_domain_size), when tp exceeds it
     interconnect_domain_size: int | None = None
+    # why the engine release does not run (or is not sized on) this device at these precisions (engine_support)
+    support_reason: str | None = None
 
 
 def check_known(con, table: str, column: str, value: str, what: str) -> None:
@@ -145,8 +147,12 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         size = con.execute("SELECT interconnect_domain_size FROM hardware WHERE hardware_id = ?", [hardware]).fetchone()
         if size and size[0] is not None and tp > size[0]:
             domain = int(size[0])
+        support = con.execute("SELECT reason FROM engine_support WHERE engine_id = ? AND hardware_id = ?"
+                              " AND weights_dtype = ? AND kv_dtype = ? AND NOT runs",
+                              [engine, hardware, weights_dtype, kv_dtype]).fetchone()
     return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows, native, min_tp,
-                     {k: v for k, v in (knobs or {}).items() if v is not None}, non_native, domain)
+                     {k: v for k, v in (knobs or {}).items() if v is not None}, non_native, domain,
+                     support[0] if kv_pool_bytes is None and support else None)
 
 
 def _pool_text(pool_bytes: float) -> str:
@@ -216,7 +222,8 @@ def render_fit(r: FitResult) -> str:
 
 
 def fit_warnings(r: FitResult) -> list[str]:
-    """Plain-language warnings: weights that do not fit, contexts beyond native, nothing fitting."""
+    """Plain-language warnings: weights that do not fit, contexts beyond native, nothing fitting, an engine release
+    that does not run this device at these precisions (engine_support: kvreg/sql/058_engine_support.sql)."""
     out = []
     first = r.rows[0]
     if r.kv_pool_bytes is None and first["pool_bytes"] < 0:
@@ -230,6 +237,9 @@ def fit_warnings(r: FitResult) -> list[str]:
         out.append("Warning: at some contexts not even one sequence fits.")
     if r.kv_pool_bytes is not None and r.hardware_id:
         out.append(f"Note: the given KV pool replaces {r.hardware_id}'s memory budget; the hardware entry is not used.")
+    if r.support_reason:
+        out.append(f"Warning: {r.support_reason}; the figures are computed as if it ran, and `kvreg plan` does not"
+                   f" plan it.")
     for d in r.non_native_dtypes:
         out.append(f"Warning: {r.hardware_id} does not list {d} as a native precision (hardware_precisions): an engine"
                    f" may run it through other kernels or refuse it; the memory figures assume it runs.")

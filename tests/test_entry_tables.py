@@ -11,7 +11,8 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel
 
-from kvreg.engine_tables import ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, PROFILE_GEOMETRY, QUIRKS
+from kvreg.engine_tables import (ACCOUNTING, CAPABILITIES, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, PLATFORMS,
+                                 PRECISION_RULES, PROFILE_GEOMETRY, QUIRKS)
 from kvreg.entry_tables import EntryTable, columns, pandas_dtype, rows, table_fields
 from kvreg.registry import KINDS, Loaded, load_registry
 from kvreg.schema.columns import Column, Columns
@@ -22,7 +23,7 @@ from kvreg.throughput_tables import MEASUREMENTS
 from tests.registry_factory import write_project
 
 SPECS = [*ENTRY_TABLES.values(), PROFILE_GEOMETRY, ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS,
-         MEASUREMENTS]
+         PLATFORMS, PRECISION_RULES, CAPABILITIES, MEASUREMENTS]
 # The unit a field's type carries (kvreg/schema/common.py _UnitJson kinds) → what its column name must say.
 UNIT_NAME = {"bytes": "_bytes", "tokens": "_tokens", "bandwidth": "_bytes_per_s", "flops": "_flop_per_s"}
 
@@ -92,6 +93,10 @@ def test_the_shipped_tables_hold_the_columns_the_views_read():
     # every entry's sources, of every kind: the kind and the entry id are both (string) keys
     assert list(TABLES["sources"])[:3] == ["kind", "entry_id", "source_idx"]
     assert TABLES["sources"]["entry_id"] == ("string", False)
+    # support: a base-class field (min_capability) placed per table, the block's own cite last
+    assert list(TABLES["engine_platforms"])[-3:] == ["cite", "note", "platforms_cite"]
+    assert list(TABLES["engine_precision_rules"])[-5:] == ["method", "min_capability", "architectures", "cite", "note"]
+    assert TABLES["engine_platforms"]["weights_dtypes"] == ("string", False)   # at least one
     # a measurement's scenario defaults to its entry's (never null); entry-level fields first, then the measurement's
     assert TABLES["throughput_measurements"]["scenario"] == ("string", False)
     assert list(TABLES["throughput_measurements"])[:8] == [

@@ -48,7 +48,19 @@ def test_every_device_that_drops_out_says_why(small_team):
             " at this TP (2 configurations") in qwen
     assert ("does not fit the KV pool (2 configurations: fp8/bf16 TP 1 first-principles; fp8/fp8 TP 1"
             " first-principles)") in qwen
-    assert "m3-ultra-96gb" not in gemma and "m3-ultra-96gb" not in qwen     # the Mac serves both
+    # the Mac serves both under first principles, but vLLM runs it only on its CPU backend (no Metal backend), whose
+    # KV cache is not the GPU memory model: every vllm-0.33 configuration there drops out, with the code's reason
+    for text in (gemma, qwen):
+        assert ("m3-ultra-96gb: platform: vllm-0.33 runs m3-ultra-96gb only on its CPU backend (platforms/__init__.py"
+                " 0.33.0:193") in text
+        assert "vLLM has no Metal backend" in text
+
+
+def test_the_mac_is_not_recommended_vllm(small_team):
+    summary = _text(small_team[small_team.index('id="summary"'):small_team.index('class="model"')])
+    # before engine_support the Mac was recommended under vllm-0.33 with fp8 weights, which vLLM cannot run there
+    assert not re.search(r"× m3-ultra-96gb \(TP \d+, [a-z0-9]+ weights / [a-z0-9]+ KV, vllm", summary)
+    assert "Under first-principles, with no engine accounting (what the hardware can hold): m3-ultra-96gb" in summary
 
 
 def test_recommendations_on_the_mac(small_team):

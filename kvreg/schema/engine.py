@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 from kvreg.schema.accounting import Accounting, cited_sources
 from kvreg.schema.columns import Column
 from kvreg.schema.common import BytesOrZero, Entry, Measure
+from kvreg.schema.support import Support
 
 
 class EngineEntry(Entry):
@@ -35,11 +36,15 @@ class EngineEntry(Entry):
     block_size: Annotated[PositiveInt, Column("block_size_tokens")] = 1
     accounting: Accounting | None = None
     """Release-specific KV accounting (kvreg/schema/accounting.py); absent for first-principles."""
+    support: Support | None = None
+    """Platforms and precisions the release runs, by device (kvreg/schema/support.py); absent: not checked."""
 
     @model_validator(mode="after")
     def _rule_sources_resolve(self):
         ids = {s.id for s in self.sources if s.id}
-        for path, src in cited_sources(self.accounting) if self.accounting else []:
+        cited = (cited_sources(self.accounting) if self.accounting else []) + (
+            self.support.cited() if self.support else [])
+        for path, src in cited:
             if src not in ids:
                 raise PydanticCustomError(
                     "unknown_source", "{path}: source '{src}' is not one of this entry's sources",

@@ -143,6 +143,11 @@ class HardwareEntry(Entry):
     ``cdna3``, …): the die generation AND its memory system, since the achieved share of bandwidth is a property
     of both (an RTX PRO 6000's GDDR7 is not a B200's HBM3e).  Hardware without throughput measurements of its
     own borrows its family's fitted efficiency (kvreg/sql/253_speed_efficiency_by_holdout.sql)."""
+    compute_capability: Annotated[Measure[Annotated[float, Field(ge=1, lt=100)]] | None,
+                                  Column(table="hardware_capabilities")] = None
+    """CUDA compute capability (NVIDIA devices: 7.5 Turing, 8.0/8.6 Ampere, 8.9 Ada, 9.0 Hopper, 10.0/10.3 and
+    12.0/12.1 Blackwell), what an engine's per-precision minimum is compared against (kvreg/schema/support.py,
+    kvreg/sql/060_engine_support.sql); absent for devices that have none."""
     kind: Annotated[Literal["accelerator", "host"], Column()] = "accelerator"
     memory_marketed: Annotated[Measure[Bytes], Column("marketed_bytes")]
     memory_usable: Annotated[Measure[Bytes], Column("usable_bytes")]

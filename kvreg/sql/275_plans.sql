@@ -9,7 +9,8 @@
 --   admission (engine_capacity_at), for first-principles the simple budget.
 -- only_models / only_hardware (VARCHAR[], NULL = all): passed to capacity_at, which filters its pool side by them
 --   (ranked_plans passes its models and hardware lists).
--- Inputs: capacity_at (245), decode_coefficients, hardware_peaks, model_weights, engines, speed_efficiency;
+-- Inputs: capacity_at (245), decode_coefficients, hardware_peaks, model_weights, engines, speed_efficiency,
+--   engine_support (058);
 --   macros kv_read_bytes,
 --   decode_flop, params_read.
 -- Rates use the bandwidth/compute efficiency of speed_efficiency (254: fitted to throughput measurements
@@ -36,7 +37,9 @@
 --   pool_basis, engine_starts and the knob columns (gpu_memory_utilization, util_is_default, max_num_seqs,
 --                         max_num_seqs_is_default, max_num_batched_tokens, default_batched, enforce_eager,
 --                         num_speculative_tokens, block_size, block_size_is_default): as capacity_at
---   feasible, reason      why a configuration cannot serve the workload at all (TP does not divide the
+--   feasible, reason      why a configuration cannot serve the workload at all ('platform: …', the engine release
+--                         does not run on this device at these precisions, or not on the memory model planned
+--                         here: engine_support, 058; TP does not divide the
 --                         model's attention or KV heads: tp_sharding, 037; no bandwidth figure; TP > 1
 --                         without an interconnect figure, or without its domain size, or wider than its
 --                         domain: the stated link bandwidth does not reach such a group, so it is not
@@ -118,7 +121,8 @@ base AS (
                 ELSE 2 * k.layers * 2.0 * (p.tp - 1) / p.tp * k.hidden_size * 2 / h.interconnect_bytes_per_s
                 END AS ar_s,
            coalesce(se.bandwidth_efficiency, 1) AS eb, coalesce(se.compute_efficiency, 1) AS ec,
-           h.price_usd_per_hour, ts.shards AS tp_shards, ts.attention_heads, ts.bad_kv_heads
+           h.price_usd_per_hour, ts.shards AS tp_shards, ts.attention_heads, ts.bad_kv_heads,
+           es.runs AS support_runs, es.reason AS support_reason
     FROM capacity_at([context_tokens], gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                      max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                      num_speculative_tokens := num_speculative_tokens, block_size := block_size,
@@ -129,6 +133,9 @@ base AS (
     JOIN engines en ON en.engine_id = p.engine_id
     LEFT JOIN speed_efficiency se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
     LEFT JOIN tp_sharding ts ON ts.model_id = p.model_id AND ts.tp = p.tp   -- a served set (target + draft): NULL
+    -- what the engine release runs on this device at these precisions (058): unsupported or unsized is refused
+    LEFT JOIN engine_support es ON es.engine_id = p.engine_id AND es.hardware_id = p.hardware_id
+         AND es.weights_dtype = p.weights_dtype AND es.kv_dtype = p.kv_dtype
     CROSS JOIN wl w
     LEFT JOIN workload_blocks_at(coalesce(shared_prefix_tokens, 0),
                                  coalesce(input_tokens, context_tokens - output_tokens), block_size := block_size) wb
@@ -208,7 +215,8 @@ batch AS (
 ),
 judged AS (
     SELECT b.*,
-           CASE WHEN NOT coalesce(b.tp_shards, TRUE) AND b.bad_kv_heads IS NOT NULL
+           CASE WHEN NOT coalesce(b.support_runs, TRUE) THEN 'platform: ' || b.support_reason
+                WHEN NOT coalesce(b.tp_shards, TRUE) AND b.bad_kv_heads IS NOT NULL
                     THEN format('tensor parallelism cannot split its {} KV heads evenly at this TP (the engine'
                                 ' divides or replicates them whole)', b.bad_kv_heads)
                 WHEN NOT coalesce(b.tp_shards, TRUE)
@@ -291,9 +299,10 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.knob_eager AS enforce_eager, r.knob_spec AS num_speculative_tokens, r.knob_block_size AS block_size,
        r.block_size_is_default,
        -- not for a TTFT miss (this is the memory and TPOT bound, not the prefill's: it would read as the
-       -- context the TTFT allows) nor a TP that cannot shard the heads (no context mends it)
+       -- context the TTFT allows) nor a TP that cannot shard the heads, nor a platform the release does not run (no context mends them)
        CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
                  AND coalesce(r.tp_fits_interconnect, FALSE) AND coalesce(r.tp_shards, TRUE)
+                 AND coalesce(r.support_runs, TRUE)
                  AND coalesce(r.reason, '') NOT LIKE 'ttft:%' THEN greatest(0, floor(least(
                 (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
                 ((tpot_s - coalesce(r.ar_s, 0) / r.eb) * r.bw - r.weights_read_b1 - r.constant_rank_bytes * r.tp)
