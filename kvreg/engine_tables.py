@@ -9,6 +9,11 @@ figures are converted to bytes (GiB = 2^30) and keep their printed decimals
 
 from __future__ import annotations
 
+from kvreg.entry_tables import EntryTable, columns, rows as entry_rows
+from kvreg.schema.engine import EngineEntry
+from kvreg.schema.hardware import HardwareEntry
+from kvreg.schema.model import ModelEntry
+
 GIB = 2**30
 I, F, S, B = "Int64", "Float64", "string", "boolean"
 
@@ -16,57 +21,33 @@ I, F, S, B = "Int64", "Float64", "string", "boolean"
 # and report workload contexts are added (so a report asking for 48Ki gets engine figures at 48Ki).
 MAX_MODEL_LEN_LADDER = [4096, 8192, 16384, 32768, 40960, 65536, 131072, 262144, 524288, 1048576]
 
+PROFILE_GEOMETRY = EntryTable("model_profile_geometry", "model", ModelEntry, ("model_id",), home="models")
+# An engine release's accounting rules (kvreg/schema/accounting.py): one row per release with an
+# ``accounting:`` block; ``reserve`` flattened in, ``reserve.cudagraph_profile`` as ``cudagraph_*`` (with
+# ``cudagraph_profiled`` saying whether it is given), ``mem_fraction_rule`` as ``mem_fraction_*``; lists comma-joined.
+ACCOUNTING = EntryTable("engine_accounting", "engine", EngineEntry, ("engine_id",), ("accounting",))
+MEM_FRACTION_TIERS = EntryTable("engine_mem_fraction_tiers", "engine", EngineEntry, ("engine_id", "tier_idx"),
+                                ("accounting", "mem_fraction_rule", "tiers"))
+MLA_BACKEND_RULES = EntryTable("engine_mla_backend_rules", "engine", EngineEntry, ("engine_id", "rule_idx"),
+                               ("accounting", "mla_backends"))
+QUIRKS = EntryTable("engine_quirks", "engine", EngineEntry, ("engine_id", "quirk_idx"), ("accounting", "quirks"))
+# An engine release's support: block (kvreg/schema/support.py), and each device's compute capability.
+PLATFORMS = EntryTable("engine_platforms", "engine", EngineEntry, ("engine_id", "platform_idx"), ("support", "platforms"))
+PRECISION_RULES = EntryTable("engine_precision_rules", "engine", EngineEntry, ("engine_id", "rule_idx"),
+                             ("support", "precisions"))
+CAPABILITIES = EntryTable("hardware_capabilities", "hardware", HardwareEntry, ("hardware_id",), home="hardware")
+
 ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
-    "engine_accounting": {
-        "engine_id": (S, False), "release_first": (S, False), "release_last": (S, True),
-        "util_basis": (S, False), "block_size_mla_tokens": (I, True), "hybrid_allocator": (S, False),
-        # block sizes the release accepts for --block-size, comma-joined (NULL: the knob is not modelled)
-        "block_sizes": (S, True), "block_size_mla_forced": (B, False), "recurrent_alignment_rule": (S, False),
-        "group_size_rule": (S, False), "swa_pool_ratio": (F, True), "sliding_as_full": (S, False),
-        "chunked_as_full": (S, False), "k_eq_v_stored_once": (B, False), "recurrent_in_pool": (B, False),
-        "recurrent_alignment_tokens": (I, True), "recurrent_blocks_per_request": (I, False),
-        "sliding_extra_blocks": (I, False), "window_batched_tokens_factor": (I, False),
-        "max_num_batched_tokens": (I, False), "max_num_seqs": (I, False), "large_gpu_min_bytes": (I, True),
-        "large_gpu_excludes": (S, True), "max_num_batched_tokens_large_gpu": (I, True),
-        "max_num_seqs_large_gpu": (I, True), "logged_tokens_rule": (S, False), "concurrency_rule": (S, False),
-        "null_block_in_fit_check": (B, False), "available_log_decimals": (I, True),
-        "non_torch_bytes": (I, False), "activation_bytes_per_token_hidden": (F, False),
-        "sampler_bytes_per_seq_vocab": (F, False), "cudagraph_bytes": (I, False),
-        "non_torch_multi_gpu_bytes": (I, True), "non_torch_multi_gpu_pcie_bytes": (I, True), "non_torch_per_extra_rank_bytes": (I, False),
-        "torch_workspace_bytes": (I, False), "forward_hidden_tensors": (F, False),
-        "forward_intermediate_tensors": (F, False), "sampler_buffer_rows": (I, False),
-        "profile_hidden_kept": (B, False), "moe_workspace": (S, False),
-        # reserve.cudagraph_profile (NULL where the release has none; lists comma-joined)
-        "cudagraph_profiled": (B, False), "cudagraph_subtracted": (B, True), "cudagraph_max_capture_size": (I, True),
-        "cudagraph_append_max_num_seqs": (B, True), "cudagraph_piecewise_per_layer_bytes": (I, True),
-        "cudagraph_full_per_layer_bytes": (I, True), "cudagraph_min_per_graph_bytes": (I, True),
-        "cudagraph_split_kv_splits": (I, True), "cudagraph_split_kv_hardware": (S, True),
-        "cudagraph_split_kv_excluded_models": (S, True), "cudagraph_split_kv_max_head_dim": (I, True),
-        # accounting.mem_fraction_rule (SGLang's default mem_fraction_static; NULL where the release has none)
-        "mem_fraction_base_bytes": (I, True), "mem_fraction_per_prefill_token_bytes": (I, True),
-        "mem_fraction_min_prefill_tokens": (I, True), "mem_fraction_per_graph_batch_bytes": (I, True),
-        "mem_fraction_per_rank_bytes": (I, True), "mem_fraction_floor_bytes": (I, True),
-        "mem_fraction_floor_above_bytes": (I, True), "mem_fraction_decimals": (I, True),
-    },
+    "engine_accounting": columns(ACCOUNTING),
     # accounting.mem_fraction_rule.tiers: the defaults by device memory, in order (kvreg/sql/205 engine_memory_pools_at)
-    "engine_mem_fraction_tiers": {
-        "engine_id": (S, False), "tier_idx": (I, False), "below_bytes": (I, True),
-        "chunked_prefill_tokens": (I, False), "cuda_graph_max_bs": (I, False), "cuda_graph_max_bs_tp4": (I, True),
-    },
+    "engine_mem_fraction_tiers": columns(MEM_FRACTION_TIERS),
     # accounting.mla_backends: the MLA backend and its default block per device architecture, in rule order
     # (kvreg/sql/200_engine_layer_specs.sql engine_mla_backend; lists comma-joined, NULL = any)
-    "engine_mla_backend_rules": {
-        "engine_id": (S, False), "rule_idx": (I, False), "backend": (S, False), "architectures": (S, False),
-        "kv_dtypes": (S, True), "sparse": (B, True), "block_tokens": (I, False),
-    },
-    # The model geometry the engine's profile run depends on (kvreg/sql/204_engine_reserve.sql).
-    "model_profile_geometry": {
-        "model_id": (S, False), "intermediate_size": (I, True), "moe_intermediate_size": (I, True),
-    },
-    "engine_quirks": {
-        "engine_id": (S, False), "quirk_idx": (I, False), "quirk_id": (S, False), "trigger": (S, False),
-        "text": (S, False),
-    },
+    "engine_mla_backend_rules": columns(MLA_BACKEND_RULES),
+    # The model geometry the engine's profile run depends on (kvreg/sql/204_engine_reserve.sql): the model
+    # fields marked Column(table="model_profile_geometry") (kvreg/entry_tables.py).
+    "model_profile_geometry": columns(PROFILE_GEOMETRY),
+    "engine_quirks": columns(QUIRKS),
     "served_models": {"served_id": (S, False), "model_id": (S, False), "role": (S, False),
                       "num_speculative_tokens": (I, False)},
     # Rows of each recurrent group's conv state (kernel − 1): speculative decoding adds num_spec rows.
@@ -90,20 +71,11 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "draft_line": (I, False),
     },
     # support: the platforms an engine release runs on (in match order) and its per-precision rules
-    # (kvreg/schema/support.py; lists comma-joined, NULL = any); judged by kvreg/sql/060_engine_support.sql
-    "engine_platforms": {
-        "engine_id": (S, False), "platform_idx": (I, False), "platform_id": (S, False), "label": (S, False),
-        "vendors": (S, True), "architectures": (S, True), "min_capability": (F, True), "weights_dtypes": (S, False),
-        "kv_dtypes": (S, False), "sized": (B, False), "cite": (S, False), "note": (S, True),
-        "platforms_cite": (S, False),
-    },
-    "engine_precision_rules": {
-        "engine_id": (S, False), "rule_idx": (I, False), "rule_id": (S, False), "platform_id": (S, False),
-        "weights": (S, True), "kv": (S, True), "method": (S, True), "min_capability": (F, True),
-        "architectures": (S, True), "cite": (S, False), "note": (S, True),
-    },
+    # (kvreg/schema/support.py; lists comma-joined, NULL = any); judged by kvreg/sql/058_engine_support.sql
+    "engine_platforms": columns(PLATFORMS),
+    "engine_precision_rules": columns(PRECISION_RULES),
     # hardware compute_capability (CUDA devices; NULL elsewhere)
-    "hardware_capabilities": {"hardware_id": (S, False), "compute_capability": (F, True)},
+    "hardware_capabilities": columns(CAPABILITIES),
     "max_model_lens": {"max_model_len": (I, False)},
     "batched_tokens": {"max_num_batched_tokens": (I, False)},
 }
@@ -122,104 +94,12 @@ def served_id(target: str, draft: str | None, num_spec: int) -> str:
     return target + (f"+{draft}" if draft else "") + (f"+spec{num_spec}" if num_spec else "")
 
 
-def _cudagraph_columns(cg) -> dict:
-    """The ``cudagraph_*`` columns of engine_accounting from ``reserve.cudagraph_profile`` (all NULL without one)."""
-    if cg is None:
-        return dict(cudagraph_profiled=False)
-    return dict(cudagraph_profiled=True, cudagraph_subtracted=cg.subtracted.value,
-                cudagraph_max_capture_size=cg.max_capture_size.value,
-                cudagraph_append_max_num_seqs=cg.append_max_num_seqs.value,
-                cudagraph_piecewise_per_layer_bytes=cg.piecewise_per_layer.value,
-                cudagraph_full_per_layer_bytes=cg.full_per_layer.value, cudagraph_min_per_graph_bytes=cg.min_per_graph.value,
-                cudagraph_split_kv_splits=cg.split_kv_splits.value,
-                cudagraph_split_kv_hardware=",".join(cg.split_kv_hardware_architectures) or None,
-                cudagraph_split_kv_excluded_models=",".join(cg.split_kv_excluded_model_architectures) or None,
-                cudagraph_split_kv_max_head_dim=cg.split_kv_max_head_dim.value)
-
-
-def _mem_fraction_columns(mf) -> dict:
-    """The ``mem_fraction_*`` columns of engine_accounting from ``mem_fraction_rule`` (none without one: NULL)."""
-    if mf is None:
-        return {}
-    return dict(mem_fraction_base_bytes=mf.base.value, mem_fraction_per_prefill_token_bytes=mf.per_prefill_token.value,
-                mem_fraction_min_prefill_tokens=mf.min_prefill_tokens.value,
-                mem_fraction_per_graph_batch_bytes=mf.per_graph_batch.value, mem_fraction_per_rank_bytes=mf.per_rank.value,
-                mem_fraction_floor_bytes=mf.floor.value, mem_fraction_floor_above_bytes=mf.floor_above.value,
-                mem_fraction_decimals=mf.decimals.value)
-
-
-def _support_rows(registry, rows: dict[str, list[dict]]) -> None:
-    """``engine_platforms`` / ``engine_precision_rules`` from each entry's ``support`` and ``hardware_capabilities``."""
-    join = lambda xs: ",".join(xs) or None  # noqa: E731
-    for eid, item in sorted(registry.entries.get("engine", {}).items()):
-        sup = item.entry.support
-        for pi, p in enumerate(sup.platforms if sup else []):
-            rows["engine_platforms"].append(dict(
-                engine_id=eid, platform_idx=pi, platform_id=p.id, label=p.label, vendors=join(p.vendors),
-                architectures=join(p.architectures), min_capability=p.min_capability and p.min_capability.value,
-                weights_dtypes=",".join(p.weights_dtypes), kv_dtypes=",".join(p.kv_dtypes), sized=p.sized,
-                cite=p.cite, note=p.note, platforms_cite=sup.platforms_cite))
-        for ri, r in enumerate(sup.precisions if sup else []):
-            rows["engine_precision_rules"].append(dict(
-                engine_id=eid, rule_idx=ri, rule_id=r.id, platform_id=r.platform, weights=join(r.weights),
-                kv=join(r.kv), method=r.method, min_capability=r.min_capability and r.min_capability.value,
-                architectures=join(r.architectures), cite=r.cite, note=r.note))
-    for hid, item in sorted(registry.entries.get("hardware", {}).items()):
-        cc = item.entry.compute_capability
-        rows["hardware_capabilities"].append(dict(hardware_id=hid, compute_capability=cc and cc.value))
-
-
 def engine_rows(registry) -> dict[str, list[dict]]:
     """Rows of :data:`ENGINE_TABLES` from validated entries (see kvreg/schema/accounting.py)."""
     rows: dict[str, list[dict]] = {name: [] for name in ENGINE_TABLES}
-    for eid, item in sorted(registry.entries.get("engine", {}).items()):
-        a = item.entry.accounting
-        if a is None:
-            continue
-        v = lambda m: None if m is None else m.value  # noqa: E731
-        r = a.reserve
-        rows["engine_accounting"].append(dict(
-            engine_id=eid, release_first=a.release_first, release_last=a.release_last, util_basis=a.util_basis.value,
-            block_size_mla_tokens=v(a.block_size_mla), hybrid_allocator=a.hybrid_allocator.value,
-            block_sizes=None if a.block_sizes is None else ",".join(map(str, a.block_sizes.value)),
-            block_size_mla_forced=a.block_size_mla_forced.value,
-            recurrent_alignment_rule=a.recurrent_alignment_rule.value,
-            group_size_rule=a.group_size_rule.value, swa_pool_ratio=v(a.swa_pool_ratio),
-            sliding_as_full=a.sliding_as_full.value, chunked_as_full=a.chunked_as_full.value,
-            k_eq_v_stored_once=a.k_eq_v_stored_once.value, recurrent_in_pool=a.recurrent_in_pool.value,
-            recurrent_alignment_tokens=v(a.recurrent_alignment_tokens),
-            recurrent_blocks_per_request=a.recurrent_blocks_per_request.value,
-            sliding_extra_blocks=a.sliding_extra_blocks.value,
-            window_batched_tokens_factor=a.window_batched_tokens_factor.value,
-            max_num_batched_tokens=a.max_num_batched_tokens.value, max_num_seqs=a.max_num_seqs.value,
-            large_gpu_min_bytes=v(a.large_gpu_min_bytes), large_gpu_excludes=",".join(a.large_gpu_excludes) or None,
-            max_num_batched_tokens_large_gpu=v(a.max_num_batched_tokens_large_gpu),
-            max_num_seqs_large_gpu=v(a.max_num_seqs_large_gpu), logged_tokens_rule=a.logged_tokens_rule.value,
-            concurrency_rule=a.concurrency_rule.value, null_block_in_fit_check=a.null_block_in_fit_check.value,
-            available_log_decimals=v(a.available_log_decimals), non_torch_bytes=r.non_torch.value,
-            activation_bytes_per_token_hidden=r.activation_bytes_per_token_hidden.value,
-            sampler_bytes_per_seq_vocab=r.sampler_bytes_per_seq_vocab.value, cudagraph_bytes=r.cudagraph.value,
-            non_torch_multi_gpu_bytes=v(r.non_torch_multi_gpu), non_torch_multi_gpu_pcie_bytes=v(r.non_torch_multi_gpu_pcie),
-            non_torch_per_extra_rank_bytes=r.non_torch_per_extra_rank.value,
-            torch_workspace_bytes=r.torch_workspace.value, forward_hidden_tensors=r.forward_hidden_tensors.value,
-            forward_intermediate_tensors=r.forward_intermediate_tensors.value,
-            sampler_buffer_rows=r.sampler_buffer_rows.value, profile_hidden_kept=r.profile_hidden_kept.value,
-            moe_workspace=r.moe_workspace.value, **_cudagraph_columns(r.cudagraph_profile),
-            **_mem_fraction_columns(a.mem_fraction_rule)))
-        mf = a.mem_fraction_rule
-        for ti, t in enumerate(mf.tiers if mf else []):
-            rows["engine_mem_fraction_tiers"].append(dict(
-                engine_id=eid, tier_idx=ti, below_bytes=v(t.below), chunked_prefill_tokens=t.chunked_prefill_size.value,
-                cuda_graph_max_bs=t.cuda_graph_max_bs.value, cuda_graph_max_bs_tp4=v(t.cuda_graph_max_bs_tp4)))
-        for ri, rule in enumerate(a.mla_backends.value if a.mla_backends else []):
-            rows["engine_mla_backend_rules"].append(dict(
-                engine_id=eid, rule_idx=ri, backend=rule.backend, architectures=",".join(rule.architectures),
-                kv_dtypes=None if rule.kv_dtypes is None else ",".join(rule.kv_dtypes), sparse=rule.sparse,
-                block_tokens=rule.block_tokens))
-        for qi, q in enumerate(a.quirks):
-            rows["engine_quirks"].append(dict(engine_id=eid, quirk_idx=qi, quirk_id=q.id, trigger=q.trigger,
-                                              text=q.text))
-    _support_rows(registry, rows)
+    for spec in (ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS, PROFILE_GEOMETRY, PLATFORMS, PRECISION_RULES,
+                 CAPABILITIES):
+        rows[spec.name] = entry_rows(spec, registry)
     models = set(registry.entries.get("model", {}))
     for mid in sorted(models):
         rows["served_models"].append(dict(served_id=mid, model_id=mid, role="target", num_speculative_tokens=0))
@@ -228,9 +108,6 @@ def engine_rows(registry) -> dict[str, list[dict]]:
             for t in (g.state or []):
                 if t.role == "conv":
                     rows["recurrent_conv_rows"].append(dict(model_id=mid, group_idx=gi, conv_rows=t.shape[0]))
-        rows["model_profile_geometry"].append(dict(
-            model_id=mid, intermediate_size=m.intermediate_size,
-            moe_intermediate_size=m.moe.intermediate_size if m.moe else None))
     served_sets: set[tuple[str, str | None, int]] = set()
     lens = set(MAX_MODEL_LEN_LADDER)
     batched = {2048, 4096, 8192, 16384}

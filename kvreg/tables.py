@@ -3,6 +3,9 @@
 The frames are exactly the DuckDB base tables the SQL views read.  Column
 names carry their unit (``*_bytes``, ``*_tokens``, ``*_per_s``); every value is
 in base units.  ``file``/``line`` columns let SQL checks point back at YAML.
+The tables in :data:`ENTRY_TABLES` (and the engine and throughput ones built the same way) take
+their columns from the entry models' ``Column`` markers (kvreg/entry_tables.py); the others are
+written out here because every column is computed (checkpoints, prices, provenance, axes).
 """
 
 from __future__ import annotations
@@ -11,9 +14,14 @@ import pandas as pd
 import pandera.pandas as pa
 
 from kvreg.engine_tables import ENGINE_TABLES, engine_rows
+from kvreg.entry_tables import Derived, EntryTable, columns, rows as entry_rows
 from kvreg.provenance import FACT_KINDS, field_facts
 from kvreg.throughput_tables import THROUGHPUT_TABLES, throughput_rows
 from kvreg.registry import Registry
+from kvreg.schema.common import Entry
+from kvreg.schema.engine import EngineEntry
+from kvreg.schema.hardware import HardwareEntry
+from kvreg.schema.model import ModelEntry
 from kvreg.units import KIB, MIB
 
 # Bytes per element of each precision.  mxfp4: 32 fp4 values share one 8-bit
@@ -54,28 +62,41 @@ BATCH_SIZES = [2**k for k in range(0, 11)]
 
 I, F, S, B = "Int64", "Float64", "string", "boolean"
 
+
+def _entry_line(r):
+    return r.item.doc.where(("id",))[0]
+
+
+_FILE = Derived(S, False, lambda r: r.item.doc.file)
+
+# Tables whose columns follow from the entry models' Column markers (kvreg/entry_tables.py); only the
+# keys and the columns computed here (file, line, arithmetic) are written out.
+ENTRY_TABLES: dict[str, EntryTable] = {t.name: t for t in [
+    EntryTable("models", "model", ModelEntry, ("model_id",),
+               derived={"file": _FILE, "line": Derived(I, False, _entry_line)}),
+    EntryTable("layer_groups", "model", ModelEntry, ("model_id", "group_idx"), ("layer_groups",), derived={
+        "file": _FILE, "line": Derived(I, False, lambda r: r.item.doc.where(("layer_groups", r.idx[0]))[0])}),
+    EntryTable("state_tensors", "model", ModelEntry, ("model_id", "group_idx", "tensor_idx"),
+               ("layer_groups", "state"), derived={
+                   "elements": Derived(I, False, lambda r: r.obj.elements),
+                   # the extent of the axis tensor parallelism divides (heads or channels)
+                   "split_dim": Derived(I, False, lambda r: r.obj.shape[r.obj.axis])}),
+    EntryTable("hardware", "hardware", HardwareEntry, ("hardware_id",),
+               derived={"file": _FILE, "line": Derived(I, False, _entry_line)}),
+    EntryTable("residents", "hardware", HardwareEntry, ("hardware_id", "resident_idx"), ("residents",), derived={
+        "file": _FILE, "line": Derived(I, False, lambda r: r.item.doc.where(("residents", r.idx[0]))[0])}),
+    EntryTable("hardware_efficiency", "hardware", HardwareEntry, ("hardware_id",), ("efficiency",)),
+    EntryTable("engines", "engine", EngineEntry, ("engine_id",), exclude=("confidence",),
+               derived={"file": _FILE, "line": Derived(I, False, _entry_line)}),
+    # every entry's sources, of every kind
+    EntryTable("sources", None, Entry, ("kind", "entry_id", "source_idx"), ("sources",)),
+]}
+
 # table -> {column: (pandas dtype, nullable)}
 TABLES: dict[str, dict[str, tuple[str, bool]]] = {
-    "models": {
-        "model_id": (S, False), "name": (S, True), "hf_id": (S, True), "family": (S, True),
-        "architecture": (S, True), "layers": (I, False), "hidden_size": (I, False),
-        "vocab_size": (I, True), "attention_heads": (I, True), "native_context_tokens": (I, False),
-        "params_total": (F, False), "params_active": (F, False), "dtype": (S, False),
-        "moe_experts": (I, True), "moe_experts_per_token": (I, True), "moe_shared_experts": (I, True),
-        "confidence": (S, False), "file": (S, False), "line": (I, False),
-    },
-    "layer_groups": {
-        "model_id": (S, False), "group_idx": (I, False), "kind": (S, False), "layer_count": (I, False),
-        "shares_layers": (B, False), "kv_heads": (I, True), "head_dim": (I, True), "v_head_dim": (I, True),
-        "k_eq_v": (B, False), "window_tokens": (I, True), "chunk_tokens": (I, True),
-        "kv_lora_rank": (I, True), "qk_rope_head_dim": (I, True), "index_head_dim": (I, True),
-        "compress_tokens": (I, True), "variant": (S, True),
-        "reuses": (S, True), "file": (S, False), "line": (I, False),
-    },
-    "state_tensors": {
-        "model_id": (S, False), "group_idx": (I, False), "tensor_idx": (I, False), "role": (S, False),
-        "dtype": (S, False), "elements": (I, False), "split_dim": (I, False),
-    },
+    "models": columns(ENTRY_TABLES["models"]),
+    "layer_groups": columns(ENTRY_TABLES["layer_groups"]),
+    "state_tensors": columns(ENTRY_TABLES["state_tensors"]),
     # One row per checkpoint a model entry lists (listed = true), plus one generic checkpoint per
     # weight precision the entry lists none for (listed = false, priced by QUANT_DEFAULTS).
     "checkpoints": {
@@ -91,16 +112,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "model_id": (S, False), "tensor_group": (S, False), "part": (S, False), "elements": (I, False),
         "shard": (S, False), "shard_parts": (I, True), "dtype": (S, True),
     },
-    "hardware": {
-        "hardware_id": (S, False), "name": (S, True), "vendor": (S, False), "architecture": (S, True),
-        "kind": (S, False),
-        "marketed_bytes": (I, False), "usable_bytes": (I, False), "memory_basis": (S, False),
-        "unified_memory": (B, False), "bandwidth_bytes_per_s": (F, True),
-        "interconnect_name": (S, True), "interconnect_bytes_per_s": (F, True),
-        "interconnect_domain_size": (I, True),
-        "tdp_watts": (F, True),
-        "confidence": (S, False), "file": (S, False), "line": (I, False),
-    },
+    "hardware": columns(ENTRY_TABLES["hardware"]),
     # Prices as read (hardware `price:` blocks): one row per rental quote (USD per device-hour) and one
     # per purchase price (USD per device); the rate bases are SQL (kvreg/sql/115_hardware_rates.sql).
     "hardware_prices": {
@@ -110,20 +122,9 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     },
     "hardware_flops": {"hardware_id": (S, False), "dtype": (S, False), "flop_per_s": (F, False)},
     "hardware_precisions": {"hardware_id": (S, False), "dtype": (S, False)},
-    "residents": {
-        "hardware_id": (S, False), "resident_idx": (I, False), "name": (S, False),
-        "resident_bytes": (I, True), "model_id": (S, True), "weights_dtype": (S, True),
-        "file": (S, False), "line": (I, False),
-    },
-    "engines": {
-        "engine_id": (S, False), "name": (S, True), "engine": (S, False), "releases": (S, True),
-        "gpu_memory_utilization": (F, False), "reserve_bytes": (I, False), "block_size_tokens": (I, False),
-        "file": (S, False), "line": (I, False),
-    },
-    "sources": {
-        "kind": (S, False), "entry_id": (S, False), "source_idx": (I, False), "source_id": (S, True),
-        "url": (S, True), "title": (S, True), "date": (S, True), "note": (S, True),
-    },
+    "residents": columns(ENTRY_TABLES["residents"]),
+    "engines": columns(ENTRY_TABLES["engines"]),
+    "sources": columns(ENTRY_TABLES["sources"]),
     # One row per number a fact entry states (kvreg/provenance.py); the `provenance` view adds the
     # source's url and title (kvreg/sql/005_provenance.sql).
     "field_provenance": {
@@ -139,9 +140,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "contexts": {"context_tokens": (I, False), "label": (S, False)},
     "tp_sizes": {"tp": (I, False)},
     "batch_sizes": {"batch": (I, False)},
-    "hardware_efficiency": {
-        "hardware_id": (S, False), "bandwidth_efficiency": (F, True), "compute_efficiency": (F, True),
-    },
+    "hardware_efficiency": columns(ENTRY_TABLES["hardware_efficiency"]),
     # Report definitions (reports/*.yaml): one row per item a report lists, for the reference check
     # and for the report queries; item_value holds numeric items (context tokens, TP size).
     "report_items": {
@@ -223,56 +222,22 @@ def _checkpoint_rows(rows: dict[str, list[dict]], mid: str, m) -> None:
 def _rows(registry: Registry) -> dict[str, list[dict]]:
     rows: dict[str, list[dict]] = {name: [] for name in TABLES}
     for kind, loaded in registry.entries.items():
+        if kind not in FACT_KINDS:
+            continue
         for eid, item in sorted(loaded.items()):
-            e = item.entry
-            for i, s in enumerate(e.sources):
-                rows["sources"].append(dict(kind=kind, entry_id=eid, source_idx=i, source_id=s.id, url=s.url,
-                                            title=s.title, date=None if s.date is None else str(s.date), note=s.note))
-            if kind not in FACT_KINDS:
-                continue
             checked = registry.config_checked.get(eid, {}) if kind == "model" else {}
-            for f in field_facts(e, checked):
+            for f in field_facts(item.entry, checked):
                 line, col = item.doc.where(f.path)
                 rows["field_provenance"].append(dict(
                     kind=kind, entry_id=eid, field=f.field, value=f.value, source_id=f.source_id, basis=f.basis,
                     confidence=f.confidence, confidence_basis=f.confidence_basis, note=f.note,
                     file=item.doc.file, line=line, col=col))
+    for name, spec in ENTRY_TABLES.items():
+        rows[name] = entry_rows(spec, registry)
     for mid, item in sorted(registry.entries.get("model", {}).items()):
-        m, doc = item.entry, item.doc
-        rows["models"].append(dict(
-            model_id=mid, name=m.name, hf_id=m.hf_id, family=m.family, architecture=m.architecture,
-            layers=m.layers, hidden_size=m.hidden_size, vocab_size=m.vocab_size, attention_heads=m.attention_heads,
-            native_context_tokens=m.native_context.value, params_total=m.params_total.value,
-            params_active=(m.params_active or m.params_total).value, dtype=m.dtype,
-            moe_experts=m.moe.experts if m.moe else None,
-            moe_experts_per_token=m.moe.experts_per_token if m.moe else None,
-            moe_shared_experts=m.moe.shared_experts if m.moe else None,
-            confidence=m.confidence, file=doc.file, line=doc.where(("id",))[0]))
-        for gi, g in enumerate(m.layer_groups):
-            rows["layer_groups"].append(dict(
-                model_id=mid, group_idx=gi, kind=g.kind, layer_count=g.count, shares_layers=g.shares_layers,
-                kv_heads=g.kv_heads, head_dim=g.head_dim, v_head_dim=g.v_head_dim, k_eq_v=bool(g.k_eq_v),
-                window_tokens=g.window, chunk_tokens=g.chunk, kv_lora_rank=g.kv_lora_rank,
-                qk_rope_head_dim=g.qk_rope_head_dim, index_head_dim=g.index_head_dim, compress_tokens=g.compress,
-                variant=g.variant,
-                reuses=g.reuses,
-                file=doc.file, line=doc.where(("layer_groups", gi))[0]))
-            for ti, t in enumerate(g.state or []):
-                rows["state_tensors"].append(dict(model_id=mid, group_idx=gi, tensor_idx=ti, role=t.role,
-                                                  dtype=t.dtype, elements=t.elements, split_dim=t.shape[t.axis]))
-        _checkpoint_rows(rows, mid, m)
+        _checkpoint_rows(rows, mid, item.entry)
     for hid, item in sorted(registry.entries.get("hardware", {}).items()):
         h, doc = item.entry, item.doc
-        rows["hardware"].append(dict(
-            hardware_id=hid, name=h.name, vendor=h.vendor, architecture=h.architecture, kind=h.kind, marketed_bytes=h.memory_marketed.value,
-            usable_bytes=h.memory_usable.value, memory_basis=h.memory_basis, unified_memory=h.unified_memory,
-            bandwidth_bytes_per_s=h.bandwidth.value if h.bandwidth else None,
-            interconnect_name=h.interconnect.name if h.interconnect else None,
-            interconnect_bytes_per_s=h.interconnect.bandwidth.value if h.interconnect else None,
-            interconnect_domain_size=(h.interconnect.domain_size.value
-                                      if h.interconnect and h.interconnect.domain_size else None),
-            tdp_watts=h.price.tdp_w.value if h.price and h.price.tdp_w else None,
-            confidence=h.confidence, file=doc.file, line=doc.where(("id",))[0]))
         if h.price is not None:
             line = doc.where(("price",))[0]
             for qi, q in enumerate(h.price.quotes()):
@@ -286,24 +251,8 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
                     provider=pu.kind, date=pu.date, source_id=pu.usd.source, file=doc.file, line=line))
         for dtype, f in sorted(h.peak_flops.items()):
             rows["hardware_flops"].append(dict(hardware_id=hid, dtype=dtype, flop_per_s=f.value))
-        if h.efficiency is not None:
-            eff = h.efficiency
-            rows["hardware_efficiency"].append(dict(
-                hardware_id=hid, bandwidth_efficiency=eff.bandwidth.value if eff.bandwidth else None,
-                compute_efficiency=eff.compute.value if eff.compute else None))
         for dtype in sorted(set(h.native_precisions)):
             rows["hardware_precisions"].append(dict(hardware_id=hid, dtype=dtype))
-        for ri, r in enumerate(h.residents):
-            rows["residents"].append(dict(
-                hardware_id=hid, resident_idx=ri, name=r.name, resident_bytes=r.bytes.value if r.bytes else None,
-                model_id=r.model, weights_dtype=r.weights_dtype, file=doc.file,
-                line=doc.where(("residents", ri))[0]))
-    for eid, item in sorted(registry.entries.get("engine", {}).items()):
-        e, doc = item.entry, item.doc
-        rows["engines"].append(dict(
-            engine_id=eid, name=e.name, engine=e.engine, releases=e.releases,
-            gpu_memory_utilization=e.gpu_memory_utilization.value, reserve_bytes=e.runtime_reserve.value,
-            block_size_tokens=e.block_size, file=doc.file, line=doc.where(("id",))[0]))
     rows["precisions"] = [dict(dtype=d, bytes_per_element=b, for_weights=w, for_kv=k, note=n)
                           for d, b, w, k, n in PRECISIONS]
     natives = {r["native_context_tokens"] for r in rows["models"]}

@@ -13,6 +13,7 @@ from typing import Annotated, Generic, Literal, TypeVar
 from pydantic import Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
+from kvreg.schema.columns import Column, Columns
 from kvreg.schema.common import Bytes, BytesOrZero, Dtype, Measure, Strict, Tokens
 
 R = TypeVar("R")
@@ -48,9 +49,9 @@ class Quirk(Strict):
     whether the quirk changes the figure for a scenario.
     """
 
-    id: str
-    trigger: Trigger
-    text: str
+    id: Annotated[str, Column("quirk_id")]
+    trigger: Annotated[Trigger, Column()]
+    text: Annotated[str, Column()]
     source: str | None = None
 
 
@@ -67,13 +68,13 @@ class MlaBackendRule(Strict):
     (v1/attention/backend.py 0.19.0:189-197).
     """
 
-    backend: str
-    architectures: list[str] = Field(min_length=1)
-    kv_dtypes: list[Dtype] | None = None
+    backend: Annotated[str, Column()]
+    architectures: Annotated[list[str], Column(join=",")] = Field(min_length=1)
+    kv_dtypes: Annotated[list[Dtype] | None, Column(join=",")] = None
     """KV-cache dtypes the backend takes (absent: any)."""
-    sparse: bool | None = None
+    sparse: Annotated[bool | None, Column()] = None
     """True: only DeepSeek sparse attention (an indexer, ``index_head_dim``); false: only dense MLA; absent: both."""
-    block_tokens: PositiveInt
+    block_tokens: Annotated[PositiveInt, Column()]
     note: str | None = None
 
 
@@ -81,10 +82,10 @@ class MemFractionTier(Strict):
     """One device-memory tier of SGLang's defaults: below ``below`` of device memory (absent: every larger device),
     this ``chunked_prefill_size`` and ``cuda_graph_max_bs`` (``cuda_graph_max_bs_tp4`` at tp ≥ 4)."""
 
-    below: Measure[Bytes] | None = None
-    chunked_prefill_size: Measure[Tokens]
-    cuda_graph_max_bs: Measure[PositiveInt]
-    cuda_graph_max_bs_tp4: Measure[PositiveInt] | None = None
+    below: Annotated[Measure[Bytes] | None, Column("below_bytes")] = None
+    chunked_prefill_size: Annotated[Measure[Tokens], Column("chunked_prefill_tokens")]
+    cuda_graph_max_bs: Annotated[Measure[PositiveInt], Column()]
+    cuda_graph_max_bs_tp4: Annotated[Measure[PositiveInt] | None, Column()] = None
 
 
 class MemFractionRule(Strict):
@@ -100,14 +101,14 @@ class MemFractionRule(Strict):
     """
 
     tiers: list[MemFractionTier] = Field(min_length=1)
-    base: Measure[Bytes]
-    per_prefill_token: Measure[Bytes]
-    min_prefill_tokens: Measure[Tokens]
-    per_graph_batch: Measure[Bytes]
-    per_rank: Measure[Bytes]
-    floor: Measure[Bytes]
-    floor_above: Measure[Bytes]
-    decimals: Measure[Annotated[int, Field(ge=0)]] = Measure(value=3)
+    base: Annotated[Measure[Bytes], Column("base_bytes")]
+    per_prefill_token: Annotated[Measure[Bytes], Column("per_prefill_token_bytes")]
+    min_prefill_tokens: Annotated[Measure[Tokens], Column()]
+    per_graph_batch: Annotated[Measure[Bytes], Column("per_graph_batch_bytes")]
+    per_rank: Annotated[Measure[Bytes], Column("per_rank_bytes")]
+    floor: Annotated[Measure[Bytes], Column("floor_bytes")]
+    floor_above: Annotated[Measure[Bytes], Column("floor_above_bytes")]
+    decimals: Annotated[Measure[Annotated[int, Field(ge=0)]], Column()] = Measure(value=3)
     source: str | None = None
     note: str | None = None
 
@@ -126,25 +127,25 @@ class CudagraphProfile(Strict):
     estimate   = max(first_pw, first_full) + (n_pw − 1)·g_pw + (n_full − 1)·g_full   (0 with enforce_eager)
     """
 
-    subtracted: Cited[bool]
+    subtracted: Annotated[Cited[bool], Column()]
     """The release subtracts the estimate before sizing the KV pool (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS)."""
-    max_capture_size: Measure[PositiveInt]
+    max_capture_size: Annotated[Measure[PositiveInt], Column()]
     """Ceiling of the default capture sizes (max_cudagraph_capture_size = min(2·N·q, this, T))."""
-    append_max_num_seqs: Cited[bool] = Cited(value=False)
+    append_max_num_seqs: Annotated[Cited[bool], Column()] = Cited(value=False)
     """max_num_seqs itself is captured when it fits under the ceiling (uniform decode size, ≥ 0.33)."""
-    piecewise_per_layer: Measure[BytesOrZero]
+    piecewise_per_layer: Annotated[Measure[BytesOrZero], Column("piecewise_per_layer_bytes")]
     """Memory each further PIECEWISE graph takes, per model layer (driver memory of its 2·layers + 1 pieces)."""
-    full_per_layer: Measure[BytesOrZero]
+    full_per_layer: Annotated[Measure[BytesOrZero], Column("full_per_layer_bytes")]
     """Memory each further FULL graph takes, per model layer."""
-    min_per_graph: Measure[BytesOrZero] = Measure(value=0)
+    min_per_graph: Annotated[Measure[BytesOrZero], Column("min_per_graph_bytes")] = Measure(value=0)
     """The per-graph floor the profiler applies (``max(sample, 1 MiB)``)."""
-    split_kv_splits: Measure[Annotated[int, Field(ge=0)]] = Measure(value=0)
+    split_kv_splits: Annotated[Measure[Annotated[int, Field(ge=0)]], Column()] = Measure(value=0)
     """FlashAttention-3 split-KV accumulator splits in FULL graphs (0: none)."""
-    split_kv_hardware_architectures: list[str] = []
+    split_kv_hardware_architectures: Annotated[list[str], Column("split_kv_hardware", join=",")] = []
     """Hardware ``architecture`` values on which the split-KV backend (FA3) is chosen."""
-    split_kv_excluded_model_architectures: list[str] = []
+    split_kv_excluded_model_architectures: Annotated[list[str], Column("split_kv_excluded_models", join=",")] = []
     """Model architectures for which the backend is not FlashAttention (bidirectional multimodal prefix)."""
-    split_kv_max_head_dim: Measure[PositiveInt] = Measure(value=256)
+    split_kv_max_head_dim: Annotated[Measure[PositiveInt], Column()] = Measure(value=256)
     """Largest head size the split-KV backend supports (larger heads take another backend)."""
 
 
@@ -167,88 +168,92 @@ class ReserveModel(Strict):
     the sampler runs (gpu_model_runner.profile_run), but its output hidden states are not.
     """
 
-    non_torch: Measure[BytesOrZero]
+    non_torch: Annotated[Measure[BytesOrZero], Column("non_torch_bytes")]
     """Non-torch memory growth during the profile run at TP 1 (CUDA context, kernel modules)."""
-    non_torch_multi_gpu: Measure[BytesOrZero] | None = None
+    non_torch_multi_gpu: Annotated[Measure[BytesOrZero] | None, Column("non_torch_multi_gpu_bytes")] = None
     """The same per rank at TP 2 inside a GPU link domain (NVLink: NCCL, symmetric-memory, custom all-reduce buffers); absent = non_torch."""
-    non_torch_multi_gpu_pcie: Measure[BytesOrZero] | None = None
+    non_torch_multi_gpu_pcie: Annotated[Measure[BytesOrZero] | None, Column("non_torch_multi_gpu_pcie_bytes")] = None
     """Per rank at TP > 1 on devices without a GPU link domain (PCIe); absent = non_torch."""
-    non_torch_per_extra_rank: Measure[BytesOrZero] = Measure(value=0)
+    non_torch_per_extra_rank: Annotated[Measure[BytesOrZero], Column("non_torch_per_extra_rank_bytes")] = \
+        Measure(value=0)
     """Added per rank for each rank beyond 2 (NCCL buffers per peer)."""
-    torch_workspace: Measure[BytesOrZero] = Measure(value=0)
+    torch_workspace: Annotated[Measure[BytesOrZero], Column("torch_workspace_bytes")] = Measure(value=0)
     """Persistent torch allocations of the first matmuls (cuBLAS + cuBLASLt workspaces)."""
-    activation_bytes_per_token_hidden: Measure[Annotated[float, Field(ge=0)]] = Measure(value=0.0)
+    activation_bytes_per_token_hidden: Annotated[Measure[Annotated[float, Field(ge=0)]],
+                                                 Column(after="non_torch_bytes")] = Measure(value=0.0)
     """Fitted forward term (engines whose forward is not modelled by geometry: V0, SGLang, TRT-LLM)."""
-    forward_hidden_tensors: Measure[Annotated[float, Field(ge=0)]] = Measure(value=0.0)
+    forward_hidden_tensors: Annotated[Measure[Annotated[float, Field(ge=0)]], Column()] = Measure(value=0.0)
     """Live T × hidden activation tensors at the forward's peak (residual, normed input, output)."""
-    forward_intermediate_tensors: Measure[Annotated[float, Field(ge=0)]] = Measure(value=0.0)
+    forward_intermediate_tensors: Annotated[Measure[Annotated[float, Field(ge=0)]], Column()] = Measure(value=0.0)
     """Live T × (intermediate ÷ tp) tensors at the forward's peak (gate_up = 2, activation = 1)."""
-    sampler_bytes_per_seq_vocab: Measure[Annotated[float, Field(ge=0)]] = Measure(value=0.0)
+    sampler_bytes_per_seq_vocab: Annotated[Measure[Annotated[float, Field(ge=0)]],
+                                           Column(after="activation_bytes_per_token_hidden")] = Measure(value=0.0)
     """Bytes per max_num_seqs × vocab element alive at the dummy sampler run's peak."""
-    sampler_buffer_rows: Measure[Annotated[int, Field(ge=0)]] = Measure(value=0)
+    sampler_buffer_rows: Annotated[Measure[Annotated[int, Field(ge=0)]], Column()] = Measure(value=0)
     """Rows (of vocab fp32) of the Triton top-k/top-p kernel's cached buffer: min(next_pow2(min(SMs, N)), SMs)."""
-    profile_hidden_kept: Cited[bool] = Cited(value=False)
+    profile_hidden_kept: Annotated[Cited[bool], Column()] = Cited(value=False)
     """The forward's T × hidden output is still alive while the sampler runs."""
-    moe_workspace: Cited[Literal["none", "triton_persistent"]] = Cited(value="none")
+    moe_workspace: Annotated[Cited[Literal["none", "triton_persistent"]], Column()] = Cited(value="none")
     """MoE workspace that outlives the forward (vLLM WorkspaceManager, TritonExperts.workspace_shapes)."""
-    cudagraph: Measure[BytesOrZero]
+    cudagraph: Annotated[Measure[BytesOrZero], Column("cudagraph_bytes", after="sampler_bytes_per_seq_vocab")]
     """Flat CUDA-graph memory subtracted before the KV pool where no ``cudagraph_profile`` is given (0: none)."""
-    cudagraph_profile: CudagraphProfile | None = None
+    cudagraph_profile: Annotated[CudagraphProfile | None, Columns("cudagraph_", present="cudagraph_profiled")] = None
     """The release's CUDA-graph estimate as vLLM's profiler computes it; replaces ``cudagraph`` where subtracted."""
 
 
 class Accounting(Strict):
     """How one engine release range sizes, splits and reports its KV pool (engine_accounting.md)."""
 
-    release_first: str
-    release_last: str | None = None
-    util_basis: Cited[Literal["total", "free", "free_before_load"]]
-    block_size_mla: Measure[PositiveInt] | None = None
+    release_first: Annotated[str, Column()]
+    release_last: Annotated[str | None, Column()] = None
+    util_basis: Annotated[Cited[Literal["total", "free", "free_before_load"]], Column()]
+    block_size_mla: Annotated[Measure[PositiveInt] | None, Column("block_size_mla_tokens")] = None
     """MLA block (tokens) where no ``mla_backends`` rule names the device (no device given, a non-CUDA device)."""
     mla_backends: Cited[list[MlaBackendRule]] | None = None
     """The MLA backend and its block per device architecture and KV dtype, first match wins (absent: every
     device gets ``block_size_mla``)."""
-    block_sizes: Cited[list[PositiveInt]] | None = None
+    block_sizes: Annotated[Cited[list[PositiveInt]] | None, Column(join=",")] = None
     """Block sizes (tokens) the release accepts for ``--block-size`` on CUDA; absent = kvreg does not model the
     knob for this engine (fit/plan/report refuse it there)."""
-    block_size_mla_forced: Cited[bool] = Cited(value=False)
+    block_size_mla_forced: Annotated[Cited[bool], Column()] = Cited(value=False)
     """True where the platform overrides any block size (the user's too) with the MLA backend's own
     (vLLM ≤0.16: platforms/cuda.py check_and_update_config); false where a user's ``--block-size`` is kept and
     a backend supporting it is chosen (≥0.17)."""
-    hybrid_allocator: Cited[Literal["none", "grouped", "swa_pools"]]
-    group_size_rule: Cited[Literal["min", "max_if_below_1_5_min"]] = Cited(value="min")
-    swa_pool_ratio: Measure[Annotated[float, Field(gt=0, le=1)]] | None = None
-    sliding_as_full: Cited[StorageRule]
-    chunked_as_full: Cited[StorageRule]
-    k_eq_v_stored_once: Cited[bool] = Cited(value=False)
-    recurrent_in_pool: Cited[bool]
-    recurrent_alignment_tokens: Measure[PositiveInt] | None = None
-    recurrent_alignment_rule: Cited[Literal["fixed", "at_least_block_size"]] = Cited(value="fixed")
+    hybrid_allocator: Annotated[Cited[Literal["none", "grouped", "swa_pools"]], Column(after="block_size_mla_tokens")]
+    group_size_rule: Annotated[Cited[Literal["min", "max_if_below_1_5_min"]], Column()] = Cited(value="min")
+    swa_pool_ratio: Annotated[Measure[Annotated[float, Field(gt=0, le=1)]] | None, Column()] = None
+    sliding_as_full: Annotated[Cited[StorageRule], Column()]
+    chunked_as_full: Annotated[Cited[StorageRule], Column()]
+    k_eq_v_stored_once: Annotated[Cited[bool], Column()] = Cited(value=False)
+    recurrent_in_pool: Annotated[Cited[bool], Column()]
+    recurrent_alignment_tokens: Annotated[Measure[PositiveInt] | None, Column()] = None
+    recurrent_alignment_rule: Annotated[Cited[Literal["fixed", "at_least_block_size"]],
+                                        Column(after="block_size_mla_forced")] = Cited(value="fixed")
     """How the hybrid attention block is aligned: ``fixed`` = multiples of recurrent_alignment_tokens
     (≤0.19 HybridAttentionMambaModelConfig); ``at_least_block_size`` = multiples of max(that, block size)
     (≥0.20 Platform._align_hybrid_block_size: kernel_block_alignment_size = max(min kernel block, block_size))."""
-    recurrent_blocks_per_request: Measure[PositiveInt] = Measure(value=1)
-    sliding_extra_blocks: Measure[Annotated[int, Field(ge=0)]] = Measure(value=1)
-    window_batched_tokens_factor: Measure[PositiveInt] = Measure(value=1)
-    max_num_batched_tokens: Measure[Tokens]
+    recurrent_blocks_per_request: Annotated[Measure[PositiveInt], Column()] = Measure(value=1)
+    sliding_extra_blocks: Annotated[Measure[Annotated[int, Field(ge=0)]], Column()] = Measure(value=1)
+    window_batched_tokens_factor: Annotated[Measure[PositiveInt], Column()] = Measure(value=1)
+    max_num_batched_tokens: Annotated[Measure[Tokens], Column()]
     """Default tokens per scheduler step (the profile run's batch, T of the window formula)."""
-    mem_fraction_rule: MemFractionRule | None = None
+    mem_fraction_rule: Annotated[MemFractionRule | None, Columns("mem_fraction_", last=True)] = None
     """Where given, the default gpu_memory_utilization and max_num_batched_tokens per device and tp come from this
     rule (SGLang's mem_fraction_static and chunked_prefill_size); absent: the engine's one value and the
     large-GPU defaults."""
-    max_num_seqs: Measure[PositiveInt]
-    large_gpu_min_bytes: Measure[Bytes] | None = None
+    max_num_seqs: Annotated[Measure[PositiveInt], Column()]
+    large_gpu_min_bytes: Annotated[Measure[Bytes] | None, Column()] = None
     """From this much device memory the larger defaults below apply (vLLM get_batch_defaults)."""
-    large_gpu_excludes: list[str] = []
+    large_gpu_excludes: Annotated[list[str], Column(join=",")] = []
     """Hardware id prefixes excluded from the large defaults (vLLM excludes "a100" by device name)."""
-    max_num_batched_tokens_large_gpu: Measure[Tokens] | None = None
-    max_num_seqs_large_gpu: Measure[PositiveInt] | None = None
-    logged_tokens_rule: Cited[Literal["blocks_x_block_size", "blocks_per_group_x_min_block_size",
-                                      "concurrency_x_len"]]
-    concurrency_rule: Cited[Literal["tokens_over_len", "blocks_over_request_blocks"]]
-    null_block_in_fit_check: Cited[bool] = Cited(value=False)
-    available_log_decimals: Measure[Annotated[int, Field(ge=0)]] | None = None
-    reserve: ReserveModel
+    max_num_batched_tokens_large_gpu: Annotated[Measure[Tokens] | None, Column()] = None
+    max_num_seqs_large_gpu: Annotated[Measure[PositiveInt] | None, Column()] = None
+    logged_tokens_rule: Annotated[Cited[Literal["blocks_x_block_size", "blocks_per_group_x_min_block_size",
+                                      "concurrency_x_len"]], Column()]
+    concurrency_rule: Annotated[Cited[Literal["tokens_over_len", "blocks_over_request_blocks"]], Column()]
+    null_block_in_fit_check: Annotated[Cited[bool], Column()] = Cited(value=False)
+    available_log_decimals: Annotated[Measure[Annotated[int, Field(ge=0)]] | None, Column()] = None
+    reserve: Annotated[ReserveModel, Columns()]
     quirks: list[Quirk] = []
 
     @model_validator(mode="after")

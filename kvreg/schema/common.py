@@ -15,6 +15,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from kvreg.schema.columns import Column
 from kvreg.units import UnitError, parse_quantity, to_int, unit_pattern
 
 Confidence = Literal["measured", "read", "derived", "estimated"]
@@ -117,11 +118,11 @@ class Measure(Strict, Generic[T]):
 class Source(Strict):
     """Where an entry's facts come from.  ``id`` lets fields cite it (``source: <id>``)."""
 
-    id: str | None = None
-    url: str | None = None
-    title: str | None = None
-    date: dt.date | str | None = None
-    note: str | None = None
+    id: Annotated[str | None, Column("source_id")] = None
+    url: Annotated[str | None, Column()] = None
+    title: Annotated[str | None, Column()] = None
+    date: Annotated[dt.date | str | None, Column()] = None
+    note: Annotated[str | None, Column()] = None
 
     @model_validator(mode="after")
     def _has_reference(self):
@@ -135,9 +136,9 @@ class Entry(Strict):
     """Fields every registry entry has: an id equal to its file stem, sources, default confidence."""
 
     id: EntryId
-    name: str | None = None
+    name: Annotated[str | None, Column()] = None
     sources: Annotated[list[Source], Field(min_length=1)]
-    confidence: Confidence = "read"
+    confidence: Annotated[Confidence, Column(last=True)] = "read"
     notes: str | None = None
     field_sources: dict[str, list[str]] = {}
     """The explicit default source of the entry's bare numbers, by key prefix:

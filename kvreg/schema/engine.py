@@ -13,6 +13,7 @@ from pydantic import Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
 from kvreg.schema.accounting import Accounting, cited_sources
+from kvreg.schema.columns import Column
 from kvreg.schema.common import BytesOrZero, Entry, Measure
 from kvreg.schema.support import Support
 
@@ -28,11 +29,11 @@ class EngineEntry(Entry):
 
     extends: str | None = None
     """Engine id this release is written against (kvreg/extends.py merges the parent's data first)."""
-    engine: str
-    releases: str | None = None
-    gpu_memory_utilization: Measure[Annotated[float, Field(gt=0, le=1)]]
-    runtime_reserve: Measure[BytesOrZero]
-    block_size: PositiveInt = 1
+    engine: Annotated[str, Column()]
+    releases: Annotated[str | None, Column()] = None
+    gpu_memory_utilization: Annotated[Measure[Annotated[float, Field(gt=0, le=1)]], Column()]
+    runtime_reserve: Annotated[Measure[BytesOrZero], Column("reserve_bytes")]
+    block_size: Annotated[PositiveInt, Column("block_size_tokens")] = 1
     accounting: Accounting | None = None
     """Release-specific KV accounting (kvreg/schema/accounting.py); absent for first-principles."""
     support: Support | None = None

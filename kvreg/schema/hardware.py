@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from kvreg.schema.columns import Column, Columns
 from kvreg.schema.common import Bandwidth, Bytes, Dtype, EntryId, Entry, Flops, Measure, Strict
 
 
@@ -30,9 +31,9 @@ class Interconnect(Strict):
     refuses it (kvreg/sql/120_hardware_peaks.sql); absent means the reach is unknown.
     """
 
-    name: str
-    bandwidth: Measure[Bandwidth]
-    domain_size: Measure[DomainSize] | None = None
+    name: Annotated[str, Column()]
+    bandwidth: Annotated[Measure[Bandwidth], Column("bytes_per_s")]
+    domain_size: Annotated[Measure[DomainSize] | None, Column()] = None
 
 
 Usd = Annotated[float, Field(gt=0)]
@@ -76,7 +77,7 @@ class Price(Strict):
     date: dt.date | None = None
     rental: list[RentalQuote] = []
     purchase: Purchase | None = None
-    tdp_w: Measure[Watts] | None = None
+    tdp_w: Annotated[Measure[Watts] | None, Column("tdp_watts")] = None
 
     @model_validator(mode="after")
     def _quotes(self):
@@ -109,8 +110,8 @@ class Efficiency(Strict):
     view's ceiling columns use 1.0; its ``expected_*`` columns use these (kvreg/sql/120_hardware_peaks.sql).
     """
 
-    bandwidth: Measure[Fraction] | None = None
-    compute: Measure[Fraction] | None = None
+    bandwidth: Annotated[Measure[Fraction] | None, Column("bandwidth_efficiency")] = None
+    compute: Annotated[Measure[Fraction] | None, Column("compute_efficiency")] = None
 
 
 class Resident(Strict):
@@ -120,10 +121,10 @@ class Resident(Strict):
     at ``weights_dtype`` are resident.
     """
 
-    name: str
-    bytes: Measure[Bytes] | None = None
-    model: EntryId | None = None
-    weights_dtype: Dtype | None = None
+    name: Annotated[str, Column()]
+    bytes: Annotated[Measure[Bytes] | None, Column("resident_bytes")] = None
+    model: Annotated[EntryId | None, Column("model_id")] = None
+    weights_dtype: Annotated[Dtype | None, Column()] = None
 
     @model_validator(mode="after")
     def _one_of(self):
@@ -136,26 +137,27 @@ class Resident(Strict):
 class HardwareEntry(Entry):
     """One accelerator (per-device figures) or one host with unified memory."""
 
-    vendor: str
-    architecture: str | None = None
+    vendor: Annotated[str, Column()]
+    architecture: Annotated[str | None, Column()] = None
     """Architecture family for speed (``hopper``, ``blackwell``, ``blackwell-gddr``, ``ada``, ``ampere``,
     ``cdna3``, …): the die generation AND its memory system, since the achieved share of bandwidth is a property
     of both (an RTX PRO 6000's GDDR7 is not a B200's HBM3e).  Hardware without throughput measurements of its
     own borrows its family's fitted efficiency (kvreg/sql/253_speed_efficiency_by_holdout.sql)."""
-    compute_capability: Measure[Annotated[float, Field(ge=1, lt=100)]] | None = None
+    compute_capability: Annotated[Measure[Annotated[float, Field(ge=1, lt=100)]] | None,
+                                  Column(table="hardware_capabilities")] = None
     """CUDA compute capability (NVIDIA devices: 7.5 Turing, 8.0/8.6 Ampere, 8.9 Ada, 9.0 Hopper, 10.0/10.3 and
     12.0/12.1 Blackwell), what an engine's per-precision minimum is compared against (kvreg/schema/support.py,
     kvreg/sql/060_engine_support.sql); absent for devices that have none."""
-    kind: Literal["accelerator", "host"] = "accelerator"
-    memory_marketed: Measure[Bytes]
-    memory_usable: Measure[Bytes]
-    memory_basis: Literal["runtime", "marketed"]
-    unified_memory: bool = False
-    bandwidth: Measure[Bandwidth] | None = None
+    kind: Annotated[Literal["accelerator", "host"], Column()] = "accelerator"
+    memory_marketed: Annotated[Measure[Bytes], Column("marketed_bytes")]
+    memory_usable: Annotated[Measure[Bytes], Column("usable_bytes")]
+    memory_basis: Annotated[Literal["runtime", "marketed"], Column()]
+    unified_memory: Annotated[bool, Column()] = False
+    bandwidth: Annotated[Measure[Bandwidth] | None, Column("bandwidth_bytes_per_s")] = None
     peak_flops: dict[Dtype, Measure[Flops]] = {}
     native_precisions: list[Dtype] = []
-    interconnect: Interconnect | None = None
-    price: Price | None = None
+    interconnect: Annotated[Interconnect | None, Columns("interconnect_")] = None
+    price: Annotated[Price | None, Columns()] = None
     efficiency: Efficiency | None = None
     residents: list[Resident] = []
 

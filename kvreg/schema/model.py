@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
+from kvreg.schema.columns import Column, Columns
 from kvreg.schema.common import Bytes, Count, Dtype, Entry, Measure, Strict, Tokens
 
 Kind = Literal["full", "sliding", "chunked", "mla", "recurrent", "shared", "mlp"]
@@ -61,9 +62,9 @@ class StateTensor(Strict):
     channels); default 0 for ssm, 1 for conv (vLLM MambaStateShapeCalculator).
     """
 
-    role: Literal["ssm", "conv"]
+    role: Annotated[Literal["ssm", "conv"], Column()]
     shape: Annotated[list[PositiveInt], Field(min_length=1)]
-    dtype: Dtype
+    dtype: Annotated[Dtype, Column()]
     split_axis: int | None = None
 
     @model_validator(mode="after")
@@ -87,32 +88,32 @@ class StateTensor(Strict):
 class LayerGroup(Strict):
     """``count`` layers of one kind and one geometry (per layer, per token)."""
 
-    kind: Kind
-    count: PositiveInt
-    kv_heads: PositiveInt | None = None
-    head_dim: HeadDim | None = None
-    v_head_dim: HeadDim | None = None
-    k_eq_v: bool | None = None
-    window: Tokens | None = None
-    chunk: Tokens | None = None
-    kv_lora_rank: PositiveInt | None = None
-    qk_rope_head_dim: PositiveInt | None = None
-    index_head_dim: PositiveInt | None = None
+    kind: Annotated[Kind, Column()]
+    count: Annotated[PositiveInt, Column("layer_count")]
+    kv_heads: Annotated[PositiveInt | None, Column()] = None
+    head_dim: Annotated[HeadDim | None, Column()] = None
+    v_head_dim: Annotated[HeadDim | None, Column()] = None
+    k_eq_v: Annotated[bool | None, Column(fill=False)] = None
+    window: Annotated[Tokens | None, Column("window_tokens")] = None
+    chunk: Annotated[Tokens | None, Column("chunk_tokens")] = None
+    kv_lora_rank: Annotated[PositiveInt | None, Column()] = None
+    qk_rope_head_dim: Annotated[PositiveInt | None, Column()] = None
+    index_head_dim: Annotated[PositiveInt | None, Column()] = None
     """DeepSeek sparse attention (V3.2, GLM-5): the lightning indexer's per-token key width.  Its
     key cache is stored beside the MLA latent as fp8 plus one fp32 scale per 128 values, whatever
     the KV dtype (vLLM deepseek_v2.py ``Indexer``: ``head_dim + head_dim // quant_block_size * 4``
     bytes of uint8, quant_block_size 128).  On a DeepSeek-V4 compressed ``full`` group (compress 4) the
     same 132-byte key is stored once per ``compress`` tokens (models/deepseek_v4/attention.py
     ``DeepseekV4Indexer``: ``k_cache_head_dim = head_dim + head_dim // 128 * 4``)."""
-    compress: PositiveInt | None = None
+    compress: Annotated[PositiveInt | None, Column("compress_tokens")] = None
     """DeepSeek-V4 compressed attention (a ``full`` group): one KV entry (and, with ``index_head_dim``,
     one indexer key) is stored per ``compress`` tokens, so the per-token bytes are the entry's ÷
     compress (vLLM models/deepseek_v4/attention.py ``get_kv_cache_spec``: ``MLAAttentionSpec``
     with ``tokens_per_state=compress_ratio``; ``DeepseekV4IndexerCache`` likewise)."""
     state: list[StateTensor] | None = None
-    variant: str | None = None
-    reuses: str | None = None
-    shares_layers: bool = False
+    variant: Annotated[str | None, Column()] = None
+    reuses: Annotated[str | None, Column()] = None
+    shares_layers: Annotated[bool, Column(after="layer_count")] = False
     note: str | None = None
 
     @model_validator(mode="after")
@@ -139,10 +140,10 @@ class LayerGroup(Strict):
 class Moe(Strict):
     """Mixture-of-experts routing: ``experts`` routed experts, ``experts_per_token`` active."""
 
-    experts: PositiveInt
-    experts_per_token: PositiveInt
-    shared_experts: int = 0
-    intermediate_size: PositiveInt | None = None
+    experts: Annotated[PositiveInt, Column()]
+    experts_per_token: Annotated[PositiveInt, Column()]
+    shared_experts: Annotated[int, Column()] = 0
+    intermediate_size: Annotated[PositiveInt | None, Column(table="model_profile_geometry")] = None
     """Each routed expert's FFN width (config moe_intermediate_size); sizes vLLM's MoE workspace."""
 
 
@@ -234,25 +235,25 @@ class ModelEntry(Entry):
     largest attention head_dim).  kvreg/weights.py lays these out as tensor groups.
     """
 
-    hf_id: str | None = None
-    family: str | None = None
-    architecture: str | None = None
-    layers: PositiveInt
-    hidden_size: PositiveInt
-    vocab_size: Annotated[int, Field(ge=VOCAB_RANGE[0], le=VOCAB_RANGE[1])] | None = None
-    intermediate_size: PositiveInt | None = None
+    hf_id: Annotated[str | None, Column()] = None
+    family: Annotated[str | None, Column()] = None
+    architecture: Annotated[str | None, Column()] = None
+    layers: Annotated[PositiveInt, Column()]
+    hidden_size: Annotated[PositiveInt, Column()]
+    vocab_size: Annotated[Annotated[int, Field(ge=VOCAB_RANGE[0], le=VOCAB_RANGE[1])] | None, Column()] = None
+    intermediate_size: Annotated[PositiveInt | None, Column(table="model_profile_geometry")] = None
     """Dense FFN width (config intermediate_size); sizes the engine's profile-run activation peak."""
-    attention_heads: PositiveInt | None = None
-    native_context: Measure[Tokens]
-    params_total: Measure[Count]
-    params_active: Measure[Count] | None = None
-    dtype: Dtype = "bf16"
+    attention_heads: Annotated[PositiveInt | None, Column()] = None
+    native_context: Annotated[Measure[Tokens], Column("native_context_tokens")]
+    params_total: Annotated[Measure[Count], Column()]
+    params_active: Annotated[Measure[Count] | None, Column(fallback="params_total")] = None
+    dtype: Annotated[Dtype, Column()] = "bf16"
     tied_embeddings: bool | None = None
     attention_output_gate: bool = False
     checkpoints: Annotated[list[Checkpoint], BeforeValidator(_legacy_checkpoints)] = []
     towers: dict[str, Measure[Count]] = {}
     rope_caches: list[RopeCache] = []
-    moe: Moe | None = None
+    moe: Annotated[Moe | None, Columns("moe_")] = None
     layer_groups: Annotated[list[LayerGroup], Field(min_length=1)]
     derived_fields: list[str] = []
 

@@ -33,6 +33,7 @@ from typing import Annotated
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from kvreg.schema.columns import Column
 from kvreg.schema.common import Dtype, Measure, Strict
 
 # CUDA compute capability as NVIDIA writes it (7.5, 8.9, 10.3); stored ×10 as vLLM's
@@ -47,9 +48,9 @@ class _Cited(Strict):
     on the rule's source (it becomes ``{value, source}``, so the provenance table has it)."""
 
     source: str
-    cite: str
-    note: str | None = None
-    min_capability: Measure[Capability] | None = None
+    cite: Annotated[str, Column(last=True)]
+    note: Annotated[str | None, Column(last=True)] = None
+    min_capability: Annotated[Measure[Capability] | None, Column(after="architectures")] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -68,13 +69,13 @@ class PlatformRule(_Cited):
     one).  ``weights_dtypes`` / ``kv_dtypes`` are the precisions it runs at all.
     """
 
-    id: RuleId
-    label: str
-    vendors: list[str] = []
-    architectures: list[str] = []
-    weights_dtypes: Annotated[list[Dtype], Field(min_length=1)]
-    kv_dtypes: Annotated[list[Dtype], Field(min_length=1)]
-    sized: bool = True
+    id: Annotated[RuleId, Column("platform_id")]
+    label: Annotated[str, Column()]
+    vendors: Annotated[list[str], Column(join=",")] = []
+    architectures: Annotated[list[str], Column(join=",")] = []
+    weights_dtypes: Annotated[list[Dtype], Field(min_length=1), Column(join=",")]
+    kv_dtypes: Annotated[list[Dtype], Field(min_length=1), Column(join=",")]
+    sized: Annotated[bool, Column()] = True
 
     @model_validator(mode="after")
     def _matches_something(self):
@@ -94,12 +95,13 @@ class PrecisionRule(_Cited):
     ``min_capability`` and/or ``architectures`` the condition the device must meet.
     """
 
-    id: RuleId
-    platform: str
-    weights: list[Dtype] = []
-    kv: list[Dtype] = []
-    method: str | None = None
-    architectures: list[str] = []
+    id: Annotated[RuleId, Column("rule_id")]
+    platform: Annotated[str, Column("platform_id")]
+    weights: Annotated[list[Dtype], Column(join=",")] = []
+    kv: Annotated[list[Dtype], Column(join=",")] = []
+    method: Annotated[str | None, Column()] = None
+    # after min_capability (a field of the base), which comes after method in this table
+    architectures: Annotated[list[str], Column(join=",", after="min_capability")] = []
 
     @model_validator(mode="after")
     def _says_something(self):
@@ -121,7 +123,7 @@ class Support(Strict):
     platforms: Annotated[list[PlatformRule], Field(min_length=1)]
     precisions: list[PrecisionRule] = []
     platforms_source: str
-    platforms_cite: str
+    platforms_cite: Annotated[str, Column(table="engine_platforms", after="note", last=True)]
     """Where the release's list of platforms is read (vLLM: ``builtin_platform_plugins``); a device no
     platform takes is refused with it."""
 

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
+from kvreg.schema.columns import Column
 from kvreg.schema.common import Dtype, Entry, EntryId, Strict, Tokens
 
 Seconds = Annotated[float, Field(gt=0)]
@@ -32,37 +33,37 @@ class Measurement(Strict):
     is whatever the engine admits (kvreg takes the KV pool's capacity, capped by ``max_batch``).
     """
 
-    hardware: EntryId
-    model: EntryId
-    weights_dtype: Dtype
-    kv_dtype: Dtype = "bf16"
-    tp: PositiveInt = 1
+    hardware: Annotated[EntryId, Column("hardware_id")]
+    model: Annotated[EntryId, Column("model_id")]
+    weights_dtype: Annotated[Dtype, Column()]
+    kv_dtype: Annotated[Dtype, Column()] = "bf16"
+    tp: Annotated[PositiveInt, Column()] = 1
     pp: PositiveInt = 1
-    scenario: Literal["offline", "server", "interactive"] | None = None
-    input_tokens: Tokens
-    output_tokens: Tokens
-    concurrency: PositiveInt | None = None
-    request_rate_per_s: PositiveFloat | None = None
-    max_batch: PositiveInt | None = None
-    output_tok_per_s: PositiveFloat
-    ttft_p50_s: Seconds | None = None
-    ttft_p99_s: Seconds | None = None
-    tpot_p50_s: Seconds | None = None
-    tpot_p99_s: Seconds | None = None
+    scenario: Annotated[Literal["offline", "server", "interactive"] | None, Column(inherit=True, after="in_fit")] = None
+    input_tokens: Annotated[Tokens, Column()]
+    output_tokens: Annotated[Tokens, Column()]
+    concurrency: Annotated[PositiveInt | None, Column()] = None
+    request_rate_per_s: Annotated[PositiveFloat | None, Column()] = None
+    max_batch: Annotated[PositiveInt | None, Column()] = None
+    output_tok_per_s: Annotated[PositiveFloat, Column()]
+    ttft_p50_s: Annotated[Seconds | None, Column()] = None
+    ttft_p99_s: Annotated[Seconds | None, Column()] = None
+    tpot_p50_s: Annotated[Seconds | None, Column()] = None
+    tpot_p99_s: Annotated[Seconds | None, Column()] = None
     note: str | None = None
 
 
 class ThroughputEntry(Entry):
     """One source's measurements; entry-level fields are the defaults every measurement shares."""
 
-    engine: EntryId
+    engine: Annotated[EntryId, Column("engine_id", table="throughput_measurements")]
     """Registry engine id whose memory pool sizes the batch (registry/engines); its ``engine``
     field is the engine family the efficiency is fitted per."""
-    engine_version: str
+    engine_version: Annotated[str, Column(table="throughput_measurements")]
     scenario: Literal["offline", "server", "interactive"]
-    date: dt.date
+    date: Annotated[dt.date, Column("source_date", table="throughput_measurements")]
     """When the source published the figures."""
-    in_fit: bool = True
+    in_fit: Annotated[bool, Column(table="throughput_measurements", after="engine_version")] = True
     """False: the source is only predicted (by efficiencies fitted on the others, as if left out), never fitted
     to — for a source whose engine × hardware has no other evidence yet and whose fit would move every plan
     that borrows it (say why in ``notes``)."""

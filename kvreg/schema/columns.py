@@ -1,0 +1,61 @@
+"""Table-column markers on entry-model fields: the one place a base-table column is declared.
+
+A field annotated ``Annotated[int | None, Column("window_tokens")]`` is a column of the base table
+whose rows are the model's objects; its pandas dtype and nullability follow from the annotation
+(kvreg/entry_tables.py: ``Measure[Tokens] | None`` → ``Int64``, nullable).  ``Columns(prefix)`` on a
+nested-model field flattens that model's marked fields into the same row (``moe.experts`` →
+``moe_experts``).  The markers are plain metadata: pydantic ignores them, so validation and the
+published JSON Schemas are unchanged by them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """This field is a column.
+
+    Attributes:
+        name: the column name (default: the field name); a unit-bearing field names its unit
+            (``_bytes``, ``_tokens``, ``_bytes_per_s``; tests/test_entry_tables.py checks it).
+        table: the base table it belongs to when not the one whose rows hold this model's objects
+            (``model_profile_geometry`` for a model's FFN widths).
+        fill: the value written when the field (or an enclosing optional model) is absent; the
+            column is then not nullable (``k_eq_v`` absent → false).
+        fallback: a sibling field read when this one is absent (``params_active`` → ``params_total``).
+        inherit: when absent, the enclosing object's field of the same name is read (a throughput
+            measurement's ``scenario`` defaults to its entry's).
+        join: a list field is written as one string, its items joined by this separator (NULL
+            when absent, or empty where the field's default is empty): ``block_sizes: [16, 32]`` → ``'16,32'``.
+        after: the column this one follows, where declaration order would put it elsewhere (the
+            tables kept their column order when their columns moved here: views pass it on with
+            ``SELECT *`` / ``o.*``).
+        last: placed after every other field column of the row (entry-level ``confidence``).
+    """
+
+    name: str | None = None
+    table: str | None = None
+    fill: Any = None
+    fallback: str | None = None
+    inherit: bool = False
+    join: str | None = None
+    after: str | None = None
+    last: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Columns:
+    """On a field holding a nested model: its :class:`Column` fields join this row, names prefixed.
+
+    Attributes:
+        prefix: put before each nested column's name (``moe_``).
+        present: the name of a boolean column saying whether the block is given (``cudagraph_profiled``).
+        last: every column of the block goes after the row's other field columns.
+    """
+
+    prefix: str = ""
+    present: str | None = None
+    last: bool = False

@@ -1,0 +1,79 @@
+"""By hand: the shipped registry's base tables built by the code at a git revision and by the working tree.
+
+``python tools/compare_base_tables.py [REV]`` (default ``main``) archives REV into a temporary folder,
+builds the working tree's registry with that code and with the working tree's code (each in its own
+process, database in the temporary folder), and compares every base table: ``DESCRIBE`` (column names,
+order, types, nullability) and ``md5(string_agg(row))`` in table order, and every view's ``DESCRIBE``
+(the columns the views pass on).  Exit status 1 when any differs.
+Used to show a refactor of kvreg/tables.py leaves the database identical (issue 14 item 5).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_DUMP = r"""
+import json, sys
+import duckdb
+from kvreg.build import build
+db = build(sys.argv[1], sys.argv[2])
+con = duckdb.connect(str(db), read_only=True)
+out = {}
+for (t,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
+                        "AND table_name <> 'build_info' ORDER BY table_name").fetchall():
+    desc = [list(map(str, r)) for r in con.execute(f'DESCRIBE "{t}"').fetchall()]
+    n, digest = con.execute(f'SELECT count(*), md5(coalesce(string_agg(CAST(x AS VARCHAR), chr(10)), \'\')) '
+                            f'FROM (SELECT x FROM "{t}" AS x)').fetchone()
+    out[t] = {"describe": desc, "rows": n, "md5": digest}
+for (t,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW' "
+                        "ORDER BY table_name").fetchall():
+    out["view " + t] = {"describe": [list(map(str, r)) for r in con.execute(f'DESCRIBE "{t}"').fetchall()],
+                        "rows": None, "md5": None}
+print(json.dumps(out))
+"""
+
+
+def dump(code: Path, project: Path, db: Path) -> dict:
+    """Build ``project`` into ``db`` with the kvreg package under ``code``; the per-table digests."""
+    import json
+
+    env = dict(os.environ, PYTHONPATH=str(code))
+    res = subprocess.run([sys.executable, "-c", _DUMP, str(project), str(db)], env=env, cwd=code,
+                         capture_output=True, text=True)
+    if res.returncode:
+        sys.exit(f"build with {code} failed:\n{res.stderr}")
+    return json.loads(res.stdout.splitlines()[-1])
+
+
+def main(rev: str = "main") -> int:
+    with tempfile.TemporaryDirectory(prefix="kvreg-compare-") as tmp:
+        base = Path(tmp) / "base"
+        base.mkdir()
+        tar = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+        tarfile.open(fileobj=io.BytesIO(tar)).extractall(base)
+        old = dump(base, ROOT, Path(tmp) / "old.duckdb")
+        new = dump(ROOT, ROOT, Path(tmp) / "new.duckdb")
+    bad = 0
+    for t in sorted(set(old) | set(new)):
+        a, b = old.get(t), new.get(t)
+        same = a == b
+        bad += not same
+        rows = "" if (a or b)["rows"] is None else f"{(a or b)['rows']} rows, "
+        print(f"{'same' if same else 'DIFFERS'}  {t}  ({rows}{len((a or b)['describe'])} columns)")
+        if not same and a and b and a["describe"] != b["describe"]:
+            print(f"    columns {rev}: {a['describe']}\n    columns tree: {b['describe']}")
+    views = sum(t.startswith("view ") for t in set(old) | set(new))
+    print(f"{len(set(old) | set(new)) - views} base tables and {views} views, {bad} differ")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
