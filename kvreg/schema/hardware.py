@@ -147,7 +147,7 @@ class HardwareEntry(Entry):
                                   Column(table="hardware_capabilities")] = None
     """CUDA compute capability (NVIDIA devices: 7.5 Turing, 8.0/8.6 Ampere, 8.9 Ada, 9.0 Hopper, 10.0/10.3 and
     12.0/12.1 Blackwell), what an engine's per-precision minimum is compared against (kvreg/schema/support.py,
-    kvreg/sql/060_engine_support.sql); absent for devices that have none."""
+    kvreg/sql/058_engine_support.sql); absent for devices that have none."""
     kind: Annotated[Literal["accelerator", "host"], Column()] = "accelerator"
     memory_marketed: Annotated[Measure[Bytes], Column("marketed_bytes")]
     memory_usable: Annotated[Measure[Bytes], Column("usable_bytes")]

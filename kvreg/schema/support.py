@@ -6,7 +6,7 @@ at a weights or KV precision only where that platform's kernels take it (vLLM's
 ``QuantizationConfig.get_min_capability()`` against the device's compute capability, ROCm's
 ``supports_fp8()`` by gfx target).  The block is data, read from the engine's own code and cited
 file:line, and becomes the tables ``engine_platforms`` and ``engine_precision_rules``
-(kvreg/engine_tables.py); the view ``engine_support`` (kvreg/sql/060_engine_support.sql) judges
+(kvreg/engine_tables.py); the view ``engine_support`` (kvreg/sql/058_engine_support.sql) judges
 every engine × device × weights × KV precision by it, and ``plans`` refuses what it rules out.
 
 Matching, in order (the view implements it):
