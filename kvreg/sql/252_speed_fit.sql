@@ -120,10 +120,12 @@ host AS (
     WHERE (c.source_id, c.measurement_idx) IN (SELECT (source_id, measurement_idx) FROM host_evidence)
 ),
 engine_breadth AS (
-    -- engine families measured on two or more architectures in this holdout: only they get an engine level
-    SELECT h.holdout, c.engine_family
-    FROM holdouts h JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
-    GROUP BY ALL HAVING count(DISTINCT c.architecture) >= 2
+    -- engine families whose evidence FOR THIS ROOF spans two or more architectures in this holdout: only they get
+    -- an engine level for it (vLLM's memory-bound rows are Hopper and CDNA3, its compute-bound rows CDNA3 alone:
+    -- counted over both roofs, MI300X's compute figure had become vLLM's on every device, e.g. the MI355X's)
+    SELECT holdout, engine_family, roof
+    FROM implied
+    GROUP BY ALL HAVING count(DISTINCT architecture) >= 2
 ),
 levels AS (
     SELECT holdout, roof, 'hardware' AS level, hardware_id AS key, engine_family, efficiency, source_id FROM implied
@@ -137,7 +139,7 @@ levels AS (
     WHERE architecture IS NOT NULL
     UNION ALL
     SELECT holdout, roof, 'engine', engine_family, engine_family, efficiency, source_id FROM implied
-    WHERE (holdout, engine_family) IN (SELECT (holdout, engine_family) FROM engine_breadth)
+    WHERE (holdout, engine_family, roof) IN (SELECT (holdout, engine_family, roof) FROM engine_breadth)
     UNION ALL
     SELECT holdout, roof, 'all', 'all', NULL, efficiency, source_id FROM implied
 ),
