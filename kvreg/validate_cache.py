@@ -27,7 +27,6 @@ import os
 import pickle
 import sys
 import tempfile
-import typing
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -80,18 +79,10 @@ def _model_classes() -> dict[str, type[BaseModel]]:
     Parametrized generics (``Measure[int]``) are not importable by name, so each class is named by the first
     schema field path that reaches it (a deterministic walk; the fingerprint pins the code it walks).
     """
-    from kvreg.registry import KINDS
+    from kvreg.registry import KINDS, _inner_models as inner
 
     out: dict[str, type[BaseModel]] = {}
     seen: set[type] = set()
-
-    def inner(annotation) -> list[type[BaseModel]]:
-        found = []
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            found.append(annotation)
-        for arg in typing.get_args(annotation):
-            found.extend(inner(arg))
-        return found
 
     def walk(cls: type[BaseModel], token: str) -> None:
         if cls in seen:
