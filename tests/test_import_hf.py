@@ -200,6 +200,23 @@ EXPECTED = {
     # every one of 72 layers has attention (4 kv × 128) AND Mamba-2: 32 heads × 128 × state 256;
     # conv (4−1) × (32·128 + 2·1·256) — groups 1, kernel 4 are transformers defaults; bf16
     "falcon-h1-34b": (72 * 2 * 4 * 128 * 2, [], 72 * (32 * 128 * 256 * 2 + 3 * (32 * 128 + 2 * 1 * 256) * 2)),
+    # the configs shipped in the fifth session (registry/models/CONFIGS.md):
+    # 48 layers, sliding_window_pattern 6 → every 6th global: 8 full + 40 sliding (W 1,024), 8 kv × head_dim 256
+    "gemma-3-12b": (8 * 2 * 8 * 256 * 2, [(40 * 2 * 8 * 256 * 2, 1024)], 0),
+    # layer_types: 4 attention (8 kv × 4096/32 = 128) + 36 Mamba-2: 128 heads × head_dim 2·4096/128 = 64 × state
+    # 128; conv (4−1) × (128·64 + 2·1·128) — groups 1 is the transformers default; bf16 (as granite-4.0-h-tiny)
+    "granite-4.0-h-small": (4 * 2 * 8 * 128 * 2, [], 36 * (128 * 64 * 128 * 2 + 3 * (128 * 64 + 2 * 1 * 128) * 2)),
+    # hybrid_override_pattern: 4 '*' attention (8 kv × 4096/32 = 128) + 24 'M' Mamba-2: 128 heads × 64 × state 128
+    # in fp32 (NemotronHConfig's mamba_ssm_cache_dtype default, as nemotron-h-56b); conv (4−1) × (128·64 + 2·8·128) bf16
+    "nemotron-h-8b": (4 * 2 * 8 * 128 * 2, [], 24 * (128 * 64 * 128 * 4 + 3 * (128 * 64 + 2 * 8 * 128) * 2)),
+    # 40 layers, 10 kv heads, head_dim 5120/40 = 128 (sliding_window null)
+    "phi-4": (40 * 2 * 10 * 128 * 2, [], 0),
+    # 24 layers, 2 kv heads, head_dim 896/14 = 64; use_sliding_window false → every layer full
+    "qwen2.5-0.5b": (24 * 2 * 2 * 64 * 2, [], 0),
+    # 40 layers, 8 kv heads, head_dim 128 (explicit)
+    "qwen3-14b": (40 * 2 * 8 * 128 * 2, [], 0),
+    # 30 layers, all sliding (sliding_window 4,096), 2 kv heads, head_dim 3072/24 = 128
+    "starcoder2-3b": (0, [(30 * 2 * 2 * 128 * 2, 4096)], 0),
 }
 
 
