@@ -236,7 +236,7 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[s
     freeze(con, alias)
     native_weights_table(con, alias)  # the templates' semi join reads it
     native_model_weights(con, alias)
-    done = share_engine_capacity(con, alias, " OR ".join(terms), params)
+    done = share_engine_capacity(con, alias, " OR ".join(terms), params, order)
     for view, sql in SHARED.items():
         if _is_view(con, alias, view):
             _view_to_table(con, alias, view, sql.format(db=_q(alias), entity=" OR ".join(terms)), params)
@@ -288,7 +288,8 @@ _ENGINE_KNOBS = ("max_num_batched_tokens", "gpu_memory_utilization", "max_num_se
                  "num_speculative_tokens", "available_kv_bytes", "batched_axis", "block_size")
 
 
-def share_engine_capacity(con, alias: str, entity: str, params: list) -> list[str]:
+def share_engine_capacity(con, alias: str, entity: str, params: list,
+                          order: list[tuple[str, list[str]]] | None = None) -> list[str]:
     """Compute side ``alias``'s engine admission arithmetic once for the touched focused scenarios.
 
     ``capacity`` (through ``capacity_at``) and ``engine_capacity`` both run ``engine_capacity_at`` — the
@@ -298,7 +299,12 @@ def share_engine_capacity(con, alias: str, entity: str, params: list) -> list[st
     the contexts and max_model_lens axes together, for the touched entries (``entity``, a predicate on
     ``v``'s id columns with ``params``), the native weights dtypes (``__focus_weights``) and max_model_lens
     within the model's native context (or any, for an id with none: the engine_capacity focus's test; capacity's
-    ``within_native`` is stricter), into table ``__engine_capacity_rows``; then in this side
+    ``within_native`` is stricter), into table ``__engine_capacity_rows``.  When one kind of entry is touched
+    (``order``: ``(kind, ids)`` pairs), its ids go to the macro's filter (220: ``only_models``, ``only_hardware``,
+    ``only_engines``), and the max_model_lens above every served id's native context (of the touched models, for a
+    model edit) are not computed.  One call: one per group of models sharing a native context (a UNION ALL, or
+    one statement each) cost more than the rows it saved, ~0.35 s CPU a call against ~0.04 s a context for one
+    accelerator (benchmarks/README.md, fifth session).  Then in this side
 
     * ``engine_capacity_at`` is replaced by a macro over that table, for the default-knob call only (any other
       call raises an error rather than answering from the wrong rows);
@@ -319,14 +325,26 @@ def share_engine_capacity(con, alias: str, entity: str, params: list) -> list[st
         return []
     lens = sorted({r[0] for r in con.execute(f"SELECT context_tokens FROM {db}.contexts UNION "
                                              f"SELECT max_model_len FROM {db}.max_model_lens").fetchall()})
+    # one kind touched: its ids filter the macro (several kinds: the entity predicate is an OR of them)
+    touched = {k: sorted(ids) for k, ids in (order or []) if ids}
+    one = touched if len(touched) == 1 else {}
+    only = {"model": "only_models", "hardware": "only_hardware", "engine": "only_engines"}
+    # no len above the longest native context of the served ids computed (NULL: none stated, every len)
+    longest = con.execute(f"SELECT CASE WHEN bool_or(m.native_context_tokens IS NULL) THEN NULL "
+                          f"ELSE max(m.native_context_tokens) END FROM {db}.served_models s "
+                          f"LEFT JOIN {db}.models m ON m.model_id = s.served_id "
+                          f"WHERE ? IS NULL OR list_contains(?, s.served_id)",
+                          [one.get("model")] * 2).fetchone()[0]
+    lens = [n for n in lens if longest is None or n <= longest] or lens[:1]
+    filters = "".join(f", {only[k]} := ?::VARCHAR[]" for k in one)
     con.execute(f'USE {db}')
     try:
         con.execute(f"CREATE OR REPLACE TABLE {db}.__engine_capacity_rows AS SELECT v.* FROM "
-                    f"engine_capacity_at(?::BIGINT[]) v LEFT JOIN {db}.models m ON m.model_id = v.model_id "
+                    f"engine_capacity_at(?::BIGINT[]{filters}) v LEFT JOIN {db}.models m ON m.model_id = v.model_id "
                     f"SEMI JOIN {db}.__focus_weights w ON "
                     f"w.hardware_id = v.hardware_id AND w.model_id = v.model_id AND w.weights_dtype = v.weights_dtype "
                     f"WHERE ({entity}) AND v.max_model_len <= coalesce(m.native_context_tokens, v.max_model_len)",
-                    [lens] + params)
+                    [lens] + list(one.values()) + params)
         knobs = ", ".join(f"{k} := NULL" for k in _ENGINE_KNOBS)
         defaults = " AND ".join(f"{k} IS NULL" for k in _ENGINE_KNOBS)
         # the id filters (220: only_models, only_hardware, only_engines; capacity_at passes its lists) filter the rows
