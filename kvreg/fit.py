@@ -206,7 +206,9 @@ def render_fit(r: FitResult) -> str:
     else:
         out.append(f"KV pool (given): {f.gib(r.kv_pool_bytes)} ({f.gb(r.kv_pool_bytes)})")
     header = ("context", "per seq (first principles)", "per seq (naive)",
-              "max seqs (engine admits)" if engine_sized else "max seqs", "naive max seqs", "naive ÷ fp")
+              "max seqs (engine admits)" if engine_sized else "max seqs", "naive max seqs",
+              # the ratio is against the max seqs column: the engine's admission when engine-sized
+              "naive ÷ engine" if engine_sized else "naive ÷ fp")
     table = [header]
     for row in r.rows:
         ratio = row["naive_max_seqs"] / row["max_seqs"] if row["max_seqs"] else None
