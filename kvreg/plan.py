@@ -49,6 +49,8 @@ class PlanResult:
     knobs: dict = dataclasses.field(default_factory=dict)
     workload: dict = dataclasses.field(default_factory=dict)
     native_context_tokens: int | None = None  # the model's; a plan beyond it is warned about
+    # the engine release records no support: block (engine_support.checked false): nothing said where it runs
+    support_unchecked: bool = False
 
     @property
     def ranked(self) -> list[dict]:
@@ -240,7 +242,9 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
     return PlanResult(model, engine, users, context_tokens, tpot_s, ttft_s, list(weights_dtypes), list(kv_dtypes),
                       by_list["priced"], by_list["infeasible"], by_list["other basis"], basis, by_list["no price"],
                       {k: v for k, v in (knobs or {}).items() if v is not None}, given,
-                      con.execute("SELECT native_context_tokens FROM models WHERE model_id = ?", [model]).fetchone()[0])
+                      con.execute("SELECT native_context_tokens FROM models WHERE model_id = ?", [model]).fetchone()[0],
+                      engine != "first-principles" and not con.execute(
+                          "SELECT count(*) FROM engine_platforms WHERE engine_id = ?", [engine]).fetchone()[0])
 
 
 def settings_line(row: dict, engine: str) -> str | None:
@@ -279,11 +283,15 @@ def plan_json(r: PlanResult) -> dict:
 
 
 def plan_warnings(r: PlanResult) -> list[str]:
-    """Plain-language warnings about the workload itself (a context beyond the model's native context)."""
+    """Plain-language warnings: a context beyond the model's native context; an engine release whose platform
+    support is not recorded (engine_support, 058: its devices and precisions are then not checked)."""
     out = []
     if r.native_context_tokens and r.context_tokens and r.context_tokens > r.native_context_tokens:
         out.append(f"Warning: {r.context_tokens:,} tokens is beyond {r.model_id}'s native context"
                    f" ({r.native_context_tokens:,} tokens); the model was not trained for it.")
+    if r.support_unchecked:
+        out.append(f"Warning: {r.engine_id} records no platform support (no support: block in its entry), so"
+                   " kvreg did not check that it runs each device and precision (engine_support.checked = false).")
     return out
 
 

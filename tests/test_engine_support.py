@@ -93,6 +93,20 @@ def test_plans_refuse_with_the_reason(con):
     assert not (got["bf16"][1] or "").startswith("platform:")
 
 
+def test_plan_warns_when_the_release_records_no_support(con):
+    # vllm-0.8 has no support: block (not read for this), so a T4 fp8 plan under it is not checked: the plan
+    # says so; vllm-0.33 records its support, and first principles is not an engine — no such warning there
+    from kvreg.plan import plan, plan_warnings
+
+    kw = dict(users=8, context_tokens=8192, tpot_s=0.08, weights_dtypes=["fp8"], kv_dtypes=["bf16"], hardware=["t4"])
+    unchecked = [w for w in plan_warnings(plan(con, "llama-3.1-8b", engine="vllm-0.8", **kw))
+                 if "records no platform support" in w]
+    assert unchecked and "vllm-0.8" in unchecked[0]
+    for engine in ("vllm-0.33", "first-principles"):
+        assert not [w for w in plan_warnings(plan(con, "llama-3.1-8b", engine=engine, **kw))
+                    if "records no platform support" in w]
+
+
 def test_fit_warns(con):
     from kvreg.fit import fit, fit_warnings
 
