@@ -9,12 +9,12 @@ figures are converted to bytes (GiB = 2^30) and keep their printed decimals
 
 from __future__ import annotations
 
-from kvreg.entry_tables import EntryTable, columns, rows as entry_rows
+from kvreg.entry_tables import Derived, EntryTable, columns, rows as entry_rows
 from kvreg.schema.engine import EngineEntry
 from kvreg.schema.hardware import HardwareEntry
 from kvreg.schema.model import ModelEntry
+from kvreg.schema.observation import ObservationEntry
 
-GIB = 2**30
 I, F, S, B = "Int64", "Float64", "string", "boolean"
 
 # max_model_len ladder (tokens): common serving settings, 4Ki … 1Mi; observation values, report contexts
@@ -37,6 +37,27 @@ PRECISION_RULES = EntryTable("engine_precision_rules", "engine", EngineEntry, ("
                              ("support", "precisions"))
 CAPABILITIES = EntryTable("hardware_capabilities", "hardware", HardwareEntry, ("hardware_id",), home="hardware")
 
+
+def _observed_served_id(r) -> str | None:
+    o, s = r.obj, r.obj.settings
+    n_spec = s.num_speculative_tokens or 0
+    return served_id(o.model, s.draft_model, n_spec) if o.model and (s.draft_model or n_spec) else o.model
+
+
+def _line(*path):
+    return Derived(I, False, lambda r: r.item.doc.where(path)[0])
+
+
+OBSERVATIONS = EntryTable(
+    "observations", "observation", ObservationEntry, ("observation_id",), exclude=("name", "confidence"), derived={
+        # the served-model set the log ran (target + draft / MTP head + speculative tokens): served_models
+        "served_id": Derived(S, True, _observed_served_id),
+        "available_kv_decimals": Derived(I, True, lambda r: _decimals(r.obj.logged.available_kv_cache_memory_gib)),
+        "source_url": Derived(S, True, lambda r: next((src.url for src in r.obj.sources if src.url), None)),
+        "file": Derived(S, False, lambda r: r.item.doc.file),
+        "line": _line("id"), "engine_line": _line("engine"), "hardware_line": _line("hardware"),
+        "draft_line": _line("settings", "draft_model")})
+
 ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "engine_accounting": columns(ACCOUNTING),
     # accounting.mem_fraction_rule.tiers: the defaults by device memory, in order (kvreg/sql/205 engine_memory_pools_at)
@@ -52,24 +73,9 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
                       "num_speculative_tokens": (I, False)},
     # Rows of each recurrent group's conv state (kernel − 1): speculative decoding adds num_spec rows.
     "recurrent_conv_rows": {"model_id": (S, False), "group_idx": (I, False), "conv_rows": (I, False)},
-    "observations": {
-        "observation_id": (S, False), "engine_id": (S, True), "engine_version": (S, True), "model_id": (S, True),
-        "served_id": (S, True), "draft_model_id": (S, True), "hardware_id": (S, True), "tp": (I, False),
-        "pp": (I, False), "max_model_len": (I, True), "gpu_memory_utilization": (F, True),
-        "max_num_batched_tokens": (I, True), "max_num_seqs": (I, True), "kv_dtype": (S, True),
-        "enforce_eager": (B, False), "num_speculative_tokens": (I, True),
-        "weights_dtype": (S, True), "model_loading_bytes": (F, True), "available_kv_bytes": (F, True),
-        "available_kv_decimals": (I, True), "num_gpu_blocks": (I, True), "kv_cache_tokens": (I, True),
-        "max_concurrency": (F, True), "max_concurrency_tokens": (I, True), "total_gpu_memory_bytes": (F, True),
-        "started": (B, True), "reproducible": (B, False), "source_url": (S, True), "notes": (S, True),
-        "model_hf_id": (S, True), "dp": (I, True), "dtype": (S, True), "quantization": (S, True),
-        "release_confidence": (S, True), "init_free_bytes": (F, True), "requested_bytes": (F, True),
-        "logged_weights_bytes": (F, True), "logged_activation_bytes": (F, True), "logged_non_torch_bytes": (F, True),
-        "logged_non_kv_bytes": (F, True), "logged_cuda_graph_estimated_bytes": (F, True),
-        "logged_cuda_graph_bytes": (F, True),
-        "file": (S, False), "line": (I, False), "engine_line": (I, False), "hardware_line": (I, False),
-        "draft_line": (I, False),
-    },
+    # One row per observation entry (kvreg/schema/observation.py): the settings and logged figures flattened in,
+    # logged GiB figures in bytes; the served set, printed decimals, source url and YAML lines computed here.
+    "observations": columns(OBSERVATIONS),
     # support: the platforms an engine release runs on (in match order) and its per-precision rules
     # (kvreg/schema/support.py; lists comma-joined, NULL = any); judged by kvreg/sql/058_engine_support.sql
     "engine_platforms": columns(PLATFORMS),
@@ -118,39 +124,12 @@ def engine_rows(registry) -> dict[str, list[dict]]:
                 batched.add(a.max_num_batched_tokens_large_gpu.value)
             for t in (a.mem_fraction_rule.tiers if a.mem_fraction_rule else []):
                 batched.add(t.chunked_prefill_size.value)
-    for oid, item in sorted(registry.entries.get("observation", {}).items()):
-        o, doc = item.entry, item.doc
-        s, lg = o.settings, o.logged
-        served = o.model
+    rows["observations"] = entry_rows(OBSERVATIONS, registry)
+    for item in registry.entries.get("observation", {}).values():
+        o, s = item.entry, item.entry.settings
         n_spec = s.num_speculative_tokens or 0
         if o.model and (s.draft_model or n_spec):
-            served = served_id(o.model, s.draft_model, n_spec)
             served_sets.add((o.model, s.draft_model, n_spec))
-        gib = lambda x: None if x is None else x * GIB  # noqa: E731
-        url = next((src.url for src in o.sources if src.url), None)
-        rows["observations"].append(dict(
-            observation_id=oid, engine_id=o.engine, engine_version=o.engine_version, model_id=o.model,
-            served_id=served, draft_model_id=s.draft_model, hardware_id=o.hardware, tp=s.tp, pp=s.pp,
-            max_model_len=s.max_model_len, gpu_memory_utilization=s.gpu_memory_utilization,
-            max_num_batched_tokens=s.max_num_batched_tokens, max_num_seqs=s.max_num_seqs, kv_dtype=s.kv_dtype,
-            enforce_eager=bool(s.enforce_eager), num_speculative_tokens=s.num_speculative_tokens,
-            weights_dtype=s.weights_dtype, model_loading_bytes=gib(lg.model_loading_gib),
-            available_kv_bytes=gib(lg.available_kv_cache_memory_gib),
-            available_kv_decimals=_decimals(lg.available_kv_cache_memory_gib), num_gpu_blocks=lg.num_gpu_blocks,
-            kv_cache_tokens=lg.kv_cache_tokens, max_concurrency=lg.max_concurrency,
-            max_concurrency_tokens=lg.max_concurrency_tokens, total_gpu_memory_bytes=gib(lg.total_gpu_memory_gib),
-            started=lg.started, reproducible=o.reproducible, source_url=url, notes=o.notes,
-            model_hf_id=o.model_hf_id, dp=s.dp, dtype=s.dtype, quantization=s.quantization,
-            release_confidence=o.release_confidence, init_free_bytes=gib(lg.init_free_memory_gib),
-            requested_bytes=gib(lg.requested_memory_gib),
-            logged_weights_bytes=gib(lg.weights_memory_gib if lg.weights_memory_gib is not None
-                                     else lg.model_loading_gib),
-            logged_activation_bytes=gib(lg.activation_peak_gib), logged_non_torch_bytes=gib(lg.non_torch_forward_gib),
-            logged_non_kv_bytes=gib(lg.non_kv_memory_gib),
-            logged_cuda_graph_estimated_bytes=gib(lg.cuda_graph_estimated_gib),
-            logged_cuda_graph_bytes=gib(lg.cuda_graph_memory_gib), file=doc.file,
-            line=doc.where(("id",))[0], engine_line=doc.where(("engine",))[0],
-            hardware_line=doc.where(("hardware",))[0], draft_line=doc.where(("settings", "draft_model"))[0]))
         if s.max_model_len:
             lens.add(s.max_model_len)
         if s.max_num_batched_tokens:

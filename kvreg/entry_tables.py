@@ -202,6 +202,8 @@ def field_columns(model: type[BaseModel], table: str, own: str | None = None, pr
         else:
             dtype, nullable = pandas_dtype(info.annotation)
             nullable = nullable or optional
+        if col.scale is not None:
+            dtype = F
         if col.fill is not None:
             nullable = False
         elif col.fallback is not None:
@@ -307,6 +309,8 @@ def _value(chain: tuple, c: FieldColumn):
     if v is None and c.marker.inherit:
         v = next((_read(o, c.path[-1:]) for o in reversed(chain[:c.level]) if c.path[-1] in type(o).model_fields),
                  None)
+    if v is not None and c.marker.scale is not None:
+        v = v * c.marker.scale
     return c.marker.fill if v is None else v
 
 

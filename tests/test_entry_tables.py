@@ -8,11 +8,12 @@ import types
 import typing
 from typing import Annotated, Literal
 
+import pandas as pd
 import pytest
 from pydantic import BaseModel
 
-from kvreg.engine_tables import (ACCOUNTING, CAPABILITIES, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, PLATFORMS,
-                                 PRECISION_RULES, PROFILE_GEOMETRY, QUIRKS)
+from kvreg.engine_tables import (ACCOUNTING, CAPABILITIES, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, OBSERVATIONS,
+                                 PLATFORMS, PRECISION_RULES, PROFILE_GEOMETRY, QUIRKS)
 from kvreg.entry_tables import EntryTable, columns, pandas_dtype, rows, table_fields
 from kvreg.registry import KINDS, Loaded, load_registry
 from kvreg.schema.columns import Column, Columns
@@ -23,8 +24,11 @@ from kvreg.throughput_tables import MEASUREMENTS
 from tests.registry_factory import write_project
 
 SPECS = [*ENTRY_TABLES.values(), PROFILE_GEOMETRY, ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS,
-         PLATFORMS, PRECISION_RULES, CAPABILITIES, MEASUREMENTS]
+         PLATFORMS, PRECISION_RULES, CAPABILITIES, MEASUREMENTS, OBSERVATIONS]
 # The unit a field's type carries (kvreg/schema/common.py _UnitJson kinds) → what its column name must say.
+# Engine settings keep the engine's own spelling (vLLM's --max-model-len, tokens), as its logs and the macros'
+# knob parameters name them.
+ENGINE_KNOBS = {"max_model_len"}
 UNIT_NAME = {"bytes": "_bytes", "tokens": "_tokens", "bandwidth": "_bytes_per_s", "flops": "_flop_per_s"}
 
 
@@ -109,6 +113,8 @@ def test_a_unit_bearing_field_names_its_unit_in_its_column():
         for c in table_fields(spec):
             info = c.owner.model_fields[c.path[-1]]
             units = {m.kind for m in _metadata(info.annotation) if type(m).__name__ == "_UnitJson"}
+            if c.name in ENGINE_KNOBS:
+                continue
             for unit in units & set(UNIT_NAME):   # a count (params_total) has no unit to name
                 # the unit ends the name, or precedes a qualifier (max_num_batched_tokens_large_gpu)
                 assert c.name.endswith(UNIT_NAME[unit]) or UNIT_NAME[unit] + "_" in c.name, \
@@ -219,3 +225,37 @@ def test_a_joined_list_is_null_when_absent_and_empty_when_given_empty():
     got = {r["engine_id"]: r for r in rows(ACCOUNTING, types.SimpleNamespace(entries={"engine": entries}))}
     assert (got["given-empty"]["block_sizes"], got["given-empty"]["large_gpu_excludes"]) == ("", None)
     assert (got["absent"]["block_sizes"], got["absent"]["large_gpu_excludes"]) == (None, "a100")
+
+
+def test_observation_rows_put_the_logged_gib_figures_in_bytes():
+    # registry/observations/vllm-gh-a100-40gb-qwen3-8b.yaml logs "Model loading took 15.27 GiB" and no
+    # profiling weights line (logged_weights_bytes falls back to it), available KV 19.36 GiB (2 decimals);
+    # vllm-log-12 runs an EAGLE draft (the served set) and states no enforce_eager (false, not NULL).
+    from pathlib import Path
+
+    from kvreg.tables import frames
+
+    f = frames(load_registry(Path(__file__).resolve().parents[1]))["observations"].set_index("observation_id")
+    o = f.loc["vllm-gh-a100-40gb-qwen3-8b"]
+    assert o["model_loading_bytes"] == 15.27 * 2**30 == o["logged_weights_bytes"]
+    assert (o["available_kv_bytes"], o["available_kv_decimals"]) == (19.36 * 2**30, 2)
+    assert o["logged_cuda_graph_bytes"] == 2.44 * 2**30
+    assert (o["engine_id"], o["tp"], o["max_model_len"]) == ("vllm-0.17-0.19", 1, 40960)
+    e = f.loc["vllm-log-12"]
+    assert (e["served_id"], e["draft_model_id"], bool(e["enforce_eager"])) == (
+        "llama-3.1-8b+eagle-llama3.1-instruct-8b", "eagle-llama3.1-instruct-8b", False)
+    assert e["logged_weights_bytes"] is pd.NA and e["kv_cache_tokens"] == 410128
+    assert TABLES["observations"]["model_loading_bytes"] == ("Float64", True)   # a scaled float
+
+
+def test_a_scaled_column_is_a_float_of_the_value_times_the_scale():
+    class Logged(BaseModel):
+        x_gib: Annotated[float | None, Column("x_bytes", scale=2**30)] = None
+        y_gib: Annotated[float | None, Column("y_bytes", scale=2**30, fallback="x_gib")] = None
+
+    class E(ModelEntry):
+        logged: Annotated[Logged, Columns()] = Logged()
+
+    spec = EntryTable("t", "model", E, ("model_id",))
+    assert {k: columns(spec)[k] for k in ("x_bytes", "y_bytes")} == {"x_bytes": ("Float64", True),
+                                                                       "y_bytes": ("Float64", True)}

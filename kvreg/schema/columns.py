@@ -34,6 +34,9 @@ class Column:
             tables kept their column order when their columns moved here: views pass it on with
             ``SELECT *`` / ``o.*``).
         last: placed after every other field column of the row (entry-level ``confidence``).
+        scale: the stored value is the field's times this, to put a figure kept as printed in base
+            units (an observation's logged ``model_loading_gib`` → ``model_loading_bytes``, × 2^30);
+            the column is then ``Float64``.
     """
 
     name: str | None = None
@@ -44,6 +47,7 @@ class Column:
     join: str | None = None
     after: str | None = None
     last: bool = False
+    scale: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -139,7 +139,7 @@ class Entry(Strict):
     name: Annotated[str | None, Column()] = None
     sources: Annotated[list[Source], Field(min_length=1)]
     confidence: Annotated[Confidence, Column(last=True)] = "read"
-    notes: str | None = None
+    notes: Annotated[str | None, Column(table="observations")] = None
     field_sources: dict[str, list[str]] = {}
     """The explicit default source of the entry's bare numbers, by key prefix:
     ``{config: [layers, layer_groups]}`` (``"*"``: every key).  A number with no source of its own

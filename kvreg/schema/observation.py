@@ -13,7 +13,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, PositiveInt
 
+from kvreg.schema.columns import Column, Columns
 from kvreg.schema.common import Dtype, Entry, EntryId, Strict, Tokens
+from kvreg.units import GIB
 
 
 class Speculative(Strict):
@@ -28,24 +30,24 @@ class Speculative(Strict):
 class Settings(Strict):
     """Engine settings in force for the run (defaults of the release when absent)."""
 
-    tp: PositiveInt = 1
-    pp: PositiveInt = 1
-    dp: PositiveInt | None = None
-    dtype: Dtype | None = None
+    tp: Annotated[PositiveInt, Column()] = 1
+    pp: Annotated[PositiveInt, Column()] = 1
+    dp: Annotated[PositiveInt | None, Column()] = None
+    dtype: Annotated[Dtype | None, Column()] = None
     """Activation / unquantized-weight dtype the engine ran with (``dtype=torch.bfloat16``)."""
-    max_model_len: Tokens | None = None
-    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
-    max_num_batched_tokens: Tokens | None = None
-    max_num_seqs: PositiveInt | None = None
-    kv_dtype: Dtype | None = None
-    weights_dtype: Dtype | None = None
+    max_model_len: Annotated[Tokens | None, Column()] = None
+    gpu_memory_utilization: Annotated[Annotated[float, Field(gt=0, le=1)] | None, Column()] = None
+    max_num_batched_tokens: Annotated[Tokens | None, Column()] = None
+    max_num_seqs: Annotated[PositiveInt | None, Column()] = None
+    kv_dtype: Annotated[Dtype | None, Column()] = None
+    weights_dtype: Annotated[Dtype | None, Column()] = None
     block_size: PositiveInt | None = None
-    enforce_eager: bool | None = None
-    draft_model: EntryId | None = None
+    enforce_eager: Annotated[bool | None, Column(fill=False)] = None
+    draft_model: Annotated[EntryId | None, Column("draft_model_id")] = None
     """A speculative-decoding draft model (registry id) whose layers share the KV pool (EAGLE, an MTP head)."""
-    num_speculative_tokens: Annotated[int, Field(ge=0)] | None = None
+    num_speculative_tokens: Annotated[Annotated[int, Field(ge=0)] | None, Column()] = None
     """speculative_config.num_speculative_tokens: recurrent state gets that many more blocks and conv rows (vLLM MambaSpec)."""
-    quantization: str | None = None
+    quantization: Annotated[str | None, Column()] = None
     """The engine's quantization method as logged (``compressed-tensors``, ``gptq_marlin``, ``fp8``)."""
     speculative: Speculative | None = None
 
@@ -53,55 +55,56 @@ class Settings(Strict):
 class Logged(Strict):
     """Figures as the engine printed them (units in the names: GiB = 2^30 bytes, tokens)."""
 
-    model_loading_gib: float | None = None
+    model_loading_gib: Annotated[float | None, Column("model_loading_bytes", scale=GIB)] = None
     """"Model loading took X GiB": the weights on this rank (gpu_model_runner.py)."""
-    init_free_memory_gib: float | None = None
+    init_free_memory_gib: Annotated[float | None, Column("init_free_bytes", scale=GIB)] = None
     """Worker init snapshot (gpu_worker.py:284): free device memory before loading."""
     init_cuda_memory_gib: float | None = None
     init_non_torch_memory_gib: float | None = None
-    requested_memory_gib: float | None = None
+    requested_memory_gib: Annotated[float | None, Column("requested_bytes", scale=GIB)] = None
     """"worker requested memory": util × total (gpu_worker.py:285)."""
-    weights_memory_gib: float | None = None
+    weights_memory_gib: Annotated[float | None,
+                                  Column("logged_weights_bytes", scale=GIB, fallback="model_loading_gib")] = None
     """Profiling result (gpu_worker.py:435): weights memory."""
-    activation_peak_gib: float | None = None
+    activation_peak_gib: Annotated[float | None, Column("logged_activation_bytes", scale=GIB)] = None
     """Profiling result: torch peak memory increase (V0: "PyTorch activation peak memory takes")."""
-    non_torch_forward_gib: float | None = None
+    non_torch_forward_gib: Annotated[float | None, Column("logged_non_torch_bytes", scale=GIB)] = None
     """Profiling result: non-torch forward increase memory (V0 0.6-0.10: "non_torch_memory takes")."""
-    non_kv_memory_gib: float | None = None
+    non_kv_memory_gib: Annotated[float | None, Column("logged_non_kv_bytes", scale=GIB)] = None
     """Profiling result: total non KV cache memory (weights + activation + non-torch, + CUDA graphs where estimated)."""
-    cuda_graph_estimated_gib: float | None = None
+    cuda_graph_estimated_gib: Annotated[float | None, Column("logged_cuda_graph_estimated_bytes", scale=GIB)] = None
     """"Estimated CUDA graph memory: X GiB total" (gpu_model_runner.py:5955)."""
-    available_kv_cache_memory_gib: float | None = None
-    num_gpu_blocks: Annotated[int, Field(ge=0)] | None = None
-    kv_cache_tokens: Annotated[int, Field(ge=0)] | None = None
-    max_concurrency: Annotated[float, Field(ge=0)] | None = None
-    max_concurrency_tokens: Tokens | None = None
-    total_gpu_memory_gib: float | None = None
-    cuda_graph_memory_gib: float | None = None
+    available_kv_cache_memory_gib: Annotated[float | None, Column("available_kv_bytes", scale=GIB)] = None
+    num_gpu_blocks: Annotated[Annotated[int, Field(ge=0)] | None, Column()] = None
+    kv_cache_tokens: Annotated[Annotated[int, Field(ge=0)] | None, Column()] = None
+    max_concurrency: Annotated[Annotated[float, Field(ge=0)] | None, Column()] = None
+    max_concurrency_tokens: Annotated[Tokens | None, Column()] = None
+    total_gpu_memory_gib: Annotated[float | None, Column("total_gpu_memory_bytes", scale=GIB)] = None
+    cuda_graph_memory_gib: Annotated[float | None, Column("logged_cuda_graph_bytes", scale=GIB)] = None
     """CUDA graph memory actually taken ("CUDA graph pool memory: X GiB (actual)", "Graph capturing ... took X GiB")."""
-    started: bool | None = None
+    started: Annotated[bool | None, Column()] = None
 
 
 class ObservationEntry(Entry):
     """One engine startup: model, hardware, engine release, settings, logged figures, source."""
 
-    engine: EntryId | None = None
+    engine: Annotated[EntryId | None, Column("engine_id")] = None
     """Engine release range id (registry/engines), e.g. ``vllm-0.9-0.16``."""
-    engine_version: str | None = None
-    model: EntryId | None = None
+    engine_version: Annotated[str | None, Column()] = None
+    model: Annotated[EntryId | None, Column("model_id")] = None
     """Registry model id; may name a model not (yet) in the registry (``kvreg import-hf``)."""
-    model_hf_id: str | None = None
-    hardware: EntryId | None = None
+    model_hf_id: Annotated[str | None, Column()] = None
+    hardware: Annotated[EntryId | None, Column("hardware_id")] = None
     gpu_name: str | None = None
-    settings: Settings = Settings()
-    logged: Logged
+    settings: Annotated[Settings, Columns()] = Settings()
+    logged: Annotated[Logged, Columns()]
     unknown: list[str] = []
     """Settings the log does not determine, left for a person to fill."""
     inferred: dict[str, str] = {}
     """Field → why a value not printed in the log was filled in."""
-    reproducible: bool = True
+    reproducible: Annotated[bool, Column()] = True
     """False when the record lacks a setting needed to reproduce it; ``notes`` says which."""
-    release_confidence: Literal["stated", "format", "token-rule", "given"] | None = None
+    release_confidence: Annotated[Literal["stated", "format", "token-rule", "given"] | None, Column()] = None
     """How ``engine`` was determined: ``stated`` (the log's version banner), ``format`` (V0 log format, no
     version), ``token-rule`` (only releases whose printed token rule fits the logged figures), ``given``
     (set by a person or the curated record)."""
