@@ -13,6 +13,7 @@ a converted table is then one edit: the annotated field (plus its line in docs/s
 from __future__ import annotations
 
 import dataclasses
+import fractions
 import functools
 import datetime as dt
 import types
@@ -310,7 +311,7 @@ def _value(chain: tuple, c: FieldColumn):
         v = next((_read(o, c.path[-1:]) for o in reversed(chain[:c.level]) if c.path[-1] in type(o).model_fields),
                  None)
     if v is not None and c.marker.scale is not None:
-        v = v * c.marker.scale
+        v = float(fractions.Fraction(v) * c.marker.scale)
     return c.marker.fill if v is None else v
 
 

@@ -22,6 +22,7 @@ from kvreg.schema.common import Entry
 from kvreg.schema.engine import EngineEntry
 from kvreg.schema.hardware import HardwareEntry
 from kvreg.schema.model import ModelEntry
+from kvreg.schema.report import ReportEntry
 from kvreg.units import KIB, MIB
 
 # Bytes per element of each precision.  mxfp4: 32 fp4 values share one 8-bit
@@ -69,6 +70,16 @@ def _entry_line(r):
 
 _FILE = Derived(S, False, lambda r: r.item.doc.file)
 
+
+def _line_if_given(*path: str) -> Derived:
+    """The YAML line of the field at ``path`` of the entry, NULL when the field is not given."""
+    def line(r):
+        obj = r.item.entry
+        for name in path:
+            obj = getattr(obj, name)
+        return None if obj is None else r.item.doc.where(path)[0]
+    return Derived(I, True, line)
+
 # Tables whose columns follow from the entry models' Column markers (kvreg/entry_tables.py); only the
 # keys and the columns computed here (file, line, arithmetic) are written out.
 ENTRY_TABLES: dict[str, EntryTable] = {t.name: t for t in [
@@ -90,6 +101,12 @@ ENTRY_TABLES: dict[str, EntryTable] = {t.name: t for t in [
                derived={"file": _FILE, "line": Derived(I, False, _entry_line)}),
     # every entry's sources, of every kind
     EntryTable("sources", None, Entry, ("kind", "entry_id", "source_idx"), ("sources",)),
+    EntryTable("report_workloads", "report", ReportEntry, ("report_id",), exclude=("name", "confidence"), derived={
+        # where request_rate_per_s / engine_settings.block_size are written (NULL when not given): the checks
+        # that a rate is convertible and that every listed release accepts the block size point there
+        "request_rate_line": _line_if_given("workload", "request_rate_per_s"),
+        "file": Derived(S, True, lambda r: r.item.doc.file),
+        "block_size_line": _line_if_given("engine_settings", "block_size")}),
 ]}
 
 # table -> {column: (pandas dtype, nullable)}
@@ -147,21 +164,9 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "report_id": (S, False), "item_kind": (S, False), "item_idx": (I, False), "item_id": (S, False),
         "item_value": (I, True), "key": (S, False), "file": (S, False), "line": (I, False),
     },
-    "report_workloads": {
-        "report_id": (S, False), "users": (I, True), "context_tokens": (I, False), "tpot_s": (F, True),
-        "ttft_s": (F, True), "hours_per_month": (F, False),
-        "cost_basis": (S, False), "tco_years": (F, True), "tco_usd_per_kwh": (F, True), "tco_pue": (F, True),
-        # the report's engine_settings (NULL = each release's default), passed to the macros' knob parameters
-        "gpu_memory_utilization": (F, True), "max_num_seqs": (I, True), "max_num_batched_tokens": (I, True),
-        "enforce_eager": (B, True), "num_speculative_tokens": (I, True), "block_size": (I, True),
-        # the workload as people describe it (NULL = not given; plans' parameters of the same names)
-        "input_tokens": (I, True), "output_tokens": (I, True), "shared_prefix_tokens": (I, True),
-        "parallel_samples": (I, True),
-        # a request rate instead of users (NULL = users given): workload.sql turns it into users by Little's law
-        "request_rate_per_s": (F, True), "request_rate_line": (I, True),
-        # where engine_settings.block_size is written (for the check that every listed release accepts it)
-        "file": (S, True), "block_size_line": (I, True),
-    },
+    # One row per report: its workload, engine_settings (NULL = each release's default, passed to the macros'
+    # knob parameters) and cost_basis, flattened (kvreg/schema/report.py markers); tpot_ms in seconds.
+    "report_workloads": columns(ENTRY_TABLES["report_workloads"]),
     **ENGINE_TABLES,
     **THROUGHPUT_TABLES,
 }
@@ -274,7 +279,7 @@ _REPORT_LISTS = [("model", "models"), ("hardware", "hardware"), ("engine", "engi
 
 
 def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
-    """report_items (one row per listed id/value, with its YAML line) and report_workloads."""
+    """report_items: one row per listed id/value, with its YAML line."""
     for rid, item in sorted(registry.entries.get("report", {}).items()):
         r, doc = item.entry, item.doc
         for kind, field in _REPORT_LISTS:
@@ -283,18 +288,6 @@ def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
                 rows["report_items"].append(dict(
                     report_id=rid, item_kind=kind, item_idx=i, item_id=str(v), item_value=v if numeric else None,
                     key=f"{field}.{i}", file=doc.file, line=doc.where((field, i))[0]))
-        w = r.workload
-        rows["report_workloads"].append(dict(
-            report_id=rid, users=w.users, context_tokens=w.context,
-            tpot_s=None if w.tpot_ms is None else w.tpot_ms / 1e3, ttft_s=w.ttft_s, hours_per_month=w.hours_per_month,
-            cost_basis=r.cost_basis.kind, tco_years=r.cost_basis.years, tco_usd_per_kwh=r.cost_basis.usd_per_kwh,
-            tco_pue=r.cost_basis.pue, **r.engine_settings.model_dump(), input_tokens=w.input_tokens,
-            output_tokens=w.output_tokens, shared_prefix_tokens=w.shared_prefix_tokens,
-            parallel_samples=w.parallel_samples, request_rate_per_s=w.request_rate_per_s,
-            request_rate_line=doc.where(("workload", "request_rate_per_s"))[0]
-            if w.request_rate_per_s is not None else None, file=doc.file,
-            block_size_line=doc.where(("engine_settings", "block_size"))[0]
-            if r.engine_settings.block_size is not None else None))
 
 
 def frames(registry: Registry) -> dict[str, pd.DataFrame]:

@@ -249,13 +249,42 @@ def test_observation_rows_put_the_logged_gib_figures_in_bytes():
 
 
 def test_a_scaled_column_is_a_float_of_the_value_times_the_scale():
+    import fractions
+
     class Logged(BaseModel):
         x_gib: Annotated[float | None, Column("x_bytes", scale=2**30)] = None
         y_gib: Annotated[float | None, Column("y_bytes", scale=2**30, fallback="x_gib")] = None
+        t_ms: Annotated[int, Column("t_s", scale=fractions.Fraction(1, 1000))] = 13
 
-    class E(ModelEntry):
+    class E(BaseModel):
         logged: Annotated[Logged, Columns()] = Logged()
 
     spec = EntryTable("t", "model", E, ("model_id",))
-    assert {k: columns(spec)[k] for k in ("x_bytes", "y_bytes")} == {"x_bytes": ("Float64", True),
-                                                                       "y_bytes": ("Float64", True)}
+    assert columns(spec) == {"model_id": ("string", False), "x_bytes": ("Float64", True),
+                             "y_bytes": ("Float64", True), "t_s": ("Float64", False)}
+    entries = {"a": Loaded("model", E(logged=Logged(x_gib=15.27)), None), "b": Loaded("model", E(), None)}
+    a, b = rows(spec, types.SimpleNamespace(entries={"model": entries}))
+    assert (a["x_bytes"], a["y_bytes"], a["t_s"]) == (15.27 * 2**30, 15.27 * 2**30, 0.013)   # 13 / 1000
+    assert (b["x_bytes"], b["y_bytes"]) == (None, None)
+
+
+def test_report_workload_rows_flatten_the_workload_settings_and_cost_basis(tmp_path):
+    # reports/2026-q4-small-team.yaml: 30 users at 128Ki, tpot_ms 100 (0.1 s, as 100 / 1000 rounds), a tco
+    # basis of 4 years at $0.17/kWh and PUE 1.2, no engine_settings (NULL = each release's default) and no
+    # request rate (its line NULL).
+    from pathlib import Path
+
+    from kvreg.tables import frames
+
+    f = frames(load_registry(Path(__file__).resolve().parents[1]))["report_workloads"].set_index("report_id")
+    w = f.loc["2026-q4-small-team"]
+    assert (w["users"], w["context_tokens"], w["tpot_s"], w["hours_per_month"]) == (30, 128 * 1024, 100 / 1000, 730)
+    assert (w["cost_basis"], w["tco_years"], w["tco_usd_per_kwh"], w["tco_pue"]) == ("tco", 4, 0.17, 1.2)
+    assert w["max_num_seqs"] is pd.NA and w["request_rate_line"] is pd.NA and w["block_size_line"] is pd.NA
+    assert f.loc["2026-q4", "cost_basis"] == "rental" and f.loc["2026-q4", "tco_years"] is pd.NA
+    assert 13 / 1000 == 0.013 != 13 * 1e-3   # why the scale is a Fraction, not 1e-3 (13 ms: 0.013000000000000001)
+
+
+def test_a_float_scale_is_refused():
+    with pytest.raises(TypeError, match="scale 0.001 is a float"):
+        Column("x_s", scale=1e-3)

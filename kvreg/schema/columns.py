@@ -11,6 +11,7 @@ published JSON Schemas are unchanged by them.
 from __future__ import annotations
 
 import dataclasses
+import fractions
 from typing import Any
 
 
@@ -35,8 +36,10 @@ class Column:
             ``SELECT *`` / ``o.*``).
         last: placed after every other field column of the row (entry-level ``confidence``).
         scale: the stored value is the field's times this, to put a figure kept as printed in base
-            units (an observation's logged ``model_loading_gib`` → ``model_loading_bytes``, × 2^30);
-            the column is then ``Float64``.
+            units (an observation's logged ``model_loading_gib`` → ``model_loading_bytes``, × 2^30; a
+            report's ``tpot_ms`` → ``tpot_s``, × ``Fraction(1, 1000)``); the column is then ``Float64``.
+            An exact ratio (an int or a :class:`fractions.Fraction`): the stored float is the
+            correctly rounded product, as ``x / 1000`` would give (``x * 1e-3`` would not).
     """
 
     name: str | None = None
@@ -47,7 +50,11 @@ class Column:
     join: str | None = None
     after: str | None = None
     last: bool = False
-    scale: float | None = None
+    scale: int | fractions.Fraction | None = None
+
+    def __post_init__(self):
+        if isinstance(self.scale, float):
+            raise TypeError(f"Column {self.name}: scale {self.scale!r} is a float; give an int or a Fraction")
 
 
 @dataclasses.dataclass(frozen=True)

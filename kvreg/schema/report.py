@@ -13,6 +13,9 @@ from typing import Annotated, Literal
 from pydantic import Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
+import fractions
+
+from kvreg.schema.columns import Column, Columns
 from kvreg.schema.common import Dtype, Entry, EntryId, Source, Strict, Tokens
 
 
@@ -35,16 +38,16 @@ class Workload(Strict):
     then be left out: it is input + output.
     """
 
-    users: PositiveInt | None = None
-    request_rate_per_s: Annotated[float, Field(gt=0, le=1e6)] | None = None
-    context: Tokens | None = None
-    tpot_ms: Annotated[float, Field(gt=0)] | None = None
-    ttft_s: Annotated[float, Field(gt=0)] | None = None
-    hours_per_month: Annotated[float, Field(gt=0, le=744)] = 730.0
-    input_tokens: Tokens | None = None
-    output_tokens: Tokens | None = None
-    shared_prefix_tokens: Annotated[int, Field(ge=0)] | None = None
-    parallel_samples: Annotated[int, Field(ge=1, le=1024)] | None = None
+    users: Annotated[PositiveInt | None, Column()] = None
+    request_rate_per_s: Annotated[Annotated[float, Field(gt=0, le=1e6)] | None, Column()] = None
+    context: Annotated[Tokens | None, Column("context_tokens")] = None
+    tpot_ms: Annotated[Annotated[float, Field(gt=0)] | None, Column("tpot_s", scale=fractions.Fraction(1, 1000))] = None
+    ttft_s: Annotated[Annotated[float, Field(gt=0)] | None, Column()] = None
+    hours_per_month: Annotated[Annotated[float, Field(gt=0, le=744)], Column()] = 730.0
+    input_tokens: Annotated[Tokens | None, Column()] = None
+    output_tokens: Annotated[Tokens | None, Column()] = None
+    shared_prefix_tokens: Annotated[Annotated[int, Field(ge=0)] | None, Column()] = None
+    parallel_samples: Annotated[Annotated[int, Field(ge=1, le=1024)] | None, Column()] = None
 
     @model_validator(mode="after")
     def _lengths_add_up(self):
@@ -100,12 +103,12 @@ class EngineSettings(Strict):
     ``block_size`` (tokens) sets the KV block size of every listed engine release, which must accept it
     (engine ``accounting.block_sizes``; check kvreg/checks/046_report_block_size.sql)."""
 
-    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
-    max_num_seqs: PositiveInt | None = None
-    max_num_batched_tokens: PositiveInt | None = None
-    enforce_eager: bool | None = None
-    num_speculative_tokens: Annotated[int, Field(ge=0)] | None = None
-    block_size: PositiveInt | None = None
+    gpu_memory_utilization: Annotated[Annotated[float, Field(gt=0, le=1)] | None, Column()] = None
+    max_num_seqs: Annotated[PositiveInt | None, Column()] = None
+    max_num_batched_tokens: Annotated[PositiveInt | None, Column()] = None
+    enforce_eager: Annotated[bool | None, Column()] = None
+    num_speculative_tokens: Annotated[Annotated[int, Field(ge=0)] | None, Column()] = None
+    block_size: Annotated[PositiveInt | None, Column()] = None
 
 
 class CostBasis(Strict):
@@ -117,10 +120,10 @@ class CostBasis(Strict):
     saying where they come from.
     """
 
-    kind: Literal["rental", "tco"] = "rental"
-    years: Annotated[float, Field(gt=0, le=15)] | None = None
-    usd_per_kwh: Annotated[float, Field(gt=0, le=2)] | None = None
-    pue: Annotated[float, Field(ge=1, le=3)] | None = None
+    kind: Annotated[Literal["rental", "tco"], Column("cost_basis")] = "rental"
+    years: Annotated[Annotated[float, Field(gt=0, le=15)] | None, Column("tco_years")] = None
+    usd_per_kwh: Annotated[Annotated[float, Field(gt=0, le=2)] | None, Column("tco_usd_per_kwh")] = None
+    pue: Annotated[Annotated[float, Field(ge=1, le=3)] | None, Column("tco_pue")] = None
     note: str | None = None
 
     @model_validator(mode="after")
@@ -151,12 +154,12 @@ class ReportEntry(Entry):
     kv_dtypes: Annotated[list[Dtype], Field(min_length=1)] = ["bf16"]
     tp: Annotated[list[PositiveInt], Field(min_length=1)] = [1]
     contexts: Annotated[list[Tokens], Field(min_length=1)]
-    workload: Workload
-    engine_settings: EngineSettings = EngineSettings()
+    workload: Annotated[Workload, Columns()]
+    engine_settings: Annotated[EngineSettings, Columns()] = EngineSettings()
     # the registry the previous report was built from: a git revision, a previous report's registry stamp (its
     # footer's commit) or a directory (relative to the project); the report then opens with what changed since
     # (kvreg/report/changes.py, over kvreg diff)
     previous: Annotated[str, Field(min_length=1)] | None = None
 
 
-    cost_basis: CostBasis = CostBasis()
+    cost_basis: Annotated[CostBasis, Columns()] = CostBasis()
