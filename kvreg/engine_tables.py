@@ -87,6 +87,11 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
 }
 
 
+# The engine tables whose columns follow from the entry models' markers (their pandera checks too: kvreg/tables.py).
+ENGINE_SPECS = (ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS, PROFILE_GEOMETRY, PLATFORMS, PRECISION_RULES,
+                CAPABILITIES, OBSERVATIONS)
+
+
 def _decimals(x: float | None) -> int | None:
     """Decimals a logged figure was printed with (50.32 → 2), from its shortest repr."""
     if x is None:
@@ -103,8 +108,7 @@ def served_id(target: str, draft: str | None, num_spec: int) -> str:
 def engine_rows(registry) -> dict[str, list[dict]]:
     """Rows of :data:`ENGINE_TABLES` from validated entries (see kvreg/schema/accounting.py)."""
     rows: dict[str, list[dict]] = {name: [] for name in ENGINE_TABLES}
-    for spec in (ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS, PROFILE_GEOMETRY, PLATFORMS, PRECISION_RULES,
-                 CAPABILITIES):
+    for spec in ENGINE_SPECS:
         rows[spec.name] = entry_rows(spec, registry)
     models = set(registry.entries.get("model", {}))
     for mid in sorted(models):
@@ -124,7 +128,6 @@ def engine_rows(registry) -> dict[str, list[dict]]:
                 batched.add(a.max_num_batched_tokens_large_gpu.value)
             for t in (a.mem_fraction_rule.tiers if a.mem_fraction_rule else []):
                 batched.add(t.chunked_prefill_size.value)
-    rows["observations"] = entry_rows(OBSERVATIONS, registry)
     for item in registry.entries.get("observation", {}).values():
         o, s = item.entry, item.entry.settings
         n_spec = s.num_speculative_tokens or 0

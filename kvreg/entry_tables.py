@@ -20,7 +20,9 @@ import types
 import typing
 from typing import Any, Callable, Literal
 
+import annotated_types
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from kvreg.schema.accounting import Cited
 from kvreg.schema.columns import Column, Columns
@@ -108,6 +110,8 @@ class FieldColumn:
     """placed after the other field columns (its marker's or its ``Columns`` block's ``last``)"""
     present: bool = False
     """a ``Columns(present=...)`` flag: whether the block at ``path`` is given, not a field value"""
+    checks: tuple[tuple[str, Any], ...] = ()
+    """the field's value constraints as the column holds them (:func:`constraints`, scaled)"""
 
 
 def _unwrap(annotation) -> tuple[Any, bool]:
@@ -149,6 +153,75 @@ def pandas_dtype(annotation) -> tuple[str, bool]:
         if isinstance(t, type) and issubclass(t, py):
             return dtype, optional
     raise TypeError(f"no column type for {annotation!r}")
+
+
+_BOUNDS = {annotated_types.Gt: "gt", annotated_types.Ge: "ge", annotated_types.Lt: "lt", annotated_types.Le: "le"}
+
+
+def _meta_constraints(meta) -> list[tuple[str, Any]]:
+    if isinstance(meta, FieldInfo):
+        return [c for m in meta.metadata for c in _meta_constraints(m)]
+    if type(meta) in _BOUNDS:
+        op = _BOUNDS[type(meta)]
+        return [(op, getattr(meta, op))]
+    if isinstance(meta, annotated_types.Interval):
+        return [(op, getattr(meta, op)) for op in ("gt", "ge", "lt", "le") if getattr(meta, op) is not None]
+    pattern = getattr(meta, "pattern", None)
+    return [("pattern", pattern)] if isinstance(pattern, str) else []
+
+
+def _type_constraints(annotation) -> list[tuple[str, Any]]:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        base, *meta = typing.get_args(annotation)
+        return _type_constraints(base) + [c for m in meta for c in _meta_constraints(m)]
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _type_constraints(args[0]) if len(args) == 1 else []   # several types (date | str): none
+    if origin is Literal:
+        return [("isin", tuple(typing.get_args(annotation)))]
+    if isinstance(annotation, type) and issubclass(annotation, _WRAPPERS):
+        return _type_constraints(annotation.__pydantic_generic_metadata__["args"][0])
+    return []
+
+
+def constraints(info: FieldInfo) -> tuple[tuple[str, Any], ...]:
+    """The value constraints pydantic enforces on a field, as ``(op, value)`` pairs, in declaration order.
+
+    ``op`` is ``gt``/``ge``/``lt``/``le`` (a bound: ``Field(gt=0)``, ``PositiveInt``, ``Tokens``), ``isin``
+    (a ``Literal``'s values: ``Dtype``, ``Confidence``) or ``pattern`` (``Field(pattern=...)``: ``EntryId``;
+    pydantic searches, so the check does too).  Read through ``Optional``, ``Annotated`` and the value of
+    ``Measure[T]`` / ``Cited[T]``; a union of several types gives none.  The pandera schemas of the
+    converted tables check these (kvreg/tables.py ``SCHEMAS``), so the bound is declared once, on the
+    field, for validation, the published JSON Schema and the frames alike.
+    """
+    out = [c for m in info.metadata for c in _meta_constraints(m)] + _type_constraints(info.annotation)
+    return tuple(dict.fromkeys(out))
+
+
+def _column_checks(model: type[BaseModel], fname: str, col: Column) -> tuple[tuple[str, Any], ...]:
+    """The field's constraints as its column holds them: scaled; none for a joined list, and none
+    where the value may come from another field (``fallback``) with other constraints."""
+    info = model.model_fields[fname]
+    if col.join is not None:
+        return ()
+    own = constraints(info)
+    if col.fallback is not None and constraints(model.model_fields[col.fallback]) != own:
+        return ()
+    if col.scale is not None:
+        own = tuple((op, v if op in ("isin", "pattern") else float(fractions.Fraction(v) * col.scale)) for op, v in own)
+    if col.fill is not None and not _holds(own, col.fill):
+        raise TypeError(f"{model.__name__}.{fname}: fill {col.fill!r} breaks the field's own constraints {own}")
+    return own
+
+
+def _holds(checks, v) -> bool:
+    import operator
+    import re
+
+    ops = {"gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le,
+           "isin": lambda x, vals: x in vals, "pattern": lambda x, p: re.search(p, x) is not None}
+    return all(ops[op](v, arg) for op, arg in checks)
 
 
 def _marker(info, cls):
@@ -210,7 +283,7 @@ def field_columns(model: type[BaseModel], table: str, own: str | None = None, pr
         elif col.fallback is not None:
             nullable = pandas_dtype(model.model_fields[col.fallback].annotation)[1] or optional
         out.append(FieldColumn(prefix + (col.name or fname), dtype, nullable, path + (fname,), col, model,
-                               last=last or col.last))
+                               last=last or col.last, checks=_column_checks(model, fname, col)))
     return out
 
 
@@ -251,10 +324,12 @@ def table_fields(spec: EntryTable) -> list[FieldColumn]:
     cols = [c for c in cols if c.name not in spec.exclude]
     for i, c in enumerate(cols):
         if c.marker.inherit:
-            up = [m.model_fields[c.path[-1]].annotation for m in chain[:c.level] if c.path[-1] in m.model_fields]
+            up = [m.model_fields[c.path[-1]] for m in chain[:c.level] if c.path[-1] in m.model_fields]
             if not up:
                 raise TypeError(f"{spec.name}.{c.name}: no enclosing model has a field {c.path[-1]} to inherit")
-            cols[i] = dataclasses.replace(c, nullable=c.nullable and pandas_dtype(up[-1])[1])
+            # the value may be the enclosing field's: its constraints hold only where both fields share them
+            cols[i] = dataclasses.replace(c, nullable=c.nullable and pandas_dtype(up[-1].annotation)[1],
+                                          checks=c.checks if constraints(up[-1]) == c.checks else ())
     for c in [c for c in cols if c.marker.after]:
         cols.remove(c)
         at = next((i for i, o in enumerate(cols) if o.name == c.marker.after), None)
@@ -284,6 +359,12 @@ def columns(spec: EntryTable) -> dict[str, tuple[str, bool]]:
         twice = sorted({n for n, _ in named if [m for m, _ in named].count(n) > 1})
         raise ValueError(f"table {spec.name}: column {', '.join(twice)} declared twice")
     return cols
+
+
+def column_checks(spec: EntryTable) -> dict[str, tuple[tuple[str, Any], ...]]:
+    """``{column: ((op, value), ...)}``: the pydantic constraints of the table's field columns (:func:`constraints`)
+    as the column holds them, for the pandera schemas (kvreg/tables.py).  Keys and derived columns have none."""
+    return {c.name: c.checks for c in spec.fields if c.checks}
 
 
 def _read(obj, path: tuple[str, ...], raw: bool = False):

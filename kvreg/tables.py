@@ -13,10 +13,10 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
-from kvreg.engine_tables import ENGINE_TABLES, engine_rows
-from kvreg.entry_tables import Derived, EntryTable, columns, rows as entry_rows
+from kvreg.engine_tables import ENGINE_SPECS, ENGINE_TABLES, engine_rows
+from kvreg.entry_tables import Derived, EntryTable, column_checks, columns, rows as entry_rows
 from kvreg.provenance import FACT_KINDS, field_facts
-from kvreg.throughput_tables import THROUGHPUT_TABLES, throughput_rows
+from kvreg.throughput_tables import MEASUREMENTS, THROUGHPUT_TABLES, throughput_rows
 from kvreg.registry import Registry
 from kvreg.schema.common import Entry
 from kvreg.schema.engine import EngineEntry
@@ -171,10 +171,23 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     **THROUGHPUT_TABLES,
 }
 
-SCHEMAS = {
-    name: pa.DataFrameSchema({c: pa.Column(t, nullable=n) for c, (t, n) in cols.items()}, strict=True, coerce=True)
-    for name, cols in TABLES.items()
-}
+# The pydantic constraints of the marked fields (entry_tables.column_checks): the frames are checked
+# against the same bounds, enum values and patterns validation enforces, declared once on the field.
+MARKED_TABLES: dict[str, EntryTable] = {s.name: s for s in [*ENTRY_TABLES.values(), *ENGINE_SPECS, MEASUREMENTS]}
+CHECKS: dict[str, dict[str, tuple]] = {name: column_checks(spec) for name, spec in MARKED_TABLES.items()}
+_PANDERA = {"gt": pa.Check.gt, "ge": pa.Check.ge, "lt": pa.Check.lt, "le": pa.Check.le,
+            "isin": lambda v: pa.Check.isin(list(v)), "pattern": pa.Check.str_contains}
+
+
+def schema(cols: dict[str, tuple[str, bool]], checks: dict[str, tuple] | None = None) -> pa.DataFrameSchema:
+    """The pandera schema of a table: ``{column: (pandas dtype, nullable)}`` (:data:`TABLES`) and the
+    columns' ``(op, value)`` constraints (:data:`CHECKS`; gt/ge/lt/le, isin, pattern); strict, coercing."""
+    checks = checks or {}
+    return pa.DataFrameSchema({c: pa.Column(t, nullable=n, checks=[_PANDERA[op](v) for op, v in checks.get(c, ())])
+                               for c, (t, n) in cols.items()}, strict=True, coerce=True)
+
+
+SCHEMAS = {name: schema(cols, CHECKS.get(name)) for name, cols in TABLES.items()}
 
 
 def context_label(tokens: int) -> str:

@@ -288,3 +288,80 @@ def test_report_workload_rows_flatten_the_workload_settings_and_cost_basis(tmp_p
 def test_a_float_scale_is_refused():
     with pytest.raises(TypeError, match="scale 0.001 is a float"):
         Column("x_s", scale=1e-3)
+
+
+def test_a_constraint_added_to_a_field_is_checked_by_pandera_and_published_in_the_json_schema():
+    # One declaration: Field(gt=0, le=1e7) on the field, and nothing else, bounds validation, the JSON
+    # Schema and the frame's pandera check alike.
+    import pandera.errors
+    from pydantic import Field
+
+    from kvreg.entry_tables import column_checks
+    from kvreg.tables import schema
+
+    class Tighter(ModelEntry):
+        rope_theta: Annotated[Annotated[float, Field(gt=0, le=1e7)] | None, Column()] = None
+
+    spec = dataclasses.replace(ENTRY_TABLES["models"], model=Tighter)
+    assert column_checks(spec)["rope_theta"] == (("gt", 0), ("le", 1e7))
+    published = Tighter.model_json_schema()["properties"]["rope_theta"]["anyOf"][0]
+    assert (published["exclusiveMinimum"], published["maximum"]) == (0, 1e7)
+    frame = pd.DataFrame([{c: None for c in columns(spec)} | {"rope_theta": 2e7}])
+    with pytest.raises(pandera.errors.SchemaError, match="rope_theta"):
+        schema({"rope_theta": columns(spec)["rope_theta"]}, column_checks(spec)).validate(frame[["rope_theta"]])
+
+
+def test_the_shipped_schemas_check_the_fields_constraints():
+    import pandera.errors
+
+    checks = {c: [(k.name, k.statistics) for k in col.checks] for c, col in SCHEMAS["observations"].columns.items()}
+    assert checks["gpu_memory_utilization"] == [("greater_than", {"min_value": 0}),
+                                                ("less_than_or_equal_to", {"max_value": 1})]
+    assert checks["kv_dtype"][0][0] == "isin" and checks["release_confidence"][0][1]["allowed_values"] == [
+        "stated", "format", "token-rule", "given"]
+    assert checks["hardware_id"][0][0] == "str_contains"          # EntryId's pattern
+    assert checks["served_id"] == [] and checks["notes"] == []    # derived, and unconstrained
+    # a scaled column's bounds are scaled too: tpot_ms > 0 → tpot_s > 0; parallel_samples 1 … 1024
+    assert [k.statistics for k in SCHEMAS["report_workloads"].columns["parallel_samples"].checks] == [
+        {"min_value": 1}, {"max_value": 1024}]
+    bad = pd.DataFrame([{"tp": 0}])
+    with pytest.raises(pandera.errors.SchemaError, match="greater_than"):
+        SCHEMAS["observations"].columns["tp"].validate(bad)
+
+
+def _json_constraints(node, defs, out):
+    if isinstance(node, dict):
+        if "$ref" in node:
+            _json_constraints(defs[node["$ref"].split("/")[-1]], defs, out)
+        for key in ("exclusiveMinimum", "minimum", "exclusiveMaximum", "maximum", "pattern"):
+            if key in node:
+                out.add((key, node[key]))
+        if "enum" in node:
+            out.add(("enum", tuple(node["enum"])))
+        if "const" in node:
+            out.add(("enum", (node["const"],)))
+        for k, v in node.items():
+            if k in ("anyOf", "allOf", "oneOf", "items"):
+                _json_constraints(v, defs, out)
+            elif k == "properties" and "value" in v:   # Measure / Cited: {value, source | cite, ...}
+                _json_constraints(v["value"], defs, out)
+    elif isinstance(node, list):
+        for v in node:
+            _json_constraints(v, defs, out)
+    return out
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_every_pandera_constraint_is_published_in_the_json_schema_of_its_field(spec):
+    from kvreg.entry_tables import constraints
+
+    json_key = {"gt": "exclusiveMinimum", "ge": "minimum", "lt": "exclusiveMaximum", "le": "maximum",
+                "pattern": "pattern", "isin": "enum"}
+    for c in table_fields(spec):
+        if not c.checks:
+            continue
+        js = c.owner.model_json_schema()
+        prop = js["properties"][c.path[-1]]
+        published = _json_constraints(prop, js.get("$defs", {}), set())
+        for op, v in constraints(c.owner.model_fields[c.path[-1]]):
+            assert (json_key[op], v) in published, f"{spec.name}.{c.name}: {op} {v} not in {published}"
