@@ -91,6 +91,21 @@ def test_validate_stats_prints_the_provenance_count():
     assert SOURCE[0]["id"] == "fixture"
 
 
+def test_validate_stats_headline_and_table_count_the_same_entries():
+    # The headline counts every entry validated (reports included); the table the fact entries whose numbers
+    # need sources; the line under it adds the report definitions so the two agree.
+    import re
+
+    r = CliRunner().invoke(main, ["validate", "--stats", "--project", str(ROOT)])
+    assert r.exit_code == 0, r.output
+    headline = int(re.match(r"([\d,]+) entries valid\.", r.output).group(1).replace(",", ""))
+    total = int(re.search(r"^total +([\d,]+) ", r.output, re.M).group(1).replace(",", ""))
+    reports = len(list((ROOT / "reports").glob("*.yaml")))
+    assert reports >= 1 and total + reports == headline
+    assert f"entries: {total:,} fact entries above + {reports:,} report (definitions: no facts to source) = " \
+           f"{headline:,} validated" in r.output
+
+
 def test_a_build_makes_the_frames_once(tmp_path, monkeypatch):
     # Issue 14 item 5: validation's cross-entry checks and the database build share one set of frames.
     from kvreg import tables
