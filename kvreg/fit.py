@@ -162,6 +162,14 @@ def _pool_text(pool_bytes: float) -> str:
     return f"{f.gib(pool_bytes)} ({f.gb(pool_bytes)})"
 
 
+def _naive_pool_line(row: dict) -> str:
+    """The naive planner's subtraction: marketed memory − the checkpoint's weights ÷ tp (the same for every engine;
+    an engine row's own weights figure adds what the release loads beside the checkpoint: memory_pools_at)."""
+    naive_w = row["naive_weights_bytes"]
+    return (f"Naive pool: marketed {f.gb(row['naive_pool_bytes'] + naive_w)} − weights {f.gb(naive_w)}"
+            f" = {_naive_pool_text(row['naive_pool_bytes'])}")
+
+
 def _naive_pool_text(pool_bytes: float) -> str:
     """The naive pool in GB (the marketed unit), a negative one as the shortfall."""
     return f"none (short by {f.gb(-pool_bytes)})" if pool_bytes < 0 else f.gb(pool_bytes)
@@ -192,8 +200,7 @@ def render_fit(r: FitResult) -> str:
         from kvreg.plan import settings_line
 
         out.append(settings_line(first, r.engine_id))
-        out.append(f"Naive pool: marketed {f.gb(first['naive_pool_bytes'] + first['weights_bytes'])}"
-                   f" − weights {f.gb(first['weights_bytes'])} = {_naive_pool_text(first['naive_pool_bytes'])}")
+        out.append(_naive_pool_line(first))
     elif r.kv_pool_bytes is None:
         util = first.get("gpu_memory_utilization")
         util = "" if util is None else f" {util:g}"
@@ -201,8 +208,7 @@ def render_fit(r: FitResult) -> str:
                    f" = {f.gib(first['claimed_bytes'])} − reserve {f.gib(first['reserve_bytes'])}"
                    f" − residents {f.gib(first['resident_bytes'])} − weights {f.gib(first['weights_bytes'])}"
                    f" ({first['weights_basis']}) = KV pool {_pool_text(first['pool_bytes'])}")
-        out.append(f"Naive pool: marketed {f.gb(first['naive_pool_bytes'] + first['weights_bytes'])}"
-                   f" − weights {f.gb(first['weights_bytes'])} = {_naive_pool_text(first['naive_pool_bytes'])}")
+        out.append(_naive_pool_line(first))
     else:
         out.append(f"KV pool (given): {f.gib(r.kv_pool_bytes)} ({f.gb(r.kv_pool_bytes)})")
     header = ("context", "per seq (first principles)", "per seq (naive)",
