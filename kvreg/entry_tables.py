@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from kvreg.schema.accounting import Cited
-from kvreg.schema.columns import Column, Columns
+from kvreg.schema.columns import Column, Columns, Rows
 from kvreg.schema.common import Measure
 
 # A value with its provenance: the column holds the value (``Measure`` numbers, ``Cited`` rules).
@@ -365,6 +365,72 @@ def column_checks(spec: EntryTable) -> dict[str, tuple[tuple[str, Any], ...]]:
     """``{column: ((op, value), ...)}``: the pydantic constraints of the table's field columns (:func:`constraints`)
     as the column holds them, for the pandera schemas (kvreg/tables.py).  Keys and derived columns have none."""
     return {c.name: c.checks for c in spec.fields if c.checks}
+
+
+@dataclasses.dataclass(frozen=True)
+class KeyedTable:
+    """A base table whose rows are the keys of one dict (or the items of one list) field of an entry kind
+    (a :class:`~kvreg.schema.columns.Rows` marker): entry id, key, and a dict's value."""
+
+    name: str
+    kind: str
+    id_key: str
+    field: str
+    marker: Rows
+    key_type: Any
+    value_type: Any = None
+
+
+def keyed_tables(model: type[BaseModel], kind: str, id_key: str) -> list[KeyedTable]:
+    """The :class:`KeyedTable` of every ``Rows``-marked field of ``model``, in declaration order.
+
+    Raises:
+        TypeError: a marker on a field that is not a dict or a list, or a ``value`` on a list: a marker bug.
+    """
+    out = []
+    for fname, info in model.model_fields.items():
+        m = _marker(info, Rows)
+        if m is None:
+            continue
+        t, _ = _unwrap(info.annotation)
+        origin, args = typing.get_origin(t), typing.get_args(t)
+        if origin is dict and m.value is not None:
+            out.append(KeyedTable(m.table, kind, id_key, fname, m, args[0], args[1]))
+        elif origin is list and m.value is None:
+            out.append(KeyedTable(m.table, kind, id_key, fname, m, args[0]))
+        else:
+            raise TypeError(f"{model.__name__}.{fname}: Rows needs a dict (with value=) or a list (without)")
+    return out
+
+
+def keyed_columns(t: KeyedTable) -> dict[str, tuple[str, bool]]:
+    """``{column: (pandas dtype, nullable)}`` of a keyed table: the entry id, the key, a dict's value (none nullable)."""
+    cols = {t.id_key: (S, False), t.marker.key: (pandas_dtype(t.key_type)[0], False)}
+    if t.value_type is not None:
+        cols[t.marker.value] = (pandas_dtype(t.value_type)[0], False)
+    return cols
+
+
+def keyed_checks(t: KeyedTable) -> dict[str, tuple[tuple[str, Any], ...]]:
+    """The constraints of the key's and the value's types (``Dtype`` values, ``Flops`` > 0), as :func:`column_checks`."""
+    out = {t.marker.key: tuple(_type_constraints(t.key_type))}
+    if t.value_type is not None:
+        out[t.marker.value] = tuple(_type_constraints(t.value_type))
+    return {c: v for c, v in out.items() if v}
+
+
+def keyed_rows(t: KeyedTable, registry) -> list[dict]:
+    """One row per entry (by id) and key (sorted; a list's items once each)."""
+    out = []
+    for eid, item in sorted(registry.entries.get(t.kind, {}).items()):
+        v = getattr(item.entry, t.field)
+        for k in sorted(v if isinstance(v, dict) else set(v)):
+            row = {t.id_key: eid, t.marker.key: k}
+            if t.value_type is not None:
+                x = v[k]
+                row[t.marker.value] = x.value if isinstance(x, _WRAPPERS) else x
+            out.append(row)
+    return out
 
 
 def _read(obj, path: tuple[str, ...], raw: bool = False):

@@ -14,7 +14,8 @@ import pandas as pd
 import pandera.pandas as pa
 
 from kvreg.engine_tables import ENGINE_SPECS, ENGINE_TABLES, engine_rows
-from kvreg.entry_tables import Derived, EntryTable, column_checks, columns, rows as entry_rows
+from kvreg.entry_tables import (Derived, EntryTable, KeyedTable, column_checks, columns, keyed_checks, keyed_columns,
+                                keyed_rows, keyed_tables, rows as entry_rows)
 from kvreg.provenance import FACT_KINDS, field_facts
 from kvreg.throughput_tables import MEASUREMENTS, THROUGHPUT_TABLES, throughput_rows
 from kvreg.registry import Registry
@@ -109,6 +110,9 @@ ENTRY_TABLES: dict[str, EntryTable] = {t.name: t for t in [
         "block_size_line": _line_if_given("engine_settings", "block_size")}),
 ]}
 
+# Tables of one dict or list field each (a Rows marker): entry id, key, value.
+KEYED_TABLES: dict[str, KeyedTable] = {t.name: t for t in keyed_tables(HardwareEntry, "hardware", "hardware_id")}
+
 # table -> {column: (pandas dtype, nullable)}
 TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "models": columns(ENTRY_TABLES["models"]),
@@ -137,8 +141,8 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
         "provider": (S, False), "date": (S, True), "source_id": (S, True),
         "file": (S, False), "line": (I, False),
     },
-    "hardware_flops": {"hardware_id": (S, False), "dtype": (S, False), "flop_per_s": (F, False)},
-    "hardware_precisions": {"hardware_id": (S, False), "dtype": (S, False)},
+    # peak_flops and native_precisions (kvreg/schema/hardware.py Rows markers): one row per dtype
+    **{t.name: keyed_columns(t) for t in KEYED_TABLES.values()},
     "residents": columns(ENTRY_TABLES["residents"]),
     "engines": columns(ENTRY_TABLES["engines"]),
     "sources": columns(ENTRY_TABLES["sources"]),
@@ -175,6 +179,7 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
 # against the same bounds, enum values and patterns validation enforces, declared once on the field.
 MARKED_TABLES: dict[str, EntryTable] = {s.name: s for s in [*ENTRY_TABLES.values(), *ENGINE_SPECS, MEASUREMENTS]}
 CHECKS: dict[str, dict[str, tuple]] = {name: column_checks(spec) for name, spec in MARKED_TABLES.items()}
+CHECKS |= {name: keyed_checks(t) for name, t in KEYED_TABLES.items()}
 _PANDERA = {"gt": pa.Check.gt, "ge": pa.Check.ge, "lt": pa.Check.lt, "le": pa.Check.le,
             "isin": lambda v: pa.Check.isin(list(v)), "pattern": pa.Check.str_contains}
 
@@ -252,6 +257,8 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
                     file=item.doc.file, line=line, col=col))
     for name, spec in ENTRY_TABLES.items():
         rows[name] = entry_rows(spec, registry)
+    for name, keyed in KEYED_TABLES.items():
+        rows[name] = keyed_rows(keyed, registry)
     for mid, item in sorted(registry.entries.get("model", {}).items()):
         _checkpoint_rows(rows, mid, item.entry)
     for hid, item in sorted(registry.entries.get("hardware", {}).items()):
@@ -267,10 +274,6 @@ def _rows(registry: Registry) -> dict[str, list[dict]]:
                 rows["hardware_prices"].append(dict(
                     hardware_id=hid, price_idx=len(h.price.quotes()), price_kind="purchase", usd=pu.usd.value,
                     provider=pu.kind, date=pu.date, source_id=pu.usd.source, file=doc.file, line=line))
-        for dtype, f in sorted(h.peak_flops.items()):
-            rows["hardware_flops"].append(dict(hardware_id=hid, dtype=dtype, flop_per_s=f.value))
-        for dtype in sorted(set(h.native_precisions)):
-            rows["hardware_precisions"].append(dict(hardware_id=hid, dtype=dtype))
     rows["precisions"] = [dict(dtype=d, bytes_per_element=b, for_weights=w, for_kv=k, note=n)
                           for d, b, w, k, n in PRECISIONS]
     natives = {r["native_context_tokens"] for r in rows["models"]}

@@ -365,3 +365,33 @@ def test_every_pandera_constraint_is_published_in_the_json_schema_of_its_field(s
         published = _json_constraints(prop, js.get("$defs", {}), set())
         for op, v in constraints(c.owner.model_fields[c.path[-1]]):
             assert (json_key[op], v) in published, f"{spec.name}.{c.name}: {op} {v} not in {published}"
+
+
+def test_a_dict_or_list_field_marked_rows_is_a_table_of_its_own():
+    # hardware/h100-sxm-80gb.yaml: peak_flops bf16 989 TFLOP/s (dense), fp8 1979; native_precisions
+    # [fp32, bf16, fp16, fp8, int8] → one row per dtype, in dtype order; the Dtype values and Flops > 0 checked.
+    from pathlib import Path
+
+    from kvreg.tables import CHECKS, KEYED_TABLES, frames
+
+    assert TABLES["hardware_flops"] == {"hardware_id": ("string", False), "dtype": ("string", False),
+                                        "flop_per_s": ("Float64", False)}
+    assert CHECKS["hardware_flops"]["flop_per_s"] == (("gt", 0),)
+    assert CHECKS["hardware_precisions"]["dtype"][0][0] == "isin"
+    assert set(KEYED_TABLES) == {"hardware_flops", "hardware_precisions"}
+    f = frames(load_registry(Path(__file__).resolve().parents[1]))
+    flops = f["hardware_flops"].query("hardware_id == 'h100-sxm-80gb'").set_index("dtype")["flop_per_s"]
+    assert (flops["bf16"], flops["fp8"]) == (989e12, 1979e12)
+    prec = f["hardware_precisions"].query("hardware_id == 'h100-sxm-80gb'")["dtype"].tolist()
+    assert prec == sorted(["fp32", "bf16", "fp16", "fp8", "int8"])
+
+
+def test_rows_on_a_field_that_is_no_dict_or_list_is_refused():
+    from kvreg.entry_tables import keyed_tables
+    from kvreg.schema.columns import Rows
+
+    class Bad(BaseModel):
+        x: Annotated[int, Rows("t", "k", "v")] = 1
+
+    with pytest.raises(TypeError, match="Bad.x: Rows needs a dict"):
+        keyed_tables(Bad, "model", "model_id")

@@ -58,6 +58,21 @@ class Column:
 
 
 @dataclasses.dataclass(frozen=True)
+class Rows:
+    """On a dict or list field of scalars: the field is a table of its own, one row per key.
+
+    Attributes:
+        table: the table (its first column is the entry id, named by the kind's key: ``hardware_id``).
+        key: the column holding a dict's key or a list's item; rows in key order, a list's items once each.
+        value: the column holding a dict's value (a ``Measure``'s ``value``); None for a list.
+    """
+
+    table: str
+    key: str
+    value: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class Columns:
     """On a field holding a nested model: its :class:`Column` fields join this row, names prefixed.
 

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from kvreg.schema.columns import Column, Columns
+from kvreg.schema.columns import Column, Columns, Rows
 from kvreg.schema.common import Bandwidth, Bytes, Dtype, EntryId, Entry, Flops, Measure, Strict
 
 
@@ -154,8 +154,8 @@ class HardwareEntry(Entry):
     memory_basis: Annotated[Literal["runtime", "marketed"], Column()]
     unified_memory: Annotated[bool, Column()] = False
     bandwidth: Annotated[Measure[Bandwidth] | None, Column("bandwidth_bytes_per_s")] = None
-    peak_flops: dict[Dtype, Measure[Flops]] = {}
-    native_precisions: list[Dtype] = []
+    peak_flops: Annotated[dict[Dtype, Measure[Flops]], Rows("hardware_flops", "dtype", "flop_per_s")] = {}
+    native_precisions: Annotated[list[Dtype], Rows("hardware_precisions", "dtype")] = []
     interconnect: Annotated[Interconnect | None, Columns("interconnect_")] = None
     price: Annotated[Price | None, Columns()] = None
     efficiency: Efficiency | None = None
