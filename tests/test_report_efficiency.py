@@ -130,7 +130,45 @@ def test_a_dagger_call_shows_its_second_plan_and_the_flip(rendered):
     assert "Llama 3.1 8B 3 → 6 × mi355x , and the recommendation flips to 10 × mi300x at $15.00 per hour" in note
     decision = _text(re.search(r'<li id="decision-llama-3.1-8b">.*?</li>', summary, re.S).group(0))
     assert "At the same vendor's measured figure (bandwidth 0.23 measured on mi300x" in decision
+    # the head line in `kvreg plan`'s words: replicas × TP = devices ("N ×" was devices here and replicas there)
+    assert decision.startswith("Llama 3.1 8B: mi355x, 3 replicas × TP 1 = 3 devices (bf16 weights / fp8 KV, vllm-0.33)")
     # 6 × $2.59 = $15.54 per hour; $/M output tokens = 15.54 ÷ (6 × 34 seqs ÷ step × 3,600) × 10^6 (printed, not
     # re-derived here: its step time is the plans' tpot_at_batch_s)
     assert "6 × mi355x (TP 1, bf16 / fp8) at $15.54 per hour" in decision
     assert "the recommendation would flip to 10 × mi300x (TP 1, bf16 / fp8) at $15.00 per hour" in decision
+
+
+def test_the_evidence_levels_used_are_defined_once_in_the_assumptions(rendered):
+    html, project, _ = rendered
+    start = html.index('<table class="data" id="efficiency-levels">')
+    rows = [[_text(c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
+            for tr in re.findall(r"<tr>(.*?)</tr>", html[start:html.index("</table>", start)], re.S)]
+    levels = [r[0] for r in rows]
+    # MI300X × vLLM: bandwidth and compute measured (hardware); MI355X: bandwidth stated, compute from every
+    # measurement ('all', the entry states no compute figure) — each printed level defined once, in the order
+    # kvreg tries them (253)
+    used = {lvl for _, lvl, _ in _efficiencies(project).values()} | {"all"}
+    assert levels == ["hardware", "stated", "all"] and used <= set(levels)
+    assert len(set(levels)) == len(levels)
+    meaning = {r[0]: r[2] for r in rows}
+    assert meaning["hardware"].startswith("fitted to throughput measurements of this device under this engine")
+    assert "nothing measured on this device, its architecture or its other engines" in meaning["stated"]
+    assert meaning["all"].startswith("fitted to every throughput measurement")
+    assert "not defined" not in " ".join(meaning.values())
+
+
+def test_the_devices_hold_line_says_which_limit_its_count_is(rendered):
+    html, project, _ = rendered
+    from kvreg.api import connect
+
+    con = connect(project)
+    # the MI355X's two limits per replica at 32Ki: the engine's admission and (worked above) 76 within the TPOT
+    adm, rate = con.execute(
+        "SELECT max_seqs_per_replica, rate_max_batch FROM plans(200, 32768, 0.05, only_models := ['llama-3.1-8b'],"
+        " only_hardware := ['mi355x']) WHERE engine_id = 'vllm-0.33' AND weights_dtype = 'bf16'"
+        " AND kv_dtype = 'fp8' AND tp = 1").fetchone()
+    assert rate == 76 and adm > rate
+    decision = _text(re.search(r'<li id="decision-llama-3.1-8b">.*?</li>', html, re.S).group(0))
+    assert (f"The 3 devices hold {3 * 76} sequences at 32Ki, the speed limit: 3 replicas × 76, the most that decode"
+            f" within the 50.0 ms TPOT allows, while memory (the engine's admission) admits {adm} per replica"
+            " (the workload asks 200)") in decision

@@ -233,6 +233,7 @@ class ReportContext:
     engines: list
     hardware: list
     efficiency: list
+    efficiency_levels: list  # efficiency_levels.sql: what each evidence level the efficiency rows use means
     warnings: list
     sources: list
     summary_charts: dict = dataclasses.field(default_factory=dict)  # report-level charts (cost per M tokens)
@@ -537,6 +538,11 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
         loaded = registry.entries["report"][report_id]
         changes = changes_since(registry.root, report, report_id, file=loaded.doc.file,
                                 line=loaded.doc.where(("previous",))[0])
+    # the efficiencies (and the glossary of the evidence levels they use, efficiency_levels.sql)
+    materialise(con, "report_efficiency", "efficiency", p)
+    cur = con.execute("SELECT * FROM report_efficiency")   # efficiency.sql's order (insertion order is kept)
+    Eff = collections.namedtuple("efficiency_row", [d[0] for d in cur.description])  # noqa: PYI024
+    efficiency = [Eff(*r) for r in cur.fetchall()]
     # the checkout's commit now, not the build's: a reused database (kvreg/report/make.py) may predate a commit
     # that changed no file
     from kvreg.build import registry_commit
@@ -552,7 +558,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
         registry_commit=info[0], registry_commit_date=commit_date(registry.root, info[0]),
         available=avail, recommended=[s.recommended for s in sections if s.recommended is not None],
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
-        efficiency=rows(con, "efficiency", p),
+        efficiency=efficiency, efficiency_levels=rows(con, "efficiency_levels"),
         warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)),
         summary_charts=summary_charts, changes=changes)
 

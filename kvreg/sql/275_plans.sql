@@ -36,6 +36,8 @@
 --   batch_per_replica     ceil(users ÷ replicas): the batch each replica actually runs
 --   tpot_at_batch_s       the decode step at that batch (expected or ceiling, see rate_basis)
 --   single_seq_tpot_s     the decode step of one sequence alone (the fastest any sequence can go here)
+--   empty_context_step_s  the decode step of one sequence with no context: the weights it reads plus any fixed-size
+--                         state (sliding windows full, recurrent state); above tpot_s no context fits the TPOT
 --   gpus                  replicas × tp; usd_per_hour = gpus × price (NULL when no price)
 --   binding_constraint    'capacity' (the KV pool holds fewer than the rate allows; first principles),
 --                         'admission' (the engine release admits fewer than the rate allows), 'tpot' (the
@@ -307,6 +309,11 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
                      1, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb, r.ec)
            AS single_seq_tpot_s,
+       -- one step with nothing in context: the weights (and any fixed-size window or recurrent state) read once;
+       -- above tpot_s no context is short enough (max_context_tokens 0), and this is what to say instead
+       decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
+                     1, r.constant_rank_bytes * r.tp, r.constant_flop, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb,
+                     r.ec) AS empty_context_step_s,
        r.prefill_floor_s,
        r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
        r.fp_seqs AS first_principles_seqs, r.pool_basis, r.engine_starts,
