@@ -131,7 +131,7 @@ def test_a_dagger_call_shows_its_second_plan_and_the_flip(rendered):
     decision = _text(re.search(r'<li id="decision-llama-3.1-8b">.*?</li>', summary, re.S).group(0))
     assert "At the same vendor's measured figure (bandwidth 0.23 measured on mi300x" in decision
     # the head line in `kvreg plan`'s words: replicas × TP = devices ("N ×" was devices here and replicas there)
-    assert decision.startswith("Llama 3.1 8B: mi355x, 3 replicas × TP 1 = 3 devices (bf16 weights / fp8 KV, vllm-0.33)")
+    assert decision.strip().startswith("Llama 3.1 8B: mi355x, 3 replicas × TP 1 = 3 devices (bf16 weights / fp8 KV, vllm-0.33)")
     # 6 × $2.59 = $15.54 per hour; $/M output tokens = 15.54 ÷ (6 × 34 seqs ÷ step × 3,600) × 10^6 (printed, not
     # re-derived here: its step time is the plans' tpot_at_batch_s)
     assert "6 × mi355x (TP 1, bf16 / fp8) at $15.54 per hour" in decision
@@ -143,6 +143,7 @@ def test_the_evidence_levels_used_are_defined_once_in_the_assumptions(rendered):
     start = html.index('<table class="data" id="efficiency-levels">')
     rows = [[_text(c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
             for tr in re.findall(r"<tr>(.*?)</tr>", html[start:html.index("</table>", start)], re.S)]
+    rows = [r for r in rows if r]   # the header row has no <td>
     levels = [r[0] for r in rows]
     # MI300X × vLLM: bandwidth and compute measured (hardware); MI355X: bandwidth stated, compute from every
     # measurement ('all', the entry states no compute figure) — each printed level defined once, in the order
