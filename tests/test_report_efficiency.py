@@ -116,6 +116,20 @@ def test_plans_at_the_vendor_measured_efficiency_replace_only_the_stated_figure(
     # a measured device keeps its own figure
     assert got["fitted"]["mi300x"] == got["vendor_measured"]["mi300x"]
     assert got["fitted"]["mi300x"][:3] == (_hand_batch(w, s, 5.3e12, eff["mi300x"][0]), 10, 15.0) == (20, 10, 15.0)
+    # the vendor figure is the same vendor's LOWEST measured one, and only where this device's figure is stated
+    pe = {r[0]: r[1:] for r in con.execute(
+        "SELECT p.hardware_id, p.bandwidth_level, p.vendor_hardware_id, p.vendor_bandwidth_efficiency, h.vendor"
+        " FROM plan_efficiency p JOIN hardware h USING (hardware_id) WHERE p.engine_family = 'vllm'").fetchall()}
+    measured = {hw: (bw, v) for hw, bw, v in con.execute(
+        "SELECT s.hardware_id, s.bandwidth_efficiency, h.vendor FROM speed_efficiency s JOIN hardware h"
+        " USING (hardware_id) WHERE s.engine_family = 'vllm' AND s.bandwidth_level = 'hardware'").fetchall()}
+    for hw, (lvl, vhw, vbw, vendor) in pe.items():
+        mine = {m: bw for m, (bw, v) in measured.items() if v == vendor}
+        if lvl != "stated" or not mine:   # measured or derived figures, and vendors with nothing measured: no second
+            assert vhw is None and vbw is None, hw
+        else:
+            assert (vhw, vbw) == (min(mine, key=mine.get), min(mine.values())), hw
+    assert pe["mi355x"][1:3] == ("mi300x", eff["mi300x"][0]) and pe["tpu-v6e"][1] is None   # Google: none measured
     import duckdb
 
     with pytest.raises(duckdb.Error, match="efficiency_basis"):

@@ -10,13 +10,16 @@
 --   hardware_id, engine_id, devices, usd_per_hour, bandwidth_efficiency   the recommendation as printed
 --   at_*      the best option on the SAME hardware and engine at the vendor's figure (it may take another TP or
 --             precision): at_tp, at_weights_dtype, at_kv_dtype, at_devices, at_usd_per_hour,
---             at_usd_per_million_output_tokens, at_binding_constraint (plans' words), at_bandwidth_efficiency and
---             at_efficiency_evidence (e.g. "bandwidth 0.23 measured on mi300x (n=3, same vendor; …)"); NULL when that
---             hardware serves the workload at no configuration at that figure
+--             at_usd_per_million_output_tokens, at_binding_constraint (plans' words); NULL when that hardware
+--             serves the workload at no configuration at that figure
 --   top_*     the recommendation at the vendor's figure (rank_in_model 1 of the second ranking): top_hardware_id,
 --             top_engine_id, top_tp, top_weights_dtype, top_kv_dtype, top_devices, top_usd_per_hour,
 --             top_usd_per_million_output_tokens
---   flips     the second ranking recommends other hardware or another engine release
+--   vendor_bandwidth_efficiency, vendor_evidence  the figure the second ranking sized this hardware at, and its
+--             evidence line (plan_efficiency.vendor_evidence through plans)
+--   flips     the second ranking recommends other hardware or another engine release (FALSE when it recommends
+--             nothing: top_* NULL, no listed configuration serves the workload at that figure)
+--   A model whose vendor has no measured device under the engine family (the figure would not change) has no row.
 WITH rec AS (SELECT * FROM report_options WHERE rank_in_model = 1 AND meets AND binding_key = 'tpot'
                                               AND speed_estimated),
 v AS (SELECT p.*, plan_usd_per_million_output_tokens(p.usd_per_hour, p.replicas, p.batch_per_replica,
@@ -29,10 +32,16 @@ same AS (
            arg_min(v.kv_dtype, v.rank_in_model) AS at_kv_dtype, arg_min(v.gpus, v.rank_in_model) AS at_devices,
            arg_min(v.usd_per_hour, v.rank_in_model) AS at_usd_per_hour,
            arg_min(v.usd_per_million_output_tokens, v.rank_in_model) AS at_usd_per_million_output_tokens,
-           arg_min(v.binding_constraint, v.rank_in_model) AS at_binding_constraint,
-           arg_min(v.bandwidth_efficiency, v.rank_in_model) AS at_bandwidth_efficiency,
-           arg_min(v.efficiency_evidence, v.rank_in_model) AS at_efficiency_evidence
+           arg_min(v.binding_constraint, v.rank_in_model) AS at_binding_constraint
     FROM rec r JOIN v ON v.model_id = r.model_id AND v.hardware_id = r.hardware_id AND v.engine_id = r.engine_id
+    GROUP BY r.model_id
+),
+fig AS (
+    -- the figure the second ranking sized this hardware at (every row of it carries it, feasible or not)
+    SELECT r.model_id, any_value(p.bandwidth_efficiency) AS vendor_bandwidth_efficiency,
+           any_value(p.efficiency_evidence) AS vendor_evidence
+    FROM rec r JOIN report_plans_vendor p ON p.model_id = r.model_id AND p.hardware_id = r.hardware_id
+                                         AND p.engine_id = r.engine_id
     GROUP BY r.model_id
 ),
 top AS (
@@ -42,9 +51,13 @@ top AS (
     FROM v WHERE v.rank_in_model = 1
 )
 SELECT r.model_id, r.model_name, r.hardware_id, r.engine_id, r.devices, r.usd_per_hour, r.bandwidth_efficiency,
+       f.vendor_bandwidth_efficiency, f.vendor_evidence,
        s.* EXCLUDE (model_id), t.* EXCLUDE (model_id),
-       (t.top_hardware_id, t.top_engine_id) IS DISTINCT FROM (r.hardware_id, r.engine_id) AS flips
+       t.top_hardware_id IS NOT NULL AND (t.top_hardware_id, t.top_engine_id) <> (r.hardware_id, r.engine_id) AS flips
 FROM rec r
+JOIN fig f ON f.model_id = r.model_id
 LEFT JOIN same s ON s.model_id = r.model_id
 LEFT JOIN top t ON t.model_id = r.model_id
+-- no measured device of the same vendor under this engine family: the figure is unchanged, there is no second plan
+WHERE f.vendor_bandwidth_efficiency IS DISTINCT FROM r.bandwidth_efficiency
 ORDER BY r.model_idx
