@@ -362,6 +362,13 @@ def _reason_groups(rows: list[dict]) -> list[str]:
     return out
 
 
+def replicas_wording(replicas: int, tp: int, devices: int) -> str:
+    """"R replicas × TP t = G devices": how a plan's size is written in `kvreg plan`'s Best line and in the
+    report's decision line (the same words; the report's template spells them out, kvreg/templates/_summary.html.j2)."""
+    return (f"{replicas:,} replica{'' if replicas == 1 else 's'} × TP {tp} = {devices:,} device"
+            f"{'' if devices == 1 else 's'}")
+
+
 def _plan_table(rows: list[dict]) -> list[str]:
     table = [("hardware", "weights", "KV", "TP", "capacity/replica", "rate limit", "replicas", "batch",
               "GPUs", "$/hour", "binding", "TPOT at batch", "rate basis")]
@@ -403,8 +410,9 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
                        " (optimistic).")
         price = (f"at {f.usd(best['usd_per_hour'])}/hour" if best["usd_per_hour"] is not None
                  else "(no price in the registry)")
-        gpus = f"{best['gpus']} GPU" + ("" if best["gpus"] == 1 else "s")
-        out.append(f"Best: {best['replicas']} × {best['hardware_id']} TP {best['tp']} = {gpus}"
+        # one wording with the report's decision line (kvreg/templates/_summary.html.j2): "N ×" was replicas here
+        # and devices there
+        out.append(f"Best: {best['hardware_id']}, {replicas_wording(best['replicas'], best['tp'], best['gpus'])}"
                    f" {price}; binding constraint: {best['binding_constraint']}.")
         # Every plan states the efficiency its rates used and the evidence (speed_efficiency, kvreg/sql/254).
         shown = {p["hardware_id"]: p.get("efficiency_evidence") for p in (r.feasible or r.unpriced)[:top]}
@@ -416,14 +424,21 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
         if worst is not None and worst["max_context_tokens"] is not None:
             out.append(f"Best option: {worst['hardware_id']} TP {worst['tp']} ({worst['weights_dtype']} weights,"
                        f" {worst['kv_dtype']} KV): {worst['reason']}.")
-            out.append(f"Longest context one sequence could have there within the TPOT:"
-                       f" {f.tokens(worst['max_context_tokens'])}; one sequence alone decodes at"
-                       f" {f.ms(worst['single_seq_tpot_s'])} per token at this context.")
+            if worst["max_context_tokens"] == 0 and worst.get("empty_context_step_s") is not None:
+                # "longest context: 0 tokens" read as a context limit; it is the weights' own read time
+                out.append(f"No context is short enough: the weights (and any fixed-size state) alone take"
+                           f" {f.ms(worst['empty_context_step_s'])} per decode step, more than the"
+                           f" {f.ms(r.tpot_s)} TPOT; one sequence at this context takes"
+                           f" {f.ms(worst['single_seq_tpot_s'])}.")
+            else:
+                out.append(f"Longest context one sequence could have there within the TPOT:"
+                           f" {f.tokens(worst['max_context_tokens'])}; one sequence alone decodes at"
+                           f" {f.ms(worst['single_seq_tpot_s'])} per token at this context.")
     if r.unranked:
         out.append(f"Not ranked: no stated bandwidth efficiency for {', '.join(sorted({p['hardware_id'] for p in r.unranked}))};"
                    " their rates are the bandwidth ceiling, not comparable with the expected rates above:")
         out += [f"  {p['hardware_id']} TP {p['tp']} {p['weights_dtype']}/{p['kv_dtype']}: {f.count(p['replicas'])} replicas,"
-                f" {f.count(p['gpus'])} GPUs, {f.usd(p['usd_per_hour'])}/hour at the ceiling"
+                f" {f.count(p['gpus'])} devices, {f.usd(p['usd_per_hour'])}/hour at the ceiling"
                 for p in r.unranked[:top]]
         if len(r.unranked) > top:
             out.append(f"  ({len(r.unranked) - top} more)")

@@ -104,7 +104,7 @@ def test_worked_plan_cli_output(db, con):
     rate355 = math.floor((0.05 - WEIGHTS / bw355) / (S * KV_TOKEN / bw355 + ar355 / 0.45))
     assert rate355 == 53 and (math.ceil(200 / rate355), math.ceil(200 / 4)) == (4, 50)
     assert lines[4].split()[:10] == ["mi355x", "bf16", "bf16", "4", "102", "53", "4", "50", "16", "$41.44"]
-    assert "Best: 4 × mi355x TP 4 = 16 GPUs at $41.44/hour; binding constraint: tpot." in lines
+    assert "Best: mi355x, 4 replicas × TP 4 = 16 devices at $41.44/hour; binding constraint: tpot." in lines
     # next on the rental basis: MI300X at $1.50/h (TensorWave), now at its efficiency fitted to AMD's vLLM pages
     # (0.230, n=3; test_speed.py works it), borrowed by the first-principles engine (hardware_any, derived).  The
     # rate limit by hand: (W + B·kv)/(8 × 5.3 TB/s × eff) + B·all-reduce/eff ≤ 50 ms (all-reduce 2 per layer, ring,
@@ -215,8 +215,9 @@ def test_ceiling_rows_are_never_ranked_against_expected_rows():
             " comparable with the expected rates above:") in out
     assert out[4].split()[0] == "slow" and out[4].split()[-1] == "expected"
     # an unpriced best says so, not "at n/a/hour"
-    assert f"Best: {r.unpriced[0]['replicas']} × slow TP 1 = {r.unpriced[0]['gpus']} GPUs (no price in the registry);" \
-           " binding constraint: tpot." in out
+    assert f"Best: slow, {r.unpriced[0]['replicas']} replicas × TP 1 = {r.unpriced[0]['gpus']} devices (no price in the" \
+           " registry); binding constraint: tpot." in out
+    assert r.unpriced[0]["replicas"] == r.unpriced[0]["gpus"] > 1
 
 
 def test_all_ceiling_rows_are_ranked_together_and_said_so():
@@ -304,7 +305,29 @@ def test_fits_nowhere_says_why(db):
     # TP 16 would leave the 8-GPU HGX NVLink domain, so the best option is TP 8.
     assert lines[2] == ("Best option: b300 TP 8 (bf16 weights, bf16 KV): tpot: a single sequence decodes slower"
                         " than the TPOT target.")
-    assert lines[3].startswith("Longest context one sequence could have there within the TPOT: 0 tokens;")
+    # no context is short enough at 5 ms: said as the weights' own step time, not "longest context: 0 tokens"
+    m = re.match(r"No context is short enough: the weights \(and any fixed-size state\) alone take ([\d.]+) ms per"
+                 r" decode step, more than the 5\.0 ms TPOT; one sequence at this context takes ([\d.,]+) ms\.$",
+                 lines[3])
+    assert m, lines[3]
+    assert 5.0 < float(m.group(1)) < float(m.group(2).replace(",", ""))
+
+
+def test_a_device_too_slow_for_the_weights_says_their_step_time(db):
+    # New-user trial: `kvreg plan` on a T4 over the TPOT printed "longest context … 0 tokens".  By hand: Llama 3.1
+    # 8B fp8 weights 8,030,261,248 B read once per step at 320 GB/s × 0.45 (the T4 entry's stated efficiency; no
+    # FLOP figure at fp8, so memory alone) = 55.8 ms > 50 ms; at 8Ki the bf16 KV adds 32 × 8 × 128 × 2 × 2 B ×
+    # 8,192 = 1 GiB → 1,073,741,824 / 144e9 = 7.5 ms, 63.2 ms in all.
+    res = CliRunner().invoke(main, ["plan", "--model", "llama-3.1-8b", "--users", "10", "--context", "8Ki",
+                                    "--tpot-ms", "50", "--hardware", "t4", "--weights-dtype", "fp8",
+                                    "--project", str(ROOT), "--db", db])
+    assert res.exit_code == 0, res.output
+    step = 8_030_261_248 / (320e9 * 0.45)
+    full = step + 32 * 8 * 128 * 2 * 2 * 8192 / (320e9 * 0.45)
+    assert (round(step * 1e3, 1), round(full * 1e3, 1)) == (55.8, 63.2)
+    assert ("No context is short enough: the weights (and any fixed-size state) alone take 55.8 ms per decode step,"
+            " more than the 50.0 ms TPOT; one sequence at this context takes 63.2 ms.") in res.output.splitlines()
+    assert "0 tokens" not in res.output
 
 
 def test_unknown_model_is_a_usage_error(db):

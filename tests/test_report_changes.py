@@ -88,7 +88,8 @@ def test_the_price_change_and_the_flip_with_its_reason(section):
 def test_the_summary_is_the_new_recommendation(section):
     page, _ = section
     summary = page[page.index('<section id="summary">'):]
-    assert "<strong>Llama 4 Scout 17B-16E Instruct:</strong> 8 × mi325x (TP 4" in summary
+    # "R replicas × TP t = G devices", the words of `kvreg plan`'s Best line
+    assert "<strong>Llama 4 Scout 17B-16E Instruct:</strong> mi325x, 2 replicas × TP 4 = 8 devices (fp8" in summary
 
 
 def test_a_stamp_with_dirty_names_the_same_commit(project):

@@ -135,8 +135,10 @@ def test_recommendation_comes_from_plans(full):
     assert g.usd_per_hour == pytest.approx(g.devices * 1.60) == pytest.approx(25.60)
     assert "sized by the plans view for memory and speed together" in html
     summary = html[html.index('id="summary"'):html.index('class="model"')]
-    assert f"<strong>Gemma 4 31B:</strong> {g.devices} × a100-sxm-80gb (TP 8, bf16 weights / fp8 KV, {ENGINE})" in summary
-    assert f"The {g.devices} devices hold {g.devices // 8 * admitted} sequences" in summary
+    assert (f"<strong>Gemma 4 31B:</strong> a100-sxm-80gb, {g.devices // 8} replicas × TP 8 = {g.devices} devices"
+            f" (bf16 weights / fp8 KV, {ENGINE})") in summary
+    assert (f"The {g.devices} devices hold {g.devices // 8 * admitted} sequences at 32Ki, the memory limit:"
+            f" {g.devices // 8} replicas × {admitted} that the engine admits") in summary
     # the binding constraint is the engine's admission, with the margin to the next limit
     assert f"Binding: KV memory at engine admission. It allows {admitted} sequences per replica; the next limit" in summary
     # plans.max_context_tokens is capped at Gemma 4's native 262,144 tokens in the text

@@ -59,7 +59,8 @@ def test_every_device_that_drops_out_says_why(small_team):
 def test_the_mac_is_not_recommended_vllm(small_team):
     summary = _text(small_team[small_team.index('id="summary"'):small_team.index('class="model"')])
     # before engine_support the Mac was recommended under vllm-0.33 with fp8 weights, which vLLM cannot run there
-    assert not re.search(r"× m3-ultra-96gb \(TP \d+, [a-z0-9]+ weights / [a-z0-9]+ KV, vllm", summary)
+    assert not re.search(r"m3-ultra-96gb, [\d,]+ replicas? × TP \d+ = [\d,]+ devices? \([a-z0-9]+ weights /"
+                         r" [a-z0-9]+ KV, vllm", summary)
     assert "Under first-principles, with no engine accounting (what the hardware can hold): m3-ultra-96gb" in summary
 
 
@@ -67,8 +68,8 @@ def test_recommendations_on_the_mac(small_team):
     summary = _text(small_team[small_team.index('id="summary"'):small_team.index('class="model"')])
     # both models get a priced decision on the TCO basis (every listed device has a purchase price and a TDP)
     for name in ("Gemma 4 31B", "Qwen3.6-27B"):
-        assert re.search(rf"{re.escape(name)}: [\d,]+ × [a-z0-9-]+ \(TP 1, [a-z0-9]+ weights / [a-z0-9]+ KV, [a-z0-9.-]+\):"
-                         r" \$[\d,.]+ per hour", summary), name
+        assert re.search(rf"{re.escape(name)}: [a-z0-9-]+, [\d,]+ replicas? × TP 1 = [\d,]+ devices? \([a-z0-9]+"
+                         r" weights / [a-z0-9]+ KV, [a-z0-9.-]+\): \$[\d,.]+ per hour", summary), name
 
 
 def test_an_unpriced_device_that_needs_fewer_devices_has_its_own_list(tmp_path):
@@ -106,7 +107,8 @@ def test_an_unpriced_device_that_needs_fewer_devices_has_its_own_list(tmp_path):
     devices = {r[1]: int(r[5].replace(",", "")) for r in priced_rows + unpriced_rows}
     assert devices["big-unpriced"] < devices["priced-80"] == devices["priced-80b"]
     summary = _text(page[page.index('id="summary"'):page.index('class="model"')])
-    assert f"{devices['priced-80']} × priced-80 (TP 1" in summary                # the recommendation is priced
+    n = devices["priced-80"]   # the recommendation is priced: TP 1, so replicas = devices
+    assert f"priced-80, {n} replica{'s' if n != 1 else ''} × TP 1 = {n} device{'s' if n != 1 else ''} (" in summary
     assert (f"Without a price on this basis (ranked apart, on device count): {devices['big-unpriced']} × big-unpriced"
             " (TP 1, bf16 / bf16), fewer devices than the recommendation.") in summary
 

@@ -213,6 +213,7 @@ class ModelSection:
     dropouts: list = dataclasses.field(default_factory=list)  # dropouts.sql rows: devices that cannot serve it, why
     unpriced: list = dataclasses.field(default_factory=list)  # unpriced_options.sql rows, fewest devices first
     shown: Any | None = None  # shown_precisions.sql row: the precisions and engine the charts and the PDF appendix show
+    guess: Any | None = None  # guess_plans.sql row: a † call sized again at the same vendor's measured efficiency
 
 
 @dataclasses.dataclass(frozen=True)
@@ -232,6 +233,7 @@ class ReportContext:
     engines: list
     hardware: list
     efficiency: list
+    efficiency_levels: list  # efficiency_levels.sql: what each evidence level the efficiency rows use means
     warnings: list
     sources: list
     summary_charts: dict = dataclasses.field(default_factory=dict)  # report-level charts (cost per M tokens)
@@ -275,18 +277,41 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
         materialise(con, "report_capacity", "scope_capacity", dict(scope, contexts=contexts.contexts, **knobs))
     materialise(con, "report_binding_names", "binding_names", {})
     if avail.plans:
-        materialise(con, "report_plans", "scope_plans",
-                    dict(scope, users=workload.given_users, context_tokens=workload.context_tokens,
-                         tpot_s=workload.tpot_s, ttft_s=workload.ttft_s, cost_basis=workload.cost_basis,
-                         tco_years=workload.tco_years, tco_usd_per_kwh=workload.tco_usd_per_kwh,
-                         tco_pue=workload.tco_pue, input_tokens=workload.input_tokens,
-                         output_tokens=workload.output_tokens, shared_prefix_tokens=workload.shared_prefix_tokens,
-                         parallel_samples=workload.parallel_samples,
-                         request_rate_per_s=workload.request_rate_per_s, **knobs))
+        materialise(con, "report_plans", "scope_plans", plans_params(scope, workload, knobs, "fitted"))
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
     else:
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
     return workload, avail
+
+
+def plans_params(scope: dict, workload, knobs: dict, efficiency_basis: str) -> dict:
+    """The parameters of scope_plans.sql: the report's lists (``scope``), its workload row, engine settings and
+    the plans' ``efficiency_basis`` ('fitted', or 'vendor_measured' for the second plan of a † call)."""
+    return dict(scope, users=workload.given_users, context_tokens=workload.context_tokens,
+                tpot_s=workload.tpot_s, ttft_s=workload.ttft_s, cost_basis=workload.cost_basis,
+                tco_years=workload.tco_years, tco_usd_per_kwh=workload.tco_usd_per_kwh,
+                tco_pue=workload.tco_pue, input_tokens=workload.input_tokens,
+                output_tokens=workload.output_tokens, shared_prefix_tokens=workload.shared_prefix_tokens,
+                parallel_samples=workload.parallel_samples,
+                request_rate_per_s=workload.request_rate_per_s, efficiency_basis=efficiency_basis, **knobs)
+
+
+def vendor_plans(con, scope: dict, workload) -> list:
+    """The second plan of each call resting on a guessed efficiency (guess_plans.sql rows, one per such model).
+
+    A recommendation marked † (TPOT-bound, its bandwidth efficiency only the hardware entry's stated figure:
+    plan_options.sql ``speed_estimated``) is sized again with ``ranked_plans(efficiency_basis :=
+    'vendor_measured')`` (kvreg/sql/274_plan_efficiency.sql: the same vendor's lowest measured figure), for those
+    models only, into the temp table ``report_plans_vendor``: the same macro and ranking, so the count on the
+    guessed device and whether the recommendation flips come from one formula.  Empty when no call is marked.
+    """
+    (guessed,) = con.execute("SELECT list(model_id ORDER BY model_idx) FROM report_options WHERE rank_in_model = 1"
+                             " AND meets AND binding_key = 'tpot' AND speed_estimated").fetchone()
+    if not guessed:
+        return []
+    materialise(con, "report_plans_vendor", "scope_plans",
+                plans_params(dict(scope, models=guessed), workload, knob_params(workload), "vendor_measured"))
+    return rows(con, "guess_plans")
 
 
 def _sql_literal(value) -> str:
@@ -431,6 +456,8 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     p = {"report": report_id}
     scope = scope_params(report)
     workload, avail = rank_options(con, report_id, scope, axis=True)
+    # a call resting on a guessed efficiency, sized again at the same vendor's measured one (while capacity is shared)
+    guesses = {r.model_id: r for r in vendor_plans(con, scope, workload)} if avail.plans else {}
     # each model's shown precisions (the recommendation's, else the report's first): charts, printed appendix
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_shown_precisions AS {query_text('shown_precisions')}", p)
     # the whole contexts axis only for what the charts and the sensitivity read (chart_scope.sql), cut from the one
@@ -494,7 +521,8 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
             options=m_opts, sensitivity=sens.get(mid), capacity=table,
             per_sequence=per_seq.get(mid, []), pools=pools.get(mid, []), quirks=quirks.get(mid, []),
             charts={k: v for k, v in svg.items() if v}, naive_gap=gaps.get(mid, []),
-            dropouts=drops.get(mid, []), unpriced=unpriced.get(mid, []), shown=shown.get(mid)))
+            dropouts=drops.get(mid, []), unpriced=unpriced.get(mid, []), shown=shown.get(mid),
+            guess=guesses.get(mid)))
 
     summary_charts = {}
     if charts:
@@ -510,6 +538,11 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
         loaded = registry.entries["report"][report_id]
         changes = changes_since(registry.root, report, report_id, file=loaded.doc.file,
                                 line=loaded.doc.where(("previous",))[0])
+    # the efficiencies (and the glossary of the evidence levels they use, efficiency_levels.sql)
+    materialise(con, "report_efficiency", "efficiency", p)
+    cur = con.execute("SELECT * FROM report_efficiency")   # efficiency.sql's order (insertion order is kept)
+    Eff = collections.namedtuple("efficiency_row", [d[0] for d in cur.description])  # noqa: PYI024
+    efficiency = [Eff(*r) for r in cur.fetchall()]
     # the checkout's commit now, not the build's: a reused database (kvreg/report/make.py) may predate a commit
     # that changed no file
     from kvreg.build import registry_commit
@@ -525,7 +558,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
         registry_commit=info[0], registry_commit_date=commit_date(registry.root, info[0]),
         available=avail, recommended=[s.recommended for s in sections if s.recommended is not None],
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
-        efficiency=rows(con, "efficiency", p),
+        efficiency=efficiency, efficiency_levels=rows(con, "efficiency_levels"),
         warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)),
         summary_charts=summary_charts, changes=changes)
 

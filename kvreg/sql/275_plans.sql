@@ -9,13 +9,19 @@
 --   admission (engine_capacity_at), for first-principles the simple budget.
 -- only_models / only_hardware (VARCHAR[], NULL = all): passed to capacity_at, which filters its pool side by them
 --   (ranked_plans passes its models and hardware lists).
--- Inputs: capacity_at (245), decode_coefficients, hardware_peaks, model_weights, engines, speed_efficiency,
+-- Inputs: capacity_at (245), decode_coefficients, hardware_peaks, model_weights, engines, plan_efficiency (274:
+--   speed_efficiency's figures),
 --   engine_support (058);
 --   macros kv_read_bytes,
 --   decode_flop, params_read.
 -- Rates use the bandwidth/compute efficiency of speed_efficiency (254: fitted to throughput measurements
 --   for this hardware × engine family, else the hardware entry's stated figure) when there is one
 --   (rate_basis = 'expected'), else the ceiling (rate_basis = 'ceiling'); the TTFT check uses the prefill floor.
+-- efficiency_basis (NULL = 'fitted'): 'fitted' uses speed_efficiency as above; 'vendor_measured' replaces a
+--   bandwidth efficiency that is only the hardware entry's stated figure by the same vendor's lowest measured one
+--   under the engine family (plan_efficiency, 274: e.g. mi355x 0.45 stated → mi300x 0.23 measured), every other
+--   row unchanged, so a call resting on a guess can be sized again at the nearest evidence (the report's †
+--   calls).  Any other value is an error.
 -- Units: sequences, devices, seconds, tokens, USD per hour, bytes.
 --   max_seqs_per_replica  capacity_at's max_seqs at the context: the sequences the engine release admits
 --                         (pool_basis 'engine'), or floor(KV pool per rank ÷ per-rank bytes of one sequence)
@@ -30,6 +36,8 @@
 --   batch_per_replica     ceil(users ÷ replicas): the batch each replica actually runs
 --   tpot_at_batch_s       the decode step at that batch (expected or ceiling, see rate_basis)
 --   single_seq_tpot_s     the decode step of one sequence alone (the fastest any sequence can go here)
+--   empty_context_step_s  the decode step of one sequence with no context: the weights it reads plus any fixed-size
+--                         state (sliding windows full, recurrent state); above tpot_s no context fits the TPOT
 --   gpus                  replicas × tp; usd_per_hour = gpus × price (NULL when no price)
 --   binding_constraint    'capacity' (the KV pool holds fewer than the rate allows; first principles),
 --                         'admission' (the engine release admits fewer than the rate allows), 'tpot' (the
@@ -64,7 +72,8 @@ CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL, gpu
                               num_speculative_tokens := NULL, block_size := NULL, input_tokens := NULL,
                               output_tokens := NULL,
                               shared_prefix_tokens := NULL, parallel_samples := NULL,
-                              request_rate_per_s := NULL, only_models := NULL, only_hardware := NULL) AS TABLE
+                              request_rate_per_s := NULL, only_models := NULL, only_hardware := NULL,
+                              efficiency_basis := NULL) AS TABLE
 WITH wl AS (
     -- the workload as people describe it (kvreg/sql/272_workload_blocks.sql): requests (users, or Little's law
     -- from a request rate), samples per request, the tokens a sequence holds at its end (context_tokens =
@@ -131,7 +140,16 @@ base AS (
     JOIN decode_coefficients k ON k.model_id = p.model_id AND k.kv_dtype = p.kv_dtype AND k.tp = p.tp
     JOIN hardware_peaks h ON h.hardware_id = p.hardware_id AND h.weights_dtype = p.weights_dtype
     JOIN engines en ON en.engine_id = p.engine_id
-    LEFT JOIN speed_efficiency se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
+    -- the efficiencies (274): speed_efficiency's, or with efficiency_basis 'vendor_measured' the same vendor's lowest
+    -- measured bandwidth figure where this device's is only the entry's stated one
+    LEFT JOIN (SELECT pe.hardware_id, pe.engine_family, pe.compute_efficiency,
+                      CASE WHEN coalesce(efficiency_basis, 'fitted') NOT IN ('fitted', 'vendor_measured')
+                           THEN error('plans: efficiency_basis is ''fitted'' or ''vendor_measured''')
+                           WHEN efficiency_basis = 'vendor_measured' AND pe.vendor_bandwidth_efficiency IS NOT NULL
+                           THEN pe.vendor_bandwidth_efficiency ELSE pe.bandwidth_efficiency END AS bandwidth_efficiency,
+                      CASE WHEN efficiency_basis = 'vendor_measured' AND pe.vendor_bandwidth_efficiency IS NOT NULL
+                           THEN pe.vendor_evidence ELSE pe.evidence END AS evidence
+               FROM plan_efficiency pe) se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
     LEFT JOIN tp_sharding ts ON ts.model_id = p.model_id AND ts.tp = p.tp   -- a served set (target + draft): NULL
     -- what the engine release runs on this device at these precisions (058): unsupported or unsized is refused
     LEFT JOIN engine_support es ON es.engine_id = p.engine_id AND es.hardware_id = p.hardware_id
@@ -291,6 +309,11 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
                      1, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb, r.ec)
            AS single_seq_tpot_s,
+       -- one step with nothing in context: the weights (and any fixed-size window or recurrent state) read once;
+       -- above tpot_s no context is short enough (max_context_tokens 0), and this is what to say instead
+       decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
+                     1, r.constant_rank_bytes * r.tp, r.constant_flop, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb,
+                     r.ec) AS empty_context_step_s,
        r.prefill_floor_s,
        r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
        r.fp_seqs AS first_principles_seqs, r.pool_basis, r.engine_starts,
@@ -311,3 +334,13 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
                      THEN ((tpot_s - coalesce(r.ar_s, 0) / r.ec) * r.peak - r.constant_flop) / r.flop_per_context_token END
             )))::BIGINT END AS max_context_tokens
 FROM run r
+;
+
+-- plan_usd_per_million_output_tokens(usd_per_hour, replicas, batch_per_replica, tpot_at_batch_s): scalar macro,
+-- what a plan's output costs: usd_per_hour ÷ (replicas × batch_per_replica ÷ tpot_at_batch_s × 3,600) × 10^6 USD per
+-- million output tokens (each running sequence emits one token per decode step; prefill is paid in the same
+-- hours and not counted apart).  NULL without a price.  Used by the report's sensitivity, cost chart and the
+-- second plan at the vendor's measured efficiency, so the figure is written once.
+CREATE OR REPLACE MACRO plan_usd_per_million_output_tokens(usd_per_hour, replicas, batch_per_replica,
+                                                           tpot_at_batch_s) AS
+    usd_per_hour / (replicas * batch_per_replica / tpot_at_batch_s * 3600) * 1e6

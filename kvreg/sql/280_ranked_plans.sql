@@ -1,7 +1,7 @@
 -- ranked_plans(users, context_tokens, tpot_s, ttft_s := NULL, models := NULL, hardware := NULL, engines := NULL,
 --   weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL, <engine knobs as plans>, cost_basis := 'rental',
 --   tco_years, tco_usd_per_kwh, tco_pue, <workload parameters as plans: input_tokens, output_tokens,
---   shared_prefix_tokens, parallel_samples, request_rate_per_s>): table macro, the plans
+--   shared_prefix_tokens, parallel_samples, request_rate_per_s>, efficiency_basis := NULL (as plans)): table macro, the plans
 -- (275) of the listed configurations, ranked per model — the ONE ranking rule, used by `kvreg plan` and by
 -- the report's sizing (kvreg/report/queries/scope_plans.sql), so both give the same rows in the same order.
 -- The lists (VARCHAR[] ids, BIGINT[] tps; NULL = every one) filter before ranking.
@@ -31,7 +31,7 @@ CREATE OR REPLACE MACRO ranked_plans(users, context_tokens, tpot_s, ttft_s := NU
                                      tco_years := NULL,
                                      tco_usd_per_kwh := NULL, tco_pue := NULL, input_tokens := NULL,
                                      output_tokens := NULL, shared_prefix_tokens := NULL, parallel_samples := NULL,
-                                     request_rate_per_s := NULL) AS TABLE
+                                     request_rate_per_s := NULL, efficiency_basis := NULL) AS TABLE
 WITH listed AS (
     -- priced on the stated cost basis (kvreg/sql/115_hardware_rates.sql; 'rental' = the plans' own price)
     SELECT p.* REPLACE (rt.usd_per_hour * p.gpus AS usd_per_hour)
@@ -40,7 +40,8 @@ WITH listed AS (
                enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
                block_size := block_size, input_tokens := input_tokens, output_tokens := output_tokens,
                shared_prefix_tokens := shared_prefix_tokens, parallel_samples := parallel_samples,
-               request_rate_per_s := request_rate_per_s, only_models := models, only_hardware := hardware) p
+               request_rate_per_s := request_rate_per_s, only_models := models, only_hardware := hardware,
+               efficiency_basis := efficiency_basis) p
     LEFT JOIN hardware_rates_at(cost_basis, tco_years := tco_years, tco_usd_per_kwh := tco_usd_per_kwh,
                                 tco_pue := tco_pue) rt ON rt.hardware_id = p.hardware_id
     WHERE (models IS NULL OR list_contains(models, p.model_id))

@@ -4,11 +4,12 @@
 -- Inputs: report_options (plan_options.sql: usd_per_hour on the report's cost basis, replicas,
 --   batch_per_replica, tpot_at_batch_s), report_items.
 -- Units: USD per million output tokens (usd_per_hour ÷ (replicas × batch_per_replica ÷ tpot_at_batch_s × 3,600)
---   × 10^6; NULL without a price or without the plans throughput); devices.
+--   × 10^6, plan_usd_per_million_output_tokens (275); NULL without a price or without the plans throughput); devices.
 SELECT model_id, any_value(model_name) AS model_name, hardware_id, min(model_idx) AS model_idx,
        min(hardware_idx) AS hardware_idx,
        arg_min(devices, rank_in_model) AS devices,
-       arg_min(usd_per_hour / (replicas * batch_per_replica / tpot_at_batch_s * 3600) * 1e6, rank_in_model)
+       arg_min(plan_usd_per_million_output_tokens(usd_per_hour, replicas, batch_per_replica, tpot_at_batch_s),
+               rank_in_model)
            AS usd_per_million_output_tokens
 FROM report_options
 WHERE meets

@@ -9,7 +9,8 @@
 --   $request_rate_per_s (req/s) when the workload gives a rate: plans then applies Little's law itself
 --   (workload_requests, 272), as `kvreg plan --request-rate` does.
 -- Units: as plans (sequences, devices, seconds, USD per hour); rank_list, rank_in_list, rank_in_model as
---   ranked_plans.
+--   ranked_plans.  $efficiency_basis: plans' (fitted, or vendor_measured for the second plan of a † call:
+--   report_plans_vendor, kvreg/report/context.py vendor_plans).
 SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, models := $models,
                            hardware := $hardware, engines := $engines, weights_dtypes := $weights_dtypes,
                            kv_dtypes := $kv_dtypes, tps := $tp, cost_basis := $cost_basis, tco_years := $tco_years,
@@ -20,4 +21,4 @@ SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, 
                            block_size := $block_size,
                            input_tokens := $input_tokens, output_tokens := $output_tokens,
                            shared_prefix_tokens := $shared_prefix_tokens, parallel_samples := $parallel_samples,
-                           request_rate_per_s := $request_rate_per_s)
+                           request_rate_per_s := $request_rate_per_s, efficiency_basis := $efficiency_basis)

@@ -18,7 +18,8 @@
 --   tok_per_s_per_replica   sustained output tokens/s of one replica: batch_per_replica ÷ tpot_at_batch_s (each
 --                           running sequence emits one token per decode step); NULL without the plans figures
 --   tok_per_s_total         replicas × tok_per_s_per_replica
---   usd_per_million_output_tokens  usd_per_hour ÷ (tok_per_s_total × 3,600) × 10^6 (output tokens only: prefill
+--   usd_per_million_output_tokens  usd_per_hour ÷ (tok_per_s_total × 3,600) × 10^6 (plan_usd_per_million_output_tokens,
+--                           275; output tokens only: prefill
 --                           is paid in the same hours and not counted apart)
 --   limit_memory_seqs, limit_tpot_seqs, limit_engine_seqs  sequences per replica each constraint allows (KV pool,
 --                           largest batch meeting the TPOT, engine admission; NULL where not known)
@@ -104,7 +105,8 @@ SELECT o.model_id, o.users, o.users_capacity, o.devices, o.naive_devices,
        any_value(o.max_context_tokens) > any_value(m.native_context_tokens) AS native_limited,
        any_value(o.batch_per_replica / o.tpot_at_batch_s) AS tok_per_s_per_replica,
        any_value(o.replicas * o.batch_per_replica / o.tpot_at_batch_s) AS tok_per_s_total,
-       any_value(o.usd_per_hour / (o.replicas * o.batch_per_replica / o.tpot_at_batch_s * 3600) * 1e6)
+       any_value(plan_usd_per_million_output_tokens(o.usd_per_hour, o.replicas, o.batch_per_replica,
+                                                    o.tpot_at_batch_s))
            AS usd_per_million_output_tokens,
        any_value(o.binding) AS binding, any_value(o.binding_key) AS binding_key, any_value(o.one_replica) AS one_replica,
        any_value(COLUMNS(l.* EXCLUDE (model_id))), any_value(nb.binding_name) AS next_constraint_name,
