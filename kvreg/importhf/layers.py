@@ -157,9 +157,9 @@ def _compress_mixers(cfg: Config, fam: Family, n: int) -> list[str]:
     cfg.get("qk_rope_head_dim")
     cfg.note("DeepSeek-V4: KV priced per element (bf16: 2 B, fp8: 1 B per head_dim value); vLLM's fp8_ds_mla "
              "layout stores 584 B per 512-wide entry instead of 512 (448 fp8 NoPE + qk_rope_head_dim 64 in bf16 + "
-             "8 B of scales: models/deepseek_v4/attention.py get_kv_cache_spec), not modelled. The engine "
-             "accounting (kvreg fit --engine) does not model vLLM's separate pages for the compressed KV and the "
-             "compressor state yet: trust the first-principles bytes, not the engine capacity, for this model.")
+             "8 B of scales: models/deepseek_v4/attention.py get_kv_cache_spec) in first principles; the engine family prices that layout "
+             "and its page groups where a release models them (vLLM 0.22-0.32: accounting.compressed_mla, fp8 KV "
+             "only; docs/engine.md) and gives no engine figure elsewhere.")
     return ["swa" if r in (0, 1) else f"swa+cmp{r}" for r in ratios]
 
 
@@ -194,7 +194,7 @@ def _compressed(cfg: Config, fam: Family, ratio: int) -> list[dict]:
         cfg.get("index_topk"), cfg.get("index_n_heads")   # how many entries attention reads / query heads: no storage
         kv["index_head_dim"] = ihd
         state.append({"role": "ssm", "shape": [1, coff * ratio, 2 * coff * ihd], "dtype": "fp32", "split_axis": 0})
-    return [kv, {"kind": "recurrent", "variant": "compressor", "state": state}]
+    return [kv, {"kind": "recurrent", "variant": "compressor", "compress": ratio, "state": state}]
 
 
 def _uniform_kind(cfg: Config, fam: Family, i: int) -> str:
