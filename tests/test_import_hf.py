@@ -498,11 +498,12 @@ def test_unknown_architecture_fails_with_fields_and_hint(tmp_path):
 
 def test_deepseek_v4_groups_and_refusals(tmp_path):
     # Layer plan of the verbatim DeepSeek-V4-Flash config: a sliding window on all 43 layers; compressed KV
-    # (and compressor state) on the 21 ratio-4 and 20 ratio-128 layers, inside those layers (shares_layers).
+    # (and compressor state) on the 21 ratio-4 and 20 ratio-128 layers, inside those layers (shares_layers);
+    # each compressor-state group names its compressor's ratio (the engine sizes that state's block by it).
     g = imported("deepseek-v4-flash").entry["layer_groups"]
     assert [(x["kind"], x["count"], x.get("compress"), x.get("shares_layers", False)) for x in g] == [
-        ("sliding", 43, None, False), ("full", 21, 4, True), ("recurrent", 21, None, True),
-        ("full", 20, 128, True), ("recurrent", 20, None, True)]
+        ("sliding", 43, None, False), ("full", 21, 4, True), ("recurrent", 21, 4, True),
+        ("full", 20, 128, True), ("recurrent", 20, 128, True)]
     assert g[1]["index_head_dim"] == 128 and "index_head_dim" not in g[3]
     assert g[1]["note"] == "layers 2-42 step 2" and g[3]["note"] == "layers 3-41 step 2"
     cfg = json.loads((FIX / "deepseek-v4-flash.json").read_text())

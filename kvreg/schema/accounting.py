@@ -237,7 +237,7 @@ class CompressedMla(Strict):
     def _paired(self):
         n = len(self.state_ratios.value)
         if not n or len(self.state_block_tokens.value) != n or len(self.state_windows.value) != n:
-            raise PydanticCustomError("mismatch", "state_ratios, state_block_tokens and state_windows pair by position",
+            raise PydanticCustomError("unpaired_lists", "state_ratios, state_block_tokens and state_windows pair by position",
                                       {"path": "state_block_tokens",
                                        "hint": "one block size and one window per ratio, in the same order"})
         return self
@@ -296,8 +296,7 @@ class Accounting(Strict):
     null_block_in_fit_check: Annotated[Cited[bool], Column()] = Cited(value=False)
     available_log_decimals: Annotated[Measure[Annotated[int, Field(ge=0)]] | None, Column()] = None
     reserve: Annotated[ReserveModel, Columns()]
-    compressed_mla: Annotated[CompressedMla | None, Columns("compressed_", present="compressed_mla_modelled",
-                                                              last=True)] = None
+    compressed_mla: Annotated[CompressedMla | None, Columns("compressed_", present="compressed_mla_modelled")] = None
     """DeepSeek-V4's compressed-attention layout (absent: the release's engine figures leave such models out)."""
     quirks: list[Quirk] = []
 

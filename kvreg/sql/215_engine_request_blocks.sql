@@ -34,12 +34,12 @@ SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, b.mla_block_tokens, l.max_mode
                  a.recurrent_blocks_per_request + b.num_speculative_tokens, b.pool_ratio)) END::BIGINT AS blocks_per_request,
        -- the blocks vLLM's concurrency figure charges: layer_tuples weights each cache set's blocks by its pages
        -- over the MLA set's, cdiv(Σ_set blocks · set pages, MLA set pages); otherwise blocks_per_request
-       coalesce(((sum(b.raw_page_bytes * engine_group_blocks(
+       coalesce(((sum(b.raw_page_bytes::BIGINT * engine_group_blocks(
                       b.storage_kind, b.block_tokens, b.window_tokens, l.max_model_len,
                       t.max_num_batched_tokens * a.window_batched_tokens_factor, a.sliding_extra_blocks, 0, NULL))
                       FILTER (WHERE b.layout_mode = 'layer_tuples')
-                  + max(b.raw_page_bytes) FILTER (WHERE b.layout_mode = 'layer_tuples' AND b.storage_kind = 'mla') - 1)
-                 // max(b.raw_page_bytes) FILTER (WHERE b.layout_mode = 'layer_tuples' AND b.storage_kind = 'mla')),
+                  + max(b.raw_page_bytes::BIGINT) FILTER (WHERE b.layout_mode = 'layer_tuples' AND b.storage_kind = 'mla') - 1)
+                 // max(b.raw_page_bytes::BIGINT) FILTER (WHERE b.layout_mode = 'layer_tuples' AND b.storage_kind = 'mla')),
                 blocks_per_request)::BIGINT AS concurrency_blocks_per_request
 FROM engine_kv_buckets_at(block_size := block_size) b
 JOIN engine_accounting a ON a.engine_id = b.engine_id
