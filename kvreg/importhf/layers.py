@@ -64,7 +64,7 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
             raise Unsupported(f"{key} lists {len(names)} layers but num_hidden_layers is {n}",
                               [key, "num_hidden_layers"])
         if fam.interval_key:
-            cfg.get(fam.interval_key)  # superseded by layer_types
+            _interval(cfg, fam)  # superseded by layer_types (still read: two spellings that disagree refuse)
         out = [LAYER_TYPE_NAMES[t] for t in names]
         return ["full+mamba" if fam.layout == "parallel" and m == "full" else m for m in out]
     if fam.layout == "uniform":
@@ -85,7 +85,7 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
             if len(flags) != n:
                 raise Unsupported(f"{fam.layer_flags_key} lists {len(flags)} layers, not {n}", [fam.layer_flags_key])
             return [fam.other if f else "full" for f in flags]
-        key, every = (fam.interval_key, cfg.get(fam.interval_key)) if fam.interval_key else (None, None)
+        key, every = _interval(cfg, fam) if fam.interval_key else (None, None)
         if every is None:
             every = fam.interval_default
             cfg.derive("layer_groups", f"no layer_types{' or ' + key if key else ''}: {fam.name} puts a full layer "
@@ -127,6 +127,17 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
         cfg.derive("layer_groups", f"no layer_types: {fam.name} makes every layer Mamba (transformers default)")
         return ["mamba"] * n
     raise AssertionError(fam.layout)
+
+
+def _interval(cfg: Config, fam: Family) -> tuple[str, int | None]:
+    """The family's full-layer interval and the key it was read from: ``interval_key`` or one of its
+    ``interval_aliases`` (Gemma's ``sliding_window_pattern`` / ``_sliding_window_pattern``), every spelling
+    marked as read; (``interval_key``, None) when none is given.  Two spellings that disagree refuse."""
+    given = {k: cfg.get(k) for k in (fam.interval_key, *fam.interval_aliases) if cfg.has(k)}
+    if len(set(given.values())) > 1:
+        raise Unsupported("the full-layer interval is given twice with different values: "
+                          + ", ".join(f"{k} {v}" for k, v in given.items()), list(given))
+    return next(iter(given.items()), (fam.interval_key, None))
 
 
 def _compress_mixers(cfg: Config, fam: Family, n: int) -> list[str]:
