@@ -106,3 +106,14 @@ def test_no_engine_figure_where_the_layout_is_not_modelled(con):
     # A --block-size other than the backend's 256 leaves vLLM's page match unmet: no row either.
     assert con.execute("SELECT count(*) FROM engine_kv_layout_at(block_size := 64)"
                        " WHERE model_id LIKE 'deepseek-v4-%'").fetchone()[0] == 0
+
+
+def test_fit_says_why_a_release_gives_no_figure(con):
+    from kvreg.engine_fit import engine_fit, render_engine
+
+    rows, quirks = engine_fit(con, "deepseek-v4-flash", "h200", "vllm-0.33", "fp8", "fp8", 1, [32768])
+    text = render_engine("vllm-0.33", rows, quirks, [])
+    assert not rows and "no rows" in text
+    assert "vllm-0.33 gives no figure for it at KV fp8" in text and "vllm-0.22-0.26 (KV fp8)" in text
+    rows, quirks = engine_fit(con, "deepseek-v4-flash", "h200", ENGINE, "fp8", "fp8", 1, [32768])
+    assert rows and not any("compressed attention" in q for q in quirks)
