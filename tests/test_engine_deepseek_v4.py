@@ -117,3 +117,30 @@ def test_fit_says_why_a_release_gives_no_figure(con):
     assert "vllm-0.33 gives no figure for it at KV fp8" in text and "vllm-0.22-0.26 (KV fp8)" in text
     rows, quirks = engine_fit(con, "deepseek-v4-flash", "h200", ENGINE, "fp8", "fp8", 1, [32768])
     assert rows and not any("compressed attention" in q for q in quirks)
+
+
+def test_a_compressor_ratio_the_release_does_not_take_gives_no_row(tmp_path):
+    # A hand-written V4-like entry whose 128:1 layers compress 16:1 instead: vLLM's state cache takes 4 and 128
+    # only (compressor.py 0.22.0:140 asserts), so the layout is not priced at all — no partial set of caches.
+    import shutil
+
+    import yaml
+
+    from kvreg.build import memory_connection
+    from tests.conftest import ROOT
+    from tests.registry_factory import hardware_entry, write_project
+
+    flash = yaml.safe_load((ROOT / "registry/models/deepseek-v4-flash.yaml").read_text())
+    odd = yaml.safe_load((ROOT / "registry/models/deepseek-v4-flash.yaml").read_text())
+    odd["id"], odd["hf_id"] = "v4-odd", "test/v4-odd"
+    for g in odd["layer_groups"]:
+        if g.get("compress") == 128:
+            g["compress"] = 16
+            if g["kind"] == "recurrent":
+                g["state"] = [{"role": "ssm", "shape": [1, 16, 1024], "dtype": "fp32", "split_axis": 0}]
+    write_project(tmp_path, {"deepseek-v4-flash": flash, "v4-odd": odd}, {"hw": hardware_entry("hw")})
+    shutil.rmtree(tmp_path / "registry/engines")
+    shutil.copytree(ROOT / "registry/engines", tmp_path / "registry/engines")
+    c = memory_connection(tmp_path)
+    got = c.execute("SELECT DISTINCT model_id FROM engine_kv_layout WHERE engine_id = ?", [ENGINE]).fetchall()
+    assert got == [("deepseek-v4-flash",)]

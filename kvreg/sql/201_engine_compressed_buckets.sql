@@ -28,7 +28,8 @@
 --     slots × page_bytes (Σ of the MLA set's distinct pages), group_size = the longest per-page layer list over all
 --     groups: num_blocks = available // (page_bytes × group_size) (engine_kv_layout_at).
 --   --block-size: the compressed block is the sparse SWA backend's 256; any other size leaves vLLM's page match
---     unmet (kv_cache_utils.py 0.22.0:1549 assert), so no row.
+--     unmet (kv_cache_utils.py 0.22.0:1549 assert), so no row; likewise a compressor ratio not in state_ratios (or
+--     a compressor group without compress) or a ratio that does not divide the block: no row for the model.
 -- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_compressed_buckets_at(block_size := NULL) AS TABLE
 WITH acc AS (
@@ -136,9 +137,19 @@ grouped AS (
     JOIN mla_pages m USING (engine_id, model_id)
     JOIN layers_per_size l USING (engine_id, model_id, set_key)
 ),
+unmodelled AS (   -- a compressor ratio the release's state cache does not take, or a ratio that does not divide
+                  -- the block: vLLM refuses the model (compressor.py 0.22.0:140), so no row rather than a partial set
+    SELECT a.engine_id, m.served_id AS model_id
+    FROM acc a CROSS JOIN cm m JOIN layer_groups g ON g.model_id = m.model_id
+    WHERE (g.kind = 'recurrent' AND g.variant = 'compressor'
+           AND (g.compress_tokens IS NULL OR list_position(a.ratios, g.compress_tokens) IS NULL))
+       OR (g.kind = 'full' AND g.compress_tokens IS NOT NULL AND a.cblock % g.compress_tokens <> 0)
+),
 whole AS (   -- models whose every sliding page fits an MLA page, with the block's tuple slots
     SELECT g.engine_id, g.model_id, max(g.longest)::BIGINT AS group_size
-    FROM grouped g GROUP BY ALL HAVING bool_and(g.fits)
+    FROM grouped g
+    WHERE (g.engine_id, g.model_id) NOT IN (SELECT (u.engine_id, u.model_id) FROM unmodelled u)
+    GROUP BY ALL HAVING bool_and(g.fits)
 )
 SELECT g.engine_id, g.model_id, k.kv_dtype, t.tp, 0::BIGINT AS mla_block_tokens, false AS mla_sparse,
        g.storage_kind, g.window_tokens, g.layers,
