@@ -51,6 +51,8 @@ def engine_fit(con, model: str, hardware: str, engine: str, weights_dtype: str, 
         [contexts, *knob_params(knobs), model, hardware, engine, weights_dtype, kv_dtype, tp])
     rows = dict_rows(cur)
     quirks = []
+    if not rows:
+        quirks += _unmodelled_layout(con, model, engine, kv_dtype)
     for trigger, text in con.execute("SELECT trigger, text FROM engine_quirks WHERE engine_id = ? ORDER BY quirk_idx",
                                      [engine]).fetchall():
         col = _TRIGGER.get(trigger, trigger)
@@ -59,13 +61,28 @@ def engine_fit(con, model: str, hardware: str, engine: str, weights_dtype: str, 
     return rows, quirks
 
 
+def _unmodelled_layout(con, model: str, engine: str, kv_dtype: str) -> list[str]:
+    """Why a model with compressed attention (a full group with ``compress``: DeepSeek-V4) has no engine row:
+    the release does not model that layout (``accounting.compressed_mla``) or not at this KV dtype; [] otherwise."""
+    compressed = con.execute("SELECT count(*) FROM layer_groups WHERE model_id = ? AND compress_tokens IS NOT NULL",
+                             [model]).fetchone()[0]
+    if not compressed:
+        return []
+    where = ", ".join(f"{e} (KV {d})" for e, d in con.execute(
+        "SELECT engine_id, compressed_kv_dtypes FROM engine_accounting WHERE compressed_mla_modelled ORDER BY 1"
+    ).fetchall()) or "none"
+    return [f"{model} has compressed attention (DeepSeek-V4): {engine} gives no figure for it at KV {kv_dtype}; "
+            f"the engine family models that layout only where accounting.compressed_mla is given: {where} "
+            "(docs/engine.md \"DeepSeek-V4: layer tuples\")"]
+
+
 def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: list[dict]) -> str:
     """Engine figures beside naive and first principles, one line per context, then the settings used
     (each named, release default or set) and the quirks named."""
     from kvreg.plan import settings_line
 
     if not rows:
-        return f"Engine {engine}: no rows for this configuration"
+        return f"Engine {engine}: no rows for this configuration" + "".join(f"\n  - {q}" for q in quirks)
     r0 = rows[0]
     out = [f"Engine {engine}: usable {f.gib(r0['usable_bytes'])} × util {r0['gpu_memory_utilization']:g}"
            f" − weights {f.gib(r0['weights_bytes'])} − reserve {f.gib(r0['reserve_bytes'])}"

@@ -203,6 +203,8 @@ EXPECTED = {
     # the configs shipped in the fifth session (registry/models/CONFIGS.md):
     # 48 layers, sliding_window_pattern 6 → every 6th global: 8 full + 40 sliding (W 1,024), 8 kv × head_dim 256
     "gemma-3-12b": (8 * 2 * 8 * 256 * 2, [(40 * 2 * 8 * 256 * 2, 1024)], 0),
+    # the same config with the pattern spelled _sliding_window_pattern (newer transformers): the same layers
+    "gemma-3-12b-resaved": (8 * 2 * 8 * 256 * 2, [(40 * 2 * 8 * 256 * 2, 1024)], 0),
     # layer_types: 4 attention (8 kv × 4096/32 = 128) + 36 Mamba-2: 128 heads × head_dim 2·4096/128 = 64 × state
     # 128; conv (4−1) × (128·64 + 2·1·128) — groups 1 is the transformers default; bf16 (as granite-4.0-h-tiny)
     "granite-4.0-h-small": (4 * 2 * 8 * 128 * 2, [], 36 * (128 * 64 * 128 * 2 + 3 * (128 * 64 + 2 * 1 * 128) * 2)),
@@ -498,11 +500,12 @@ def test_unknown_architecture_fails_with_fields_and_hint(tmp_path):
 
 def test_deepseek_v4_groups_and_refusals(tmp_path):
     # Layer plan of the verbatim DeepSeek-V4-Flash config: a sliding window on all 43 layers; compressed KV
-    # (and compressor state) on the 21 ratio-4 and 20 ratio-128 layers, inside those layers (shares_layers).
+    # (and compressor state) on the 21 ratio-4 and 20 ratio-128 layers, inside those layers (shares_layers);
+    # each compressor-state group names its compressor's ratio (the engine sizes that state's block by it).
     g = imported("deepseek-v4-flash").entry["layer_groups"]
     assert [(x["kind"], x["count"], x.get("compress"), x.get("shares_layers", False)) for x in g] == [
-        ("sliding", 43, None, False), ("full", 21, 4, True), ("recurrent", 21, None, True),
-        ("full", 20, 128, True), ("recurrent", 20, None, True)]
+        ("sliding", 43, None, False), ("full", 21, 4, True), ("recurrent", 21, 4, True),
+        ("full", 20, 128, True), ("recurrent", 20, 128, True)]
     assert g[1]["index_head_dim"] == 128 and "index_head_dim" not in g[3]
     assert g[1]["note"] == "layers 2-42 step 2" and g[3]["note"] == "layers 3-41 step 2"
     cfg = json.loads((FIX / "deepseek-v4-flash.json").read_text())
@@ -524,6 +527,34 @@ def test_deepseek_v4_groups_and_refusals(tmp_path):
         import_config(tmp_path / "bad.json", params_total=284e9)
     p = err.value.problems[0]
     assert p.code == "unsupported-architecture" and "[16]" in p.message and p.key == "compress_ratios"
+
+
+def test_underscore_sliding_window_pattern_is_the_same_rule(tmp_path):
+    # Gemma 3 12B, 48 layers, pattern 6 spelled _sliding_window_pattern: full where (i + 1) % 6 == 0, i.e. layers
+    # 5, 11, …, 47 = 8 full, the other 40 sliding (window 1,024); the groups are gemma-3-12b's exactly.
+    g = imported("gemma-3-12b-resaved").entry["layer_groups"]
+    assert [(x["kind"], x["count"], x.get("window")) for x in g] == [("sliding", 40, 1024), ("full", 8, None)]
+    assert g == imported("gemma-3-12b").entry["layer_groups"]
+    cfg = json.loads((FIX / "gemma-3-12b-resaved.json").read_text())
+    # Pattern 4 under the new spelling moves the layers: 48 / 4 = 12 full, 36 sliding.
+    cfg["text_config"]["_sliding_window_pattern"] = 4
+    (tmp_path / "p4.json").write_text(json.dumps(cfg))
+    g4 = import_config(tmp_path / "p4.json").entry["layer_groups"]
+    assert sorted((x["kind"], x["count"]) for x in g4) == [("full", 12), ("sliding", 36)]
+    # With layer_types the pattern is superseded but still read (not an uninterpreted key).
+    cfg["text_config"]["_sliding_window_pattern"] = 6
+    cfg["text_config"]["layer_types"] = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention"
+                                         for i in range(48)]
+    (tmp_path / "lt.json").write_text(json.dumps(cfg))
+    assert import_config(tmp_path / "lt.json").entry["layer_groups"] == g
+    # Both spellings, disagreeing: refused, naming both values.
+    del cfg["text_config"]["layer_types"]
+    cfg["text_config"]["sliding_window_pattern"] = 4
+    (tmp_path / "two.json").write_text(json.dumps(cfg))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "two.json")
+    p = err.value.problems[0]
+    assert "sliding_window_pattern 4" in p.message and "_sliding_window_pattern 6" in p.message
 
 
 def test_uninterpreted_memory_key_fails(tmp_path):

@@ -98,14 +98,14 @@ MATCHES: list[tuple[str, str]] = [
     ("gemma-3-12b", "gemma-3-12b"),
     ("nemotron-h-8b", "nemotron-h-8b"),
     ("granite-4.0-h-small", "granite-4.0-h-small"),
+    ("deepseek-v4-flash", "deepseek-v4-flash"),
+    ("deepseek-v4-pro", "deepseek-v4-pro"),
 ]
-# Fixtures with no registry entry to compare against: none at present.  (Registry entries with
+# Fixtures with no registry entry of their own to compare against.  (Registry entries with
 # no fixture — e.g. gemma-2-27b, qwen3-8b — are checked only by the spot tests.)
 UNMATCHED: dict[str, str] = {
-    "deepseek-v4-flash": "no registry entry yet: the engine family (kvreg/sql/200-231) does not model DeepSeek-V4's "
-                         "compressed KV and compressor-state groups (vLLM SlidingWindowMLASpec pages), so an entry's "
-                         "engine capacity would be a guess; import-hf and the first-principles views price it",
-    "deepseek-v4-pro": "no registry entry yet, as deepseek-v4-flash",
+    "gemma-3-12b-resaved": "gemma-3-12b's config with the pattern spelled _sliding_window_pattern; test_import_hf "
+                           "checks its layer groups equal gemma-3-12b's",
     "starcoder2-7b": "family fixture (the registry's StarCoder2 is the 3B)",
     "olmo2-7b": "family fixture: no OLMo 2 entry in the registry",
     "smollm3-3b": "family fixture: no SmolLM3 entry in the registry",
@@ -113,7 +113,8 @@ UNMATCHED: dict[str, str] = {
 
 # Import arguments a fixture needs: Falcon-H1's docs table has no vocab_size / intermediate_size,
 # so its count is the published 34B (the importer records it as estimated).
-IMPORT_ARGS = {"falcon-h1-34b": {"params_total": 34e9}, "nemotron-3-super-120b-a12b": {"params_total": 120e9}}
+IMPORT_ARGS = {"falcon-h1-34b": {"params_total": 34e9}, "nemotron-3-super-120b-a12b": {"params_total": 120e9},
+               "deepseek-v4-flash": {"params_total": 284e9}, "deepseek-v4-pro": {"params_total": 1.6e12}}
 
 # params_total is compared only where both sides derived it from the config.  Elsewhere one side
 # is a published or name-based figure, and the reason is written here (the test checks it).
@@ -140,6 +141,8 @@ PARAMS_NOT_COMPARED = {
     "qwen3-14b": "registry: the model card's 14.8B",
     "nemotron-h-8b": "registry: from the model name",
     "granite-4.0-h-small": "registry: the model card's published total",
+    "deepseek-v4-flash": "both sides use the published 284B (no DeepSeek-V4 parameter rule)",
+    "deepseek-v4-pro": "both sides use the published 1.6T (no DeepSeek-V4 parameter rule)",
 }
 
 # MoE models whose params_active both sides derived from the config (the rest are published or

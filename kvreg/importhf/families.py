@@ -73,6 +73,7 @@ class Family:
     layout: str = "uniform"
     other: str = "sliding"
     interval_key: str | None = None
+    interval_aliases: tuple[str, ...] = ()  # other spellings of interval_key, read as the same rule
     interval_default: int | None = None
     window_key: str = "sliding_window"
     window_gate: str | None = None          # key that must be true for the window to apply
@@ -160,17 +161,23 @@ FAMILIES: list[Family] = [
     _fam("minimax-m2", ("minimax_m2",), attn_type_key="attn_type_list", qk_norm=True),
     _fam("cohere", ("cohere",), tie_default=True),
     _fam("gemma2", ("gemma2",), layout="alternate", tie_default=True, post_norms=2),
+    # Newer transformers keep the pattern as `_sliding_window_pattern` (configuration_gemma3.py: "BC -> the
+    # pattern used to be a simple int, and it's still present in configs on the Hub": `self._sliding_window_pattern
+    # = kwargs.get("sliding_window_pattern", 6)`, layer_types full where (i + 1) % it == 0), and a config saved by
+    # them carries that spelling: the same rule (interval_aliases).
     # Gemma 3's published configs are sparse (google/gemma-3-4b-it names only hidden, intermediate and
     # layer counts and the window): transformers configuration_gemma3.py Gemma3TextConfig.__init__
     # supplies vocab_size 262_208, num_attention_heads 8, num_key_value_heads 4, head_dim 256,
     # max_position_embeddings 131_072 (also what model_facts' gemma-3-27b defaults_note records).
     _fam("gemma3", ("gemma3_text", "gemma3"), layout="every_nth", interval_key="sliding_window_pattern",
+         interval_aliases=("_sliding_window_pattern",),
          interval_default=6, tie_default=True, qk_norm=True, post_norms=2,
          config_defaults=(("vocab_size", 262_208), ("num_attention_heads", 8), ("num_key_value_heads", 4),
                           ("head_dim", 256), ("max_position_embeddings", 131_072))),
     _fam("gemma3n", ("gemma3n_text", "gemma3n"), layout="every_nth", interval_default=5, tie_default=True,
          qk_norm=True, post_norms=2),
     _fam("gemma4", ("gemma4_text", "gemma4"), layout="every_nth", interval_key="sliding_window_pattern",
+         interval_aliases=("_sliding_window_pattern",),
          interval_default=6, tie_default=True, qk_norm=True, post_norms=2, dense_mlp_beside_moe=True),
     _fam("gpt-oss", ("gpt_oss",), layout="alternate", attention_sinks=True, expert_bias=True),
     _fam("llama4", ("llama4_text", "llama4"), layout="every_nth", other="chunked",

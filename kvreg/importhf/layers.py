@@ -64,7 +64,7 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
             raise Unsupported(f"{key} lists {len(names)} layers but num_hidden_layers is {n}",
                               [key, "num_hidden_layers"])
         if fam.interval_key:
-            cfg.get(fam.interval_key)  # superseded by layer_types
+            _interval(cfg, fam)  # superseded by layer_types (still read: two spellings that disagree refuse)
         out = [LAYER_TYPE_NAMES[t] for t in names]
         return ["full+mamba" if fam.layout == "parallel" and m == "full" else m for m in out]
     if fam.layout == "uniform":
@@ -85,7 +85,7 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
             if len(flags) != n:
                 raise Unsupported(f"{fam.layer_flags_key} lists {len(flags)} layers, not {n}", [fam.layer_flags_key])
             return [fam.other if f else "full" for f in flags]
-        key, every = (fam.interval_key, cfg.get(fam.interval_key)) if fam.interval_key else (None, None)
+        key, every = _interval(cfg, fam) if fam.interval_key else (None, None)
         if every is None:
             every = fam.interval_default
             cfg.derive("layer_groups", f"no layer_types{' or ' + key if key else ''}: {fam.name} puts a full layer "
@@ -129,6 +129,17 @@ def mixers(cfg: Config, fam: Family, n: int) -> list[str]:
     raise AssertionError(fam.layout)
 
 
+def _interval(cfg: Config, fam: Family) -> tuple[str, int | None]:
+    """The family's full-layer interval and the key it was read from: ``interval_key`` or one of its
+    ``interval_aliases`` (Gemma's ``sliding_window_pattern`` / ``_sliding_window_pattern``), every spelling
+    marked as read; (``interval_key``, None) when none is given.  Two spellings that disagree refuse."""
+    given = {k: cfg.get(k) for k in (fam.interval_key, *fam.interval_aliases) if cfg.has(k)}
+    if len(set(given.values())) > 1:
+        raise Unsupported("the full-layer interval is given twice with different values: "
+                          + ", ".join(f"{k} {v}" for k, v in given.items()), list(given))
+    return next(iter(given.items()), (fam.interval_key, None))
+
+
 def _compress_mixers(cfg: Config, fam: Family, n: int) -> list[str]:
     """DeepSeek-V4: ``swa`` for a sliding-window-only layer, ``swa+cmpR`` for one that also keeps a KV
     compressed R:1 (vLLM transformers_utils/deepseek_v4_utils.py ``get_compress_ratios``: the config's
@@ -157,9 +168,9 @@ def _compress_mixers(cfg: Config, fam: Family, n: int) -> list[str]:
     cfg.get("qk_rope_head_dim")
     cfg.note("DeepSeek-V4: KV priced per element (bf16: 2 B, fp8: 1 B per head_dim value); vLLM's fp8_ds_mla "
              "layout stores 584 B per 512-wide entry instead of 512 (448 fp8 NoPE + qk_rope_head_dim 64 in bf16 + "
-             "8 B of scales: models/deepseek_v4/attention.py get_kv_cache_spec), not modelled. The engine "
-             "accounting (kvreg fit --engine) does not model vLLM's separate pages for the compressed KV and the "
-             "compressor state yet: trust the first-principles bytes, not the engine capacity, for this model.")
+             "8 B of scales: models/deepseek_v4/attention.py get_kv_cache_spec) in first principles; the engine family prices that layout "
+             "and its page groups where a release models them (vLLM 0.22-0.32: accounting.compressed_mla, fp8 KV "
+             "only; docs/engine.md) and gives no engine figure elsewhere.")
     return ["swa" if r in (0, 1) else f"swa+cmp{r}" for r in ratios]
 
 
@@ -194,7 +205,7 @@ def _compressed(cfg: Config, fam: Family, ratio: int) -> list[dict]:
         cfg.get("index_topk"), cfg.get("index_n_heads")   # how many entries attention reads / query heads: no storage
         kv["index_head_dim"] = ihd
         state.append({"role": "ssm", "shape": [1, coff * ratio, 2 * coff * ihd], "dtype": "fp32", "split_axis": 0})
-    return [kv, {"kind": "recurrent", "variant": "compressor", "state": state}]
+    return [kv, {"kind": "recurrent", "variant": "compressor", "compress": ratio, "state": state}]
 
 
 def _uniform_kind(cfg: Config, fam: Family, i: int) -> str:

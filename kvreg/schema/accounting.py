@@ -201,6 +201,48 @@ class ReserveModel(Strict):
     """The release's CUDA-graph estimate as vLLM's profiler computes it; replaces ``cudagraph`` where subtracted."""
 
 
+class CompressedMla(Strict):
+    """How a release lays out DeepSeek-V4's compressed attention (a model with ``full`` groups that carry
+    ``compress``): vLLM 0.22–0.26's layer-tuple layout (docs/engine.md "DeepSeek-V4: layer tuples").
+
+    Every V4 layer keeps a sliding-window cache (``SlidingWindowMLASpec``, its own block of
+    ``sliding_block_tokens``); a compressed layer (ratio r) an ``MLAAttentionSpec`` of ``block_tokens``
+    tokens = ``block_tokens / r`` entries, at r = 4 also the indexer key's; each compressor a
+    ``SlidingWindowMLASpec`` over its ``state_windows`` rows with the block ``state_block_tokens`` gives for
+    its ratio (``state_ratios``, ``state_block_tokens`` and ``state_windows`` pair by position).  Every page is rounded up to
+    ``page_alignment`` bytes.  The MLA pages form one group; the sliding sets are padded to the nearest MLA
+    page and split into groups of layer tuples (v1/core/kv_cache_utils.py 0.22.0:1420-1591).
+    """
+
+    kv_dtypes: Annotated[list[Dtype], Column(join=",")] = Field(min_length=1)
+    """KV dtypes the layout takes (0.22: fp8 only, converted to fp8_ds_mla; others: no engine figure)."""
+    block_tokens: Annotated[Measure[PositiveInt], Column("block_tokens")]
+    """The cache block of the compressed (MLA) layers: the sparse SWA backend's preferred block."""
+    sliding_block_tokens: Annotated[Measure[PositiveInt], Column("sliding_block_tokens")]
+    """The sliding-window cache's own block (DeepseekV4SWACache.block_size)."""
+    entry_bytes: Annotated[Measure[Bytes], Column("entry_bytes")]
+    """Bytes of one stored 512-wide KV entry in the fp8_ds_mla layout (448 fp8 + 64 bf16 rope + 8 B scales)."""
+    page_alignment: Annotated[Measure[Bytes], Column("page_alignment_bytes")]
+    """Every page (KV, indexer, compressor state) is rounded up to a multiple of this."""
+    state_ratios: Annotated[Cited[list[PositiveInt]], Column(join=",")]
+    """Compress ratios the compressor state cache takes."""
+    state_block_tokens: Annotated[Cited[list[PositiveInt]], Column(join=",")]
+    """The compressor state's block (tokens) at each of ``state_ratios``, by position."""
+    state_windows: Annotated[Cited[list[PositiveInt]], Column(join=",")]
+    """The compressor state's window (tokens it keeps: coff·ratio) at each of ``state_ratios``, by position."""
+    source: str | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _paired(self):
+        n = len(self.state_ratios.value)
+        if not n or len(self.state_block_tokens.value) != n or len(self.state_windows.value) != n:
+            raise PydanticCustomError("unpaired_lists", "state_ratios, state_block_tokens and state_windows pair by position",
+                                      {"path": "state_block_tokens",
+                                       "hint": "one block size and one window per ratio, in the same order"})
+        return self
+
+
 class Accounting(Strict):
     """How one engine release range sizes, splits and reports its KV pool (engine_accounting.md)."""
 
@@ -254,6 +296,8 @@ class Accounting(Strict):
     null_block_in_fit_check: Annotated[Cited[bool], Column()] = Cited(value=False)
     available_log_decimals: Annotated[Measure[Annotated[int, Field(ge=0)]] | None, Column()] = None
     reserve: Annotated[ReserveModel, Columns()]
+    compressed_mla: Annotated[CompressedMla | None, Columns("compressed_", present="compressed_mla_modelled")] = None
+    """DeepSeek-V4's compressed-attention layout (absent: the release's engine figures leave such models out)."""
     quirks: list[Quirk] = []
 
     @model_validator(mode="after")

@@ -29,7 +29,7 @@ KIND_FIELDS: dict[str, set[str]] = {
     "sliding": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "window"},
     "chunked": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "chunk"},
     "mla": {"kv_lora_rank", "qk_rope_head_dim", "kv_heads", "head_dim", "v_head_dim", "index_head_dim"},
-    "recurrent": {"state", "variant"},
+    "recurrent": {"state", "variant", "compress"},
     "shared": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "reuses"},
     "mlp": set(),
 }
@@ -109,7 +109,10 @@ class LayerGroup(Strict):
     """DeepSeek-V4 compressed attention (a ``full`` group): one KV entry (and, with ``index_head_dim``,
     one indexer key) is stored per ``compress`` tokens, so the per-token bytes are the entry's ÷
     compress (vLLM models/deepseek_v4/attention.py ``get_kv_cache_spec``: ``MLAAttentionSpec``
-    with ``tokens_per_state=compress_ratio``; ``DeepseekV4IndexerCache`` likewise)."""
+    with ``tokens_per_state=compress_ratio``; ``DeepseekV4IndexerCache`` likewise).  On a ``recurrent`` group
+    (variant ``compressor``) the ratio of the compressor whose running state it holds: the engine family
+    sizes that state's cache block by it (models/deepseek_v4/compressor.py ``CompressorStateCache``:
+    block 4 at ratio 4, 8 at ratio 128), the first-principles bytes never read it."""
     state: list[StateTensor] | None = None
     variant: Annotated[str | None, Column()] = None
     reuses: Annotated[str | None, Column()] = None

@@ -23,6 +23,9 @@
 --     into cdiv(n, group_size) groups (round-robin); padding = groups·group_size − n.
 --   request_groups: groups of this bucket a request holds blocks in (grouped: all of them).
 --   pool_ratio: SGLang's swa_full_tokens_ratio for sliding layers in swa_pools mode.
+--   layout_mode 'layer_tuples': a model with compressed attention (a full group with compress, DeepSeek-V4), laid
+--     out by engine_compressed_buckets_at (201_engine_compressed_buckets.sql) in the releases that model it; the
+--     generic rules above never see such a model, so other releases give it no bucket.
 -- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_kv_buckets_at(block_size := NULL) AS TABLE
 WITH b AS (
@@ -30,6 +33,9 @@ WITH b AS (
            l.base_block_tokens, l.num_speculative_tokens, l.block_size AS block_size_set, l.block_size_is_default,
            bool_or(l.mla_block_size_forced) AS mla_block_size_forced, sum(l.layer_count) AS layers
     FROM engine_layer_specs_at(block_size := block_size) l WHERE l.in_pool
+      -- compressed attention (DeepSeek-V4) is laid out by engine_compressed_buckets_at, appended below
+      AND l.model_id NOT IN (SELECT s.served_id FROM served_models s JOIN layer_groups g ON g.model_id = s.model_id
+                             WHERE g.compress_tokens IS NOT NULL)
     GROUP BY ALL
 ),
 m AS (
@@ -93,7 +99,9 @@ SELECT u.engine_id, u.model_id, u.kv_dtype, u.tp, u.mla_block_tokens, u.mla_spar
            AS request_groups,
        CASE WHEN u.layout_mode = 'swa_pools' AND u.storage_kind = 'sliding' THEN u.swa_pool_ratio END AS pool_ratio,
        u.num_speculative_tokens, u.block_size_set AS block_size, u.block_size_is_default, u.mla_block_size_forced
-FROM unified u;
+FROM unified u
+UNION ALL BY NAME
+SELECT * FROM engine_compressed_buckets_at(block_size := block_size);
 
 -- engine_kv_buckets: engine_kv_buckets_at at the release default block size (columns, grain and units as above).
 CREATE OR REPLACE VIEW engine_kv_buckets AS

@@ -9,8 +9,11 @@
 -- Rules (engine_accounting.md §3): grouped: num_groups = Σ cdiv(n_b, group_size), padding_layers =
 --   num_groups·group_size − layers, block_bytes = page·group_size; single: one group of all pool
 --   layers, block_bytes = Σ layers·page (V0 cache_block_size, UniformTypeKVCacheSpecs); swa_pools
---   (SGLang §8): block_bytes = block·Σ(full pages + ratio·sliding pages).
---   min_block_tokens: the smallest attention block size (the ≤0.20 token report multiplies by it).
+--   (SGLang §8): block_bytes = block·Σ(full pages + ratio·sliding pages); layer_tuples (DeepSeek-V4,
+--   engine_compressed_buckets_at): num_groups = Σ groups of the cache sets, group_size = tuple slots per block,
+--   page_bytes = one tuple (Σ distinct MLA pages), block_bytes = page·group_size, padding_layers 0 (not counted).
+--   min_block_tokens: the smallest attention block size (the ≤0.20 token report multiplies by it); layer_tuples:
+--     the compressed (MLA) cache block.
 --   Quirk flags say whether a release rule changes this model's figure (engine_quirks.trigger).
 --   block_size, block_size_is_default: the setting (the knob, else the release's block size; engine_layer_specs_at);
 --   mla_block_size_forced: the knob was given but the release keeps its MLA backend's block for the mla layers.
@@ -21,16 +24,21 @@ WITH agg AS (
            sum(b.layers) AS pool_layers,
            CASE any_value(b.layout_mode)
                 WHEN 'grouped' THEN any_value(b.group_size)
+                WHEN 'layer_tuples' THEN any_value(b.group_size)
                 ELSE sum(b.layers) END AS group_size,
-           CASE any_value(b.layout_mode) WHEN 'grouped' THEN sum(b.request_groups) ELSE 1 END AS num_groups,
+           CASE any_value(b.layout_mode) WHEN 'grouped' THEN sum(b.request_groups)
+                WHEN 'layer_tuples' THEN sum(b.request_groups) ELSE 1 END AS num_groups,
            CASE any_value(b.layout_mode)
                 WHEN 'grouped' THEN sum(b.request_groups) * any_value(b.group_size) - sum(b.layers) ELSE 0 END
                AS padding_layers,
            CASE any_value(b.layout_mode)
                 WHEN 'grouped' THEN max(b.page_bytes) * any_value(b.group_size)
+                WHEN 'layer_tuples' THEN max(b.page_bytes) * any_value(b.group_size)
                 WHEN 'swa_pools' THEN sum(b.layers * b.page_bytes * coalesce(b.pool_ratio, 1))
                 ELSE sum(b.layers * b.page_bytes) END AS block_bytes,
-           min(b.block_tokens) FILTER (WHERE b.storage_kind <> 'recurrent') AS min_block_tokens,
+           -- layer_tuples: the cache block (the MLA set's), not the sliding sets' own small blocks
+           CASE WHEN any_value(b.layout_mode) = 'layer_tuples' THEN max(b.block_tokens) FILTER (WHERE b.storage_kind = 'mla')
+                ELSE min(b.block_tokens) FILTER (WHERE b.storage_kind <> 'recurrent') END AS min_block_tokens,
            max(b.block_tokens) FILTER (WHERE b.storage_kind <> 'recurrent') AS max_block_tokens,
            bool_or(b.storage_kind <> 'recurrent' AND b.attn_block_tokens > b.base_block_tokens) AS recurrent_page_alignment
     FROM engine_kv_buckets_at(block_size := block_size) b
@@ -53,7 +61,9 @@ SELECT a.engine_id, a.model_id, a.kv_dtype, a.tp, a.mla_block_tokens, f.mla_spar
        a.block_bytes / a.group_size AS page_bytes,
        a.min_block_tokens AS block_size_tokens, a.max_block_tokens, a.num_groups, a.group_size,
        a.padding_layers, a.block_bytes,
-       f.sliding_stored_as_full, f.chunked_stored_as_full, f.recurrent_outside_pool, f.k_eq_v_stored_twice,
+       f.sliding_stored_as_full, f.chunked_stored_as_full, f.recurrent_outside_pool,
+       -- DeepSeek-V4's caches store one vector per entry (SlidingWindowMLASpec / MLAAttentionSpec, no V)
+       f.k_eq_v_stored_twice AND a.layout_mode <> 'layer_tuples' AS k_eq_v_stored_twice,
        f.mla_block_size, f.sliding_prefill_reserve, a.recurrent_page_alignment,
        a.padding_layers > 0 AS has_padding_layers,
        a.layout_mode = 'swa_pools' AS swa_pool_ratio,

@@ -28,7 +28,9 @@
 --   available_kv_bytes      predicted by the release's reserve model (engine_memory_pools_at), or given
 --   num_blocks              floor(available / block_bytes) (§3 get_num_blocks), 0 when negative
 --   logged_kv_tokens        "GPU KV cache size" as this release computes it (§4)
---   logged_max_concurrency  "Maximum concurrency for L tokens per request" (unrounded)
+--   logged_max_concurrency  "Maximum concurrency for L tokens per request" (unrounded): num_blocks ÷
+--                           concurrency_blocks_per_request (engine_request_blocks_at; = blocks_per_request except
+--                           for DeepSeek-V4's layer tuples)
 --   admitted_seqs           floor(concurrency) capped by max_num_seqs; 0 when it does not start
 --   starts                  one request of L fits: num_blocks (− the null block where the release
 --                           subtracts it) ≥ blocks_per_request (check_enough_kv_cache_memory)
@@ -97,7 +99,7 @@ base AS (
            p.max_num_batched_tokens, p.default_batched, p.max_num_seqs, p.max_num_seqs_is_default,
            p.util_is_default, p.enforce_eager, p.num_speculative_tokens,
            k.layout_mode, k.page_bytes, k.block_size_tokens, k.num_groups, k.group_size, k.padding_layers,
-           k.block_bytes, r.blocks_per_request,
+           k.block_bytes, r.blocks_per_request, r.concurrency_blocks_per_request,
            p.usable_bytes, p.gpu_memory_utilization, p.weights_bytes, p.reserve_bytes, p.available_kv_bytes,
            greatest(0, floor(p.available_kv_bytes / k.block_bytes))::BIGINT AS num_blocks,
            a.concurrency_rule, a.logged_tokens_rule, a.null_block_in_fit_check,
@@ -135,7 +137,7 @@ base AS (
 ),
 adm AS (
     SELECT b.*,
-           engine_concurrency(b.num_blocks, b.blocks_per_request, b.block_size_tokens, b.max_model_len,
+           engine_concurrency(b.num_blocks, b.concurrency_blocks_per_request, b.block_size_tokens, b.max_model_len,
                               b.concurrency_rule) AS logged_max_concurrency,
            engine_starts(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check) AS starts
     FROM base b

@@ -64,7 +64,7 @@ k AS (
     SELECT o.observation_id, o.pp, l.layout_mode, l.num_groups, l.block_size_tokens,
            CASE WHEN l.layout_mode = 'single' AND o.pp > 1
                 THEN l.block_bytes / l.pool_layers * ceil(l.pool_layers / o.pp) ELSE l.block_bytes END AS block_bytes,
-           r.blocks_per_request
+           r.blocks_per_request, r.concurrency_blocks_per_request
     FROM o
     JOIN engine_kv_layout l ON l.engine_id = o.engine_id AND l.model_id = o.served_id AND l.kv_dtype = o.kv
                            AND l.tp = o.tp
@@ -127,6 +127,7 @@ e2e_avail AS (
 ),
 blocks AS (
     SELECT o.*, k.layout_mode, k.num_groups, k.block_size_tokens, k.block_bytes, k.blocks_per_request,
+           k.concurrency_blocks_per_request,
            e.usable_bytes, e.util, e.weights_bytes, e.reserve_bytes, e.e2e_available_kv_bytes,
            e.e2e_non_torch_bytes, e.e2e_activation_bytes, e.e2e_cuda_graph_bytes, e.e2e_cuda_graph_estimate_bytes,
            e.util_basis,
@@ -150,21 +151,21 @@ blocks AS (
 ),
 pred AS (
     SELECT *,
-           engine_concurrency(nb_mid, blocks_per_request, block_size_tokens, L, concurrency_rule) AS block_concurrency,
+           engine_concurrency(nb_mid, concurrency_blocks_per_request, block_size_tokens, L, concurrency_rule) AS block_concurrency,
            engine_logged_tokens(nb_mid, num_groups, block_size_tokens,
-                                engine_concurrency(nb_mid, blocks_per_request, block_size_tokens, L, concurrency_rule),
+                                engine_concurrency(nb_mid, concurrency_blocks_per_request, block_size_tokens, L, concurrency_rule),
                                 L, logged_tokens_rule) AS block_tokens,
            engine_logged_tokens(nb_low, num_groups, block_size_tokens,
-                                engine_concurrency(nb_low, blocks_per_request, block_size_tokens, L, concurrency_rule),
+                                engine_concurrency(nb_low, concurrency_blocks_per_request, block_size_tokens, L, concurrency_rule),
                                 L, logged_tokens_rule) AS block_tokens_low,
            engine_logged_tokens(nb_high, num_groups, block_size_tokens,
-                                engine_concurrency(nb_high, blocks_per_request, block_size_tokens, L, concurrency_rule),
+                                engine_concurrency(nb_high, concurrency_blocks_per_request, block_size_tokens, L, concurrency_rule),
                                 L, logged_tokens_rule) AS block_tokens_high,
            engine_logged_tokens(nb_e2e, num_groups, block_size_tokens,
-                                engine_concurrency(nb_e2e, blocks_per_request, block_size_tokens, L, concurrency_rule),
+                                engine_concurrency(nb_e2e, concurrency_blocks_per_request, block_size_tokens, L, concurrency_rule),
                                 L, logged_tokens_rule) AS e2e_tokens,
-           engine_concurrency(nb_e2e, blocks_per_request, block_size_tokens, L, concurrency_rule) AS e2e_concurrency,
-           engine_concurrency(nb_implied, blocks_per_request, block_size_tokens, L, concurrency_rule)
+           engine_concurrency(nb_e2e, concurrency_blocks_per_request, block_size_tokens, L, concurrency_rule) AS e2e_concurrency,
+           engine_concurrency(nb_implied, concurrency_blocks_per_request, block_size_tokens, L, concurrency_rule)
                AS implied_concurrency
     FROM blocks
 )

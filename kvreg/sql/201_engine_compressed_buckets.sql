@@ -1,0 +1,169 @@
+-- engine_compressed_buckets_at(block_size := NULL): table macro, DeepSeek-V4's KV cache as a release with a
+-- compressed_mla layout lays it out: vLLM 0.22–0.32's "layer tuples" (docs/engine.md "DeepSeek-V4: layer tuples").
+-- engine_kv_buckets_at (201_engine_kv_buckets) appends these rows, with its own columns, for such models; every other
+-- release gives such a model no bucket, so no engine figure (never the generic grouping, which would be wrong).
+-- Grain: one row per engine (accounting.compressed_mla given) × served model (a registry model alone, no draft, with a
+--   full group that carries compress) × kv_dtype (compressed_kv_dtypes) × tp × cache set; a cache set is one
+--   UniformTypeKVCacheSpecs vLLM builds: 'mla' (every compressed KV and indexer cache), and one per
+--   SlidingWindowMLASpec (block, window): the sliding window, each compressor ratio's state.
+-- Inputs: engine_accounting (compressed_*), engines, served_models, layer_groups, state_tensors, precisions.
+-- Units: bytes (pages), tokens (block_tokens, window_tokens), layers.
+-- Rules (vLLM 0.22.0, 0.26.0 the same functions):
+--   caches: every layer a sliding-window cache of sliding_block_tokens entries (v1/attention/backends/mla/sparse_swa.py
+--     0.22.0:49-88 DeepseekV4SWACache); a compressed layer (ratio r) an MLAAttentionSpec of block_tokens tokens =
+--     block_tokens / r entries of entry_bytes (models/deepseek_v4/attention.py 0.22.0:704-718; v1/kv_cache_interface.py
+--     0.22.0:349-359 storage_block_size, fp8_ds_mla 584 B), at r = 4 also the indexer key cache, block_tokens / r
+--     entries of index_head_dim + index_head_dim / 128 × 4 bytes (attention.py 0.22.0:751-763, 837); each compressor
+--     tensor a SlidingWindowMLASpec of its ratio's state block × state_dim fp32 (state_dim = elements / window;
+--     models/deepseek_v4/compressor.py 0.22.0:121-165).  Every page rounded up to page_alignment
+--     (kv_cache_interface.py 0.22.0:301-307).
+--   sets: the MLA caches form one set; the sliding ones split by (block, window)
+--     (v1/core/kv_cache_utils.py 0.22.0:1420-1455 group_and_unify_kv_cache_specs).
+--   layer tuples (kv_cache_utils.py 0.22.0:1493-1591 _get_kv_cache_groups_uniform_groups): a set's tuples = the most
+--     common count of one page size in it; num_layer_tuples = _approximate_gcd of the sets' tuples with the MLA set's as
+--     lower bound (the d ≥ it minimising Σ (d − x mod d) mod d, ties to the larger d); each sliding page padded up to
+--     the nearest MLA page ≥ it (none: vLLM asserts, no row); a sliding set splits into cdiv(layers per padded page,
+--     num_layer_tuples) groups (request_groups), round-robin; the MLA set is one group.
+--   block (kv_cache_utils.py 0.22.0:1179-1226 _get_kv_cache_config_deepseek_v4): one block id spans group_size tuple
+--     slots × page_bytes (Σ of the MLA set's distinct pages), group_size = the longest per-page layer list over all
+--     groups: num_blocks = available // (page_bytes × group_size) (engine_kv_layout_at).
+--   --block-size: the compressed block is the sparse SWA backend's 256; any other size leaves vLLM's page match
+--     unmet (kv_cache_utils.py 0.22.0:1549 assert), so no row; likewise a compressor ratio not in state_ratios (or
+--     a compressor group without compress) or a ratio that does not divide the block: no row for the model.
+-- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
+CREATE OR REPLACE MACRO engine_compressed_buckets_at(block_size := NULL) AS TABLE
+WITH acc AS (
+    SELECT a.engine_id, a.compressed_block_tokens AS cblock, a.compressed_sliding_block_tokens AS sblock,
+           a.compressed_entry_bytes AS entry_bytes, a.compressed_page_alignment_bytes AS align,
+           string_split(a.compressed_kv_dtypes, ',') AS kv_dtypes,
+           list_transform(string_split(a.compressed_state_ratios, ','), lambda x: x::BIGINT) AS ratios,
+           list_transform(string_split(a.compressed_state_block_tokens, ','), lambda x: x::BIGINT) AS state_blocks,
+           list_transform(string_split(a.compressed_state_windows, ','), lambda x: x::BIGINT) AS state_windows
+    FROM engine_accounting a
+    WHERE a.compressed_mla_modelled
+      AND (block_size IS NULL OR block_size::BIGINT = a.compressed_block_tokens)
+),
+cm AS (   -- served sets that are one compressed-attention model alone
+    SELECT s.served_id, s.model_id FROM served_models s
+    WHERE s.served_id = s.model_id AND s.num_speculative_tokens = 0
+      AND s.model_id IN (SELECT g.model_id FROM layer_groups g WHERE g.kind = 'full' AND g.compress_tokens IS NOT NULL)
+),
+caches AS (   -- one row per vLLM cache kind of a model: its set, block, window, raw page and layer count
+    SELECT a.engine_id, m.served_id AS model_id, 'sliding:' || a.sblock || ':' || g.window_tokens AS set_key,
+           'sliding' AS storage_kind, a.sblock AS block_tokens, g.window_tokens, (a.sblock * a.entry_bytes)::BIGINT AS raw_page,
+           g.layer_count AS layers
+    FROM acc a CROSS JOIN cm m JOIN layer_groups g ON g.model_id = m.model_id AND g.kind = 'sliding'
+    UNION ALL
+    SELECT a.engine_id, m.served_id, 'mla', 'mla', a.cblock, NULL::BIGINT,
+           a.cblock // g.compress_tokens * a.entry_bytes, g.layer_count
+    FROM acc a CROSS JOIN cm m JOIN layer_groups g ON g.model_id = m.model_id AND g.kind = 'full'
+                                                  AND g.compress_tokens IS NOT NULL
+    UNION ALL
+    SELECT a.engine_id, m.served_id, 'mla', 'mla', a.cblock, NULL::BIGINT,
+           a.cblock // g.compress_tokens * (g.index_head_dim + g.index_head_dim // 128 * 4), g.layer_count
+    FROM acc a CROSS JOIN cm m JOIN layer_groups g ON g.model_id = m.model_id AND g.kind = 'full'
+                                                  AND g.compress_tokens IS NOT NULL AND g.index_head_dim IS NOT NULL
+    UNION ALL
+    SELECT a.engine_id, m.served_id,
+           'sliding:' || a.state_blocks[list_position(a.ratios, g.compress_tokens)] || ':'
+               || a.state_windows[list_position(a.ratios, g.compress_tokens)],
+           'sliding', a.state_blocks[list_position(a.ratios, g.compress_tokens)],
+           a.state_windows[list_position(a.ratios, g.compress_tokens)],
+           a.state_blocks[list_position(a.ratios, g.compress_tokens)]
+               * (t.elements // a.state_windows[list_position(a.ratios, g.compress_tokens)])
+               * p.bytes_per_element::BIGINT,
+           g.layer_count
+    FROM acc a CROSS JOIN cm m
+    JOIN layer_groups g ON g.model_id = m.model_id AND g.kind = 'recurrent' AND g.variant = 'compressor'
+    JOIN state_tensors t ON t.model_id = g.model_id AND t.group_idx = g.group_idx
+    JOIN precisions p ON p.dtype = t.dtype
+    WHERE list_position(a.ratios, g.compress_tokens) IS NOT NULL
+),
+paged AS (
+    SELECT c.*, ((c.raw_page::BIGINT + a.align::BIGINT - 1) // a.align::BIGINT * a.align::BIGINT)::BIGINT AS page
+    FROM caches c JOIN acc a USING (engine_id)
+),
+pages AS (   -- layers per (set, page): the layer lists a tuple holds one of
+    SELECT p.engine_id, p.model_id, p.set_key, any_value(p.storage_kind) AS storage_kind,
+           any_value(p.block_tokens) AS block_tokens, any_value(p.window_tokens) AS window_tokens, p.page,
+           sum(p.layers)::BIGINT AS layers, sum(p.raw_page * p.layers)::BIGINT AS raw_bytes
+    FROM paged p GROUP BY p.engine_id, p.model_id, p.set_key, p.page
+),
+mla_pages AS (
+    SELECT p.engine_id, p.model_id, list(p.page ORDER BY p.page) AS mla_pages, sum(p.page)::BIGINT AS tuple_bytes,
+           max(p.layers) AS mla_tuples, max(p.layers) AS mla_longest
+    FROM pages p WHERE p.set_key = 'mla' GROUP BY ALL
+),
+padded AS (   -- each sliding page padded up to the nearest MLA page ≥ it (NULL: none, vLLM asserts)
+    SELECT p.*, CASE WHEN p.set_key = 'mla' THEN p.page
+                     ELSE list_min(list_filter(m.mla_pages, lambda x: x >= p.page)) END AS padded_page
+    FROM pages p JOIN mla_pages m USING (engine_id, model_id)
+),
+sets AS (
+    SELECT p.engine_id, p.model_id, p.set_key, any_value(p.storage_kind) AS storage_kind,
+           any_value(p.block_tokens) AS block_tokens, any_value(p.window_tokens) AS window_tokens,
+           sum(p.layers)::BIGINT AS layers, max(p.layers) AS tuples, sum(p.raw_bytes)::BIGINT AS raw_bytes,
+           sum(p.padded_page * p.layers)::BIGINT AS set_page_bytes, bool_and(p.padded_page IS NOT NULL) AS fits
+    FROM padded p GROUP BY p.engine_id, p.model_id, p.set_key
+),
+layers_per_size AS (   -- a sliding set's layers per padded page (vLLM asserts they are equal)
+    SELECT p.engine_id, p.model_id, p.set_key, max(n) AS per_size
+    FROM (SELECT p.engine_id, p.model_id, p.set_key, p.padded_page, sum(p.layers) AS n
+          FROM padded p GROUP BY ALL) p
+    GROUP BY ALL
+),
+cand AS (   -- candidate tuple counts d from the MLA set's tuples to the largest set's
+    SELECT s.engine_id, s.model_id, unnest(range(any_value(m.mla_tuples), max(s.tuples) + 1)) AS d
+    FROM sets s JOIN mla_pages m USING (engine_id, model_id)
+    GROUP BY s.engine_id, s.model_id
+),
+gcd AS (   -- _approximate_gcd: least total padding, ties to the larger d
+    SELECT c.engine_id, c.model_id,
+           arg_min(c.d, [sum_pad, -c.d]) AS num_layer_tuples
+    FROM (SELECT c.engine_id, c.model_id, c.d, sum((c.d - s.tuples % c.d) % c.d) AS sum_pad
+          FROM cand c JOIN sets s USING (engine_id, model_id) GROUP BY ALL) c
+    GROUP BY ALL
+),
+grouped AS (
+    SELECT s.*, g.num_layer_tuples, m.tuple_bytes,
+           CASE WHEN s.set_key = 'mla' THEN 1
+                ELSE (l.per_size + g.num_layer_tuples - 1) // g.num_layer_tuples END::BIGINT AS request_groups,
+           -- the longest per-page layer list of this set's largest group
+           CASE WHEN s.set_key = 'mla' THEN m.mla_longest
+                ELSE (l.per_size + ((l.per_size + g.num_layer_tuples - 1) // g.num_layer_tuples) - 1)
+                     // ((l.per_size + g.num_layer_tuples - 1) // g.num_layer_tuples) END AS longest
+    FROM sets s
+    JOIN gcd g USING (engine_id, model_id)
+    JOIN mla_pages m USING (engine_id, model_id)
+    JOIN layers_per_size l USING (engine_id, model_id, set_key)
+),
+unmodelled AS (   -- a compressor ratio the release's state cache does not take, or a ratio that does not divide
+                  -- the block: vLLM refuses the model (compressor.py 0.22.0:140), so no row rather than a partial set
+    SELECT a.engine_id, m.served_id AS model_id
+    FROM acc a CROSS JOIN cm m JOIN layer_groups g ON g.model_id = m.model_id
+    WHERE (g.kind = 'recurrent' AND g.variant = 'compressor'
+           AND (g.compress_tokens IS NULL OR list_position(a.ratios, g.compress_tokens) IS NULL))
+       OR (g.kind = 'full' AND g.compress_tokens IS NOT NULL AND a.cblock % g.compress_tokens <> 0)
+),
+whole AS (   -- models whose every sliding page fits an MLA page, with the block's tuple slots
+    SELECT g.engine_id, g.model_id, max(g.longest)::BIGINT AS group_size
+    FROM grouped g
+    WHERE (g.engine_id, g.model_id) NOT IN (SELECT (u.engine_id, u.model_id) FROM unmodelled u)
+    GROUP BY ALL HAVING bool_and(g.fits)
+)
+SELECT g.engine_id, g.model_id, k.kv_dtype, t.tp, 0::BIGINT AS mla_block_tokens, false AS mla_sparse,
+       g.storage_kind, g.window_tokens, g.layers,
+       g.raw_bytes / g.layers / g.block_tokens AS token_bytes, NULL::DOUBLE AS state_bytes,
+       'layer_tuples' AS layout_mode, g.block_tokens AS base_block_tokens, g.block_tokens AS attn_block_tokens,
+       g.block_tokens, g.set_page_bytes AS raw_page_bytes, g.tuple_bytes AS page_bytes, w.group_size,
+       g.request_groups, NULL::DOUBLE AS pool_ratio, 0 AS num_speculative_tokens,
+       coalesce(block_size, e.block_size_tokens)::BIGINT AS block_size,
+       block_size IS NULL OR block_size::BIGINT = a.cblock AS block_size_is_default,
+       false AS mla_block_size_forced
+FROM grouped g
+JOIN whole w USING (engine_id, model_id)
+JOIN acc a USING (engine_id)
+JOIN engines e ON e.engine_id = g.engine_id
+CROSS JOIN (SELECT DISTINCT kv_dtype FROM kv_layer_costs) k
+CROSS JOIN tp_sizes t
+WHERE list_contains(a.kv_dtypes, k.kv_dtype)

@@ -1,0 +1,146 @@
+"""DeepSeek-V4 in the engine family: vLLM 0.22–0.32's layer-tuple layout, worked by hand (docs/engine.md
+"DeepSeek-V4: layer tuples"), and the vllm-project/vllm#51041 startup it explains.
+
+Flash: 43 layers, compress_ratios 0, 0, then 4 / 128 alternating: 21 ratio-4 layers, 20 ratio-128 layers.
+Pages (fp8_ds_mla, 584 B per 512-wide entry, every page rounded up to 576 B; vLLM 0.22.0 sources in the docs):
+  sliding window   64 entries × 584 = 37,376 → 37,440      (block 64 tokens, window 128)
+  C4 KV           256/4 = 64 × 584 = 37,376 → 37,440      (block 256)
+  C4 indexer      64 × (128 + 128/128·4 = 132) = 8,448 → 8,640
+  C128 KV         256/128 = 2 × 584 = 1,168 → 1,728
+  C4 KV state     4 × 2·2·512 × 4 B = 32,768 → 32,832 → padded to the MLA page 37,440 (block 4, window 8)
+  C4 index state  4 × 2·2·128 × 4 B = 8,192 → 8,640       (block 4, window 8)
+  C128 state      8 × 2·1·512 × 4 B = 32,768 → 32,832 → 37,440 (block 8, window 128)
+"""
+
+from __future__ import annotations
+
+from tests.conftest import one
+
+GIB = 2**30
+ENGINE = "vllm-0.22-0.26"
+
+
+def rows(con, sql, params=()):
+    cur = con.execute(sql, params)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def test_flash_first_principles_bytes_per_token(con):
+    # fp8, one byte per value, no pages: ratio-4 layers (512 + 132) / 4 = 161 B, ratio-128 layers 512 / 128 = 4 B;
+    # 21 × 161 + 20 × 4 = 3,381 + 80 = 3,461 B per token growing with context; the 43 windows hold 128 × 512 B
+    # each (2,752 KiB) and the states 21 × (8·2,048 + 8·512) × 4 + 20 × 128·1,024 × 4 = 11.64 MiB, both bounded.
+    r = one(con, "SELECT sum(token_bytes * layer_count) FILTER (WHERE kind = 'full') AS grow,"
+                 " sum(token_bytes * window_tokens * layer_count) FILTER (WHERE kind = 'sliding') AS window,"
+                 " sum(state_bytes * layer_count) AS state FROM kv_layer_costs"
+                 " WHERE model_id = 'deepseek-v4-flash' AND kv_dtype = 'fp8' AND tp = 1")
+    assert (r["grow"], r["window"], r["state"]) == (3461, 43 * 128 * 512, 21 * 20480 * 4 + 20 * 131072 * 4)
+
+
+def test_flash_cache_sets_pages_and_groups(con):
+    sets = rows(con, "SELECT storage_kind, window_tokens, block_tokens, layers, raw_page_bytes, page_bytes, group_size,"
+                     " request_groups FROM engine_kv_buckets WHERE engine_id = ? AND model_id = 'deepseek-v4-flash'"
+                     " AND kv_dtype = 'fp8' AND tp = 2 ORDER BY block_tokens", [ENGINE])
+    assert [(s["storage_kind"], s["window_tokens"], s["block_tokens"], s["layers"], s["raw_page_bytes"],
+             s["request_groups"]) for s in sets] == [
+        ("sliding", 8, 4, 42, 21 * 37440 + 21 * 8640, 1),       # both ratio-4 compressor states, one group
+        ("sliding", 128, 8, 20, 20 * 37440, 1),                 # ratio-128 state
+        ("sliding", 128, 64, 43, 43 * 37440, 2),                # the window: cdiv(43, 22) = 2 groups
+        ("mla", None, 256, 62, 21 * 37440 + 21 * 8640 + 20 * 1728, 1)]
+    # num_layer_tuples: _approximate_gcd(21, 43, 21, 20) from 21 up: 21 pads 0+20+0+1 = 21, 22 pads 1+1+1+2 = 5
+    # (23: 10, …) → 22; the longest per-page list is the window's first group (22 of 43).
+    assert {(s["page_bytes"], s["group_size"]) for s in sets} == {(37440 + 8640 + 1728, 22)}
+    lay = one(con, "SELECT * FROM engine_kv_layout WHERE engine_id = ? AND model_id = 'deepseek-v4-flash'"
+                   " AND kv_dtype = 'fp8' AND tp = 2", [ENGINE])
+    assert lay["layout_mode"] == "layer_tuples" and lay["num_groups"] == 5 and lay["block_size_tokens"] == 256
+    assert lay["block_bytes"] == 47808 * 22 == 1051776
+    assert not lay["k_eq_v_stored_twice"]
+
+
+def test_pro_block(con):
+    # Pro: 61 layers, 30 at ratio 4, 31 at 128 → MLA set 31 tuples, window 61, states 30 and 31:
+    # _approximate_gcd from 31: 31 pads 0+1+1+0 = 2 (32: 7) → 31, window in cdiv(61, 31) = 2 groups.
+    lay = one(con, "SELECT * FROM engine_kv_layout WHERE engine_id = ? AND model_id = 'deepseek-v4-pro'"
+                   " AND kv_dtype = 'fp8' AND tp = 8", [ENGINE])
+    assert (lay["num_groups"], lay["group_size"], lay["block_bytes"]) == (5, 31, 47808 * 31)
+
+
+def test_flash_blocks_per_request_at_two_contexts(con):
+    # T = 8,192 in flight.  L = 8,192: MLA cdiv(8192, 256) = 32; window 2 × (cdiv(min(127 + 8192, 8192), 64) + 1)
+    # = 2 × 129 = 258; ratio-4 states cdiv(min(7 + 8192, 8192), 4) + 1 = 2,049; ratio-128 cdiv(8192, 8) + 1 = 1,025
+    # → 3,364.  L = 131,072: 512 + 2 × (cdiv(8319, 64) + 1 = 131) + (cdiv(8199, 4) + 1 = 2,051)
+    # + (cdiv(8319, 8) + 1 = 1,041) = 3,866.
+    got = dict(con.execute("SELECT max_model_len, blocks_per_request FROM engine_request_blocks WHERE engine_id = ?"
+                           " AND model_id = 'deepseek-v4-flash' AND kv_dtype = 'fp8' AND tp = 2"
+                           " AND max_num_batched_tokens = 8192 AND max_model_len IN (8192, 131072)",
+                           [ENGINE]).fetchall())
+    assert got == {8192: 32 + 258 + 2049 + 1025, 131072: 512 + 262 + 2051 + 1041}
+
+
+def test_issue_51041_flash_h20_tp2(con):
+    # vllm-project/vllm#51041: "KV cache holds only 150K tokens in 7.7 GiB", max_model_len ~121,344, block 256
+    # (release and max_num_batched_tokens not given; 0.26's async scheduling holds 2 × 8,192 in flight).
+    # num_blocks = 7.7 GiB // 1,051,776 = 7,860.  Blocks at L = 121,344, T = 16,384: MLA 474; window
+    # cdiv(16511, 64) + 1 = 259 per group; ratio-4 states cdiv(16391, 4) + 1 = 4,099; ratio-128 cdiv(16511, 8) + 1
+    # = 2,065 → 474 + 518 + 4,099 + 2,065 = 7,156 (it starts: 7,860 ≥ 7,156).  The logged concurrency weighs each
+    # set's blocks by its pages over the MLA set's 1,002,240: (474·1,002,240 + 259·1,609,920 + 4,099·967,680
+    # + 2,065·748,800) / 1,002,240 = 6,390.5 → 6,391; 7,860 / 6,391 × 121,344 = 149,235 tokens: the issue's 150K.
+    r = one(con, "SELECT * FROM engine_capacity_for_memory(?, 121344, 16384) WHERE engine_id = ?"
+                 " AND model_id = 'deepseek-v4-flash' AND kv_dtype = 'fp8' AND tp = 2", [7.7 * GIB, ENGINE])
+    assert (r["num_blocks"], r["blocks_per_request"], r["concurrency_blocks_per_request"]) == (7860, 7156, 6391)
+    assert r["starts"] and r["admitted_seqs"] == 1
+    assert r["logged_kv_tokens"] == int(7860 / 6391 * 121344) == 149235
+    assert abs(r["logged_kv_tokens"] - 150_000) / 150_000 < 0.01
+    # At 0.22's T = 8,192 the same pool would log 277,015 tokens: the in-flight allowance is most of a request.
+    r = one(con, "SELECT * FROM engine_capacity_for_memory(?, 121344, 8192) WHERE engine_id = ?"
+                 " AND model_id = 'deepseek-v4-flash' AND kv_dtype = 'fp8' AND tp = 2", [7.7 * GIB, ENGINE])
+    assert r["logged_kv_tokens"] == 277015
+
+
+def test_no_engine_figure_where_the_layout_is_not_modelled(con):
+    # vLLM 0.33 packs V4's caches another way, the older releases and SGLang / TRT-LLM have no V4 layout, and
+    # 0.22–0.26 is modelled for fp8 KV only: no bucket, so no engine row — never the generic grouping's number.
+    got = con.execute("SELECT DISTINCT engine_id, kv_dtype FROM engine_kv_layout"
+                      " WHERE model_id LIKE 'deepseek-v4-%'").fetchall()
+    assert set(got) == {(ENGINE, "fp8")}
+    # A --block-size other than the backend's 256 leaves vLLM's page match unmet: no row either.
+    assert con.execute("SELECT count(*) FROM engine_kv_layout_at(block_size := 64)"
+                       " WHERE model_id LIKE 'deepseek-v4-%'").fetchone()[0] == 0
+
+
+def test_fit_says_why_a_release_gives_no_figure(con):
+    from kvreg.engine_fit import engine_fit, render_engine
+
+    rows, quirks = engine_fit(con, "deepseek-v4-flash", "h200", "vllm-0.33", "fp8", "fp8", 1, [32768])
+    text = render_engine("vllm-0.33", rows, quirks, [])
+    assert not rows and "no rows" in text
+    assert "vllm-0.33 gives no figure for it at KV fp8" in text and "vllm-0.22-0.26 (KV fp8)" in text
+    rows, quirks = engine_fit(con, "deepseek-v4-flash", "h200", ENGINE, "fp8", "fp8", 1, [32768])
+    assert rows and not any("compressed attention" in q for q in quirks)
+
+
+def test_a_compressor_ratio_the_release_does_not_take_gives_no_row(tmp_path):
+    # A hand-written V4-like entry whose 128:1 layers compress 16:1 instead: vLLM's state cache takes 4 and 128
+    # only (compressor.py 0.22.0:140 asserts), so the layout is not priced at all — no partial set of caches.
+    import shutil
+
+    import yaml
+
+    from kvreg.build import memory_connection
+    from tests.conftest import ROOT
+    from tests.registry_factory import hardware_entry, write_project
+
+    flash = yaml.safe_load((ROOT / "registry/models/deepseek-v4-flash.yaml").read_text())
+    odd = yaml.safe_load((ROOT / "registry/models/deepseek-v4-flash.yaml").read_text())
+    odd["id"], odd["hf_id"] = "v4-odd", "test/v4-odd"
+    for g in odd["layer_groups"]:
+        if g.get("compress") == 128:
+            g["compress"] = 16
+            if g["kind"] == "recurrent":
+                g["state"] = [{"role": "ssm", "shape": [1, 16, 1024], "dtype": "fp32", "split_axis": 0}]
+    write_project(tmp_path, {"deepseek-v4-flash": flash, "v4-odd": odd}, {"hw": hardware_entry("hw")})
+    shutil.rmtree(tmp_path / "registry/engines")
+    shutil.copytree(ROOT / "registry/engines", tmp_path / "registry/engines")
+    c = memory_connection(tmp_path)
+    got = c.execute("SELECT DISTINCT model_id FROM engine_kv_layout WHERE engine_id = ?", [ENGINE]).fetchall()
+    assert got == [("deepseek-v4-flash",)]
