@@ -61,3 +61,24 @@ def test_unshare_restores_the_registrys_macro(shared):
     n = con.execute("SELECT count(*) FROM capacity_at([12345], only_models := $m, only_hardware := $h)",
                     {"m": scope["models"], "h": scope["hardware"]}).fetchone()[0]
     assert n > 0   # a context off the report's axis: answered by the registry's macro again
+
+
+def test_shared_speed_efficiency_is_the_views_rows_and_plans_agree(con):
+    """share_views: speed_efficiency materialised once as a temp table that the views read; the same plans rows,
+    and the view answers again once unshared."""
+    from kvreg.report.context import share_views, unshare_views
+
+    plans = ("SELECT * FROM plans(64, 32768, 0.05, only_models := ['llama-3.1-8b', 'qwen3-8b'],"
+             " only_hardware := ['h100-sxm-80gb', 'h200']) ORDER BY ALL")
+    view = sorted(con.execute("SELECT * FROM speed_efficiency").fetchall(), key=repr)
+    before = con.execute(plans).fetchall()
+    share_views(con)
+    try:
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = "
+                           "'speed_efficiency'").fetchone() == (1,)
+        assert sorted(con.execute("SELECT * FROM speed_efficiency").fetchall(), key=repr) == view and view
+        assert con.execute(plans).fetchall() == before and before
+    finally:
+        unshare_views(con)
+    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = "
+                       "'speed_efficiency'").fetchone() == (0,)
