@@ -1,21 +1,22 @@
-"""Report charts: inline SVG strings written by :mod:`kvreg.report.svgplot`, byte-for-byte deterministic.
+"""Report charts: matplotlib figures rendered to inline SVG strings, byte-for-byte deterministic.
 
-The charts only plot rows the queries returned; they compute nothing but axis limits and ticks.  Text stays
-text (``<text>`` elements, the report stylesheet's font), so the SVG is small and selectable; no ids or dates are
-written, so the same rows give the same bytes.
+matplotlib is imported lazily (plain Figure objects, no pyplot).  Determinism: ``svg.hashsalt`` is
+fixed (element ids), the SVG ``Date`` metadata is dropped, and text stays text
+(``svg.fonttype: none``) so the SVG is small and selectable; fonts are the
+report stylesheet's.  The charts only plot rows the queries returned; they
+compute nothing.
 
-Speed: until this module wrote the SVG itself, matplotlib drew each of the Q4 2026 report's 31 charts in
-~0.11 s of CPU (tick and text artists, its SVG backend) after a ~0.9 s import: 4.4 s of a 10 s HTML report
-(benchmarks/README.md, "reportfast3").  The layout is fixed in inches (``SIZE_IN``, ``MARGIN_IN``; the figure grows by
-one legend row per four series), as it was with matplotlib.  Log-axis tick labels are plain text from
-:func:`_count_label` (1, 10, 1,000): a log axis has no zero.
+Speed: each figure has a fixed layout computed from its content (margins in inches, the figure
+grows by one legend row per four series) and is drawn once: a tight bounding box or a layout engine
+draws it twice at save time.  Log-axis tick labels are plain text from
+:func:`_count_label` (matplotlib's default log formatter writes ``$10^{2}$`` mathtext, whose
+parser took over half of a report's chart time).
 """
 
 from __future__ import annotations
 
+import io
 import math
-
-from kvreg.report import svgplot
 
 # Kenneth Kelly's colours of maximum contrast (without white, black and the two palest yellows), so
 # devices stay apart in print.  A device's colour, marker and line style are derived from its hardware id
@@ -25,9 +26,22 @@ PALETTE = ["#875692", "#F38400", "#A1CAF1", "#BE0032", "#C2B280", "#848482", "#0
 STYLES = ["-", "--", "-.", ":"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<"]
 SERIES = {"naive": "#BBBBBB", "first principles": "#0072B2", "engine": "#D55E00"}
-FONT_SIZE = 8.5          # tick and axis labels, points
-LEGEND_FONT_SIZE = 7.5
-END_LABEL_FONT_SIZE = 6.5
+RC = {
+    "svg.hashsalt": "kvreg-report",
+    "svg.fonttype": "none",
+    "font.family": "DejaVu Sans",
+    "font.size": 8.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#DDDDDD",
+    "grid.linewidth": 0.6,
+    "axes.edgecolor": "#555555",
+    "axes.titlesize": 9.5,
+    "axes.titleweight": "bold",
+    "legend.frameon": False,
+    "legend.fontsize": 7.5,
+}
 SIZE_IN = (6.6, 2.9)  # width × height of a chart without a legend below it
 # Fixed layout, inches: room for two-line y labels and 5-digit tick labels on the left, two-line
 # x tick labels plus the x label at the bottom; each legend row below the axes adds LEGEND_ROW_IN.
@@ -71,6 +85,38 @@ def report_styles(hardware_ids) -> dict[str, dict]:
     return out
 
 
+def _end_label(ax, x: float, y: float, text: str, color: str) -> None:
+    """A direct label at a line's last point, so overlapping lines stay told apart without the legend."""
+    ax.annotate(text, (x, y), xytext=(3, 0), textcoords="offset points", fontsize=6.5, color=color,
+                va="center", ha="left", annotation_clip=False)
+
+
+class _Mpl:
+    """What the charts use of matplotlib, without pyplot: figures are plain ``Figure`` objects saved straight to
+    SVG (no pyplot figure manager or Agg canvas per figure, and no pyplot import: the same SVG bytes)."""
+
+    def __init__(self):
+        import matplotlib
+        from matplotlib.figure import Figure
+
+        self.rc_context = matplotlib.rc_context
+        self.figure = Figure
+
+    @staticmethod
+    def close(fig) -> None:
+        """Nothing to release: no pyplot manager holds the figure."""
+
+
+_MPL: _Mpl | None = None
+
+
+def _plt() -> _Mpl:
+    global _MPL
+    if _MPL is None:
+        _MPL = _Mpl()
+    return _MPL
+
+
 def _count_label(value: float, _pos=None) -> str:
     """A log-axis tick label as plain text: 1, 10, 1,000, 0.1 (never mathtext)."""
     return f"{value:,.0f}" if value >= 1 or value == 0 else f"{value:g}"
@@ -82,58 +128,41 @@ def _minor_label(value: float, _pos=None) -> str:
     return _count_label(value) if round(mantissa) in (2, 5) else ""
 
 
+def _plain_log_labels(axis, minor: bool = False) -> None:
+    """Label a log/symlog axis's major ticks with :func:`_count_label`; minor ticks at 2× and 5× or not at all."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(_count_label))
+    axis.set_minor_formatter(FuncFormatter(_minor_label) if minor else NullFormatter())
 
 
-def _log_axis_labels(lo: float, hi: float, base: float = 10, minor: bool = False):
-    """Major ticks (powers of ``base``) and their labels within [lo, hi]; with ``minor`` (base 10) also the minor
-    ticks 2× … 9× and their labels at 2× and 5× (:func:`_minor_label`), so an axis spanning a decade or two reads."""
-    major = svgplot.log_ticks(lo, hi, base)
-    labels = [_count_label(v) for v in major]
-    if not (minor and base == 10):
-        return major, labels, [], []
-    small = svgplot.log_minor_ticks(lo, hi)
-    return major, labels, small, [_minor_label(v) for v in small]
+def _svg(fig) -> str:
+    """The figure as an ``<svg>`` element (no XML prolog), then closed."""
+    plt = _plt()
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
 
 
-def _chart(legend_entries: int = 0) -> svgplot.Chart:
-    """A chart laid out once: ``SIZE_IN`` plus one legend row (``LEGEND_ROW_IN``) per ``LEGEND_COLS`` series."""
+def _figure(legend_entries: int = 0):
+    """A figure and its axes, laid out once; ``legend_entries`` series get legend rows below the axes."""
+    plt = _plt()
     rows = -(-legend_entries // LEGEND_COLS)
+    w, h = SIZE_IN[0], SIZE_IN[1] + rows * LEGEND_ROW_IN
     m = MARGIN_IN
-    return svgplot.Chart(SIZE_IN[0], SIZE_IN[1] + rows * LEGEND_ROW_IN, m["left"], m["right"], m["top"],
-                         m["bottom"] + rows * LEGEND_ROW_IN, font_size=FONT_SIZE)
+    bottom = m["bottom"] + rows * LEGEND_ROW_IN
+    fig = plt.figure(figsize=(w, h))
+    ax = fig.add_axes((m["left"] / w, bottom / h, 1 - (m["left"] + m["right"]) / w,
+                       (h - bottom - m["top"]) / h))
+    return fig, ax
 
 
-def _xlabel(chart: svgplot.Chart, text: str, tick_lines: int = 1) -> None:
-    """The x label under ``tick_lines`` lines of tick labels."""
-    chart.xlabel(text, offset=5 + tick_lines * 1.15 * FONT_SIZE + 3)
-
-
-def _lines_chart(series: list, *, x_base: int, x_ticks=None, y_minor: bool, vline: float | None = None) -> svgplot.Chart:
-    """A log-log chart of device lines: ``series`` ``[(label, style, xs, ys)]`` (points with y > 0 only), x in log
-    ``x_base`` (ticks ``x_ticks`` ``{value: label}``, default its powers with :func:`_count_label`), y log 10, an
-    end label at each line's last point, the legend below."""
-    ch = _chart(len(series))
-    xs_all = [x for _, _, xs, _ in series for x in xs]
-    ys_all = [y for _, _, _, ys in series for y in ys]
-    if not xs_all:   # nothing fits anywhere: empty axes over the ticks asked for
-        xs_all, ys_all = list(x_ticks or [1, 2]), [1, 10]
-    xlo, xhi = svgplot.limits(xs_all, "log")
-    ylo, yhi = svgplot.limits(ys_all, "log")
-    ch.set_scales(svgplot.Scale("log", xlo, xhi, *ch.xrange(), base=x_base), svgplot.Scale("log", ylo, yhi, *ch.yrange()))
-    if x_ticks is None:
-        major, labels, _, _ = _log_axis_labels(xlo, xhi, x_base)
-    else:
-        major, labels = list(x_ticks), list(x_ticks.values())
-    ch.xaxis(major, labels)
-    ymaj, ylab, ymin, yminlab = _log_axis_labels(ylo, yhi, 10, minor=y_minor)
-    ch.yaxis(ymaj, ylab, minor=ymin, minor_labels=yminlab)
-    if vline is not None and ch.sx.inside(vline):
-        ch.vline(vline)
-    for label, st, xs, ys in series:
-        ch.plot(xs, ys, color=st["color"], marker_kind=st["marker"], linestyle=st["linestyle"], markersize=3,
-                linewidth=1.4, label=label)
-        ch.annotate(xs[-1], ys[-1], label, st["color"], size=END_LABEL_FONT_SIZE)
-    return ch
+def _legend_below(fig, ax) -> None:
+    """The axes' legend centred under the figure's x label, LEGEND_COLS entries a row."""
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 0.01), bbox_transform=fig.transFigure,
+              ncols=LEGEND_COLS, borderaxespad=0)
 
 
 def capacity_vs_context(rows: list, workload_context_tokens: int, styles: dict | None = None) -> str | None:
@@ -149,21 +178,33 @@ def capacity_vs_context(rows: list, workload_context_tokens: int, styles: dict |
     """
     if not rows:
         return None
-    series = []
-    for hw, tp in dict.fromkeys((r.hardware_id, r.tp) for r in rows):
-        # a log axis has no zero: contexts at which nothing fits are left out (the caption says so)
-        pts = [r for r in rows if r.hardware_id == hw and r.tp == tp and r.max_seqs]
-        if pts:
-            series.append((hw if tp == 1 else f"{hw} (TP {tp})", (styles or {}).get(hw) or device_style(hw),
-                           [r.context_tokens for r in pts], [r.max_seqs for r in pts]))
-    # Label powers of two only: a model's native context (e.g. 160Ki) would crowd its neighbours.
-    ticks = dict(sorted((r.context_tokens, r.context_label) for r in rows
-                        if r.context_tokens & (r.context_tokens - 1) == 0))
-    ch = _lines_chart(series, x_base=2, x_ticks=ticks, y_minor=False, vline=workload_context_tokens)
-    _xlabel(ch, "context length per sequence (tokens, log scale)")
-    ch.ylabel("max concurrent sequences\n(sequences per replica, log)")
-    ch.legend_below(LEGEND_COLS, LEGEND_ROW_IN, LEGEND_FONT_SIZE)
-    return ch.svg()
+    plt = _plt()
+    with plt.rc_context(RC):
+        hardware = list(dict.fromkeys((r.hardware_id, r.tp) for r in rows))
+        fig, ax = _figure(len(hardware))
+        for hw, tp in hardware:
+            # a log axis has no zero: contexts at which nothing fits are left out (the caption says so)
+            pts = [r for r in rows if r.hardware_id == hw and r.tp == tp and r.max_seqs]
+            if not pts:
+                continue
+            st = (styles or {}).get(hw) or device_style(hw)
+            label = hw if tp == 1 else f"{hw} (TP {tp})"
+            ax.plot([r.context_tokens for r in pts], [r.max_seqs for r in pts], markersize=3, linewidth=1.4,
+                    label=label, **st)
+            _end_label(ax, pts[-1].context_tokens, pts[-1].max_seqs, label, st["color"])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        _plain_log_labels(ax.yaxis, minor=True)
+        # Label powers of two only: a model's native context (e.g. 160Ki) would crowd its neighbours.
+        ticks = dict(sorted((r.context_tokens, r.context_label) for r in rows
+                            if r.context_tokens & (r.context_tokens - 1) == 0))
+        ax.set_xticks(list(ticks), list(ticks.values()))
+        ax.minorticks_off()
+        ax.axvline(workload_context_tokens, color="#888888", linestyle="--", linewidth=0.8)
+        ax.set_xlabel("context length per sequence (tokens, log scale)")
+        ax.set_ylabel("max concurrent sequences\n(sequences per replica, log)")
+        _legend_below(fig, ax)
+        return _svg(fig)
 
 
 def naive_vs_engine(rows: list, context_label: str) -> str | None:
@@ -175,33 +216,27 @@ def naive_vs_engine(rows: list, context_label: str) -> str | None:
     """
     if not rows:
         return None
-    ch = _chart()
-    series = [("naive", "naive_max_seqs"), ("first principles", "max_seqs")]
-    if any(r.engine_seqs is not None for r in rows):
-        series.append(("engine", "engine_seqs"))
-    names = {"engine": f"engine ({rows[0].admission_engine_id})"}
-    width = 0.8 / len(series)
-    labels = [r.hardware_id if r.tp == 1 else f"{r.hardware_id}\n(TP {r.tp})" for r in rows]
-    top = max([getattr(r, col) or 0 for r in rows for _, col in series] + [1])
-    ylo, yhi = 0.0, top * 1.15   # room above the tallest bar for its label and the legend
-    n = len(rows)
-    xlo, xhi = -0.5 - 0.05 * n, n - 0.5 + 0.05 * n
-    ch.set_scales(svgplot.Scale("linear", xlo, xhi, *ch.xrange()), svgplot.Scale("linear", ylo, yhi, *ch.yrange()))
-    ticks = svgplot.linear_ticks(ylo, yhi)
-    ch.yaxis(ticks, [f"{t:,.0f}" if t == int(t) else f"{t:,g}" for t in ticks])
-    ch.xaxis(list(range(n)), labels, grid=False)
-    for j, (name, col) in enumerate(series):
-        color = SERIES[name]
-        for i, r in enumerate(rows):
-            v = getattr(r, col) or 0
-            x = i + (j - (len(series) - 1) / 2) * width
-            ch.bar(x, v, width * 0.95, color)
-            ch.text(ch.sx(x), ch.sy(v) - 1.5, f"{v:,}", size=7, baseline="auto", layer=ch.body)
-        ch.legend_items.append((names.get(name, name), {"color": color, "patch": True}))
-    _xlabel(ch, "device (TP size)", max(len(lab.split("\n")) for lab in labels))
-    ch.ylabel(f"concurrent sequences at {context_label}", offset=40)
-    ch.legend_inside(LEGEND_FONT_SIZE)
-    return ch.svg()
+    plt = _plt()
+    with plt.rc_context(RC):
+        fig, ax = _figure()
+        series = [("naive", "naive_max_seqs"), ("first principles", "max_seqs")]
+        if any(r.engine_seqs is not None for r in rows):
+            series.append(("engine", "engine_seqs"))
+        names = {"engine": f"engine ({rows[0].admission_engine_id})"}
+        width = 0.8 / len(series)
+        labels = [r.hardware_id if r.tp == 1 else f"{r.hardware_id}\n(TP {r.tp})" for r in rows]
+        for j, (name, col) in enumerate(series):
+            xs = [i + (j - (len(series) - 1) / 2) * width for i in range(len(rows))]
+            vals = [getattr(r, col) or 0 for r in rows]
+            bars = ax.bar(xs, vals, width=width * 0.95, color=SERIES[name], label=names.get(name, name))
+            ax.bar_label(bars, labels=[f"{v:,}" for v in vals], fontsize=7, padding=1.5)
+        ax.set_xticks(range(len(rows)), labels)
+        ax.set_xlabel("device (TP size)")
+        ax.grid(axis="x", visible=False)
+        ax.set_ylabel(f"concurrent sequences at {context_label}")
+        ax.margins(y=0.15)
+        ax.legend(loc="upper left", ncols=len(series))
+        return _svg(fig)
 
 
 def roofline(rows: list, context_label: str, styles: dict | None = None) -> str | None:
@@ -213,17 +248,27 @@ def roofline(rows: list, context_label: str, styles: dict | None = None) -> str 
     """
     if not rows:
         return None
-    series = []
-    for hw, tp in dict.fromkeys((r.hardware_id, r.tp) for r in rows):
-        pts = [r for r in rows if r.hardware_id == hw and r.tp == tp and r.decode_tok_per_s]
-        if pts:
-            series.append((hw if tp == 1 else f"{hw} (TP {tp})", (styles or {}).get(hw) or device_style(hw),
-                           [r.batch for r in pts], [r.decode_tok_per_s for r in pts]))
-    ch = _lines_chart(series, x_base=2, y_minor=True)
-    _xlabel(ch, "batch (concurrent sequences decoding, log scale)")
-    ch.ylabel(f"decode ceiling at {context_label}\n(output tokens/s per replica, log)")
-    ch.legend_below(LEGEND_COLS, LEGEND_ROW_IN, LEGEND_FONT_SIZE)
-    return ch.svg()
+    plt = _plt()
+    with plt.rc_context(RC):
+        lines = list(dict.fromkeys((r.hardware_id, r.tp) for r in rows))
+        fig, ax = _figure(len(lines))
+        for hw, tp in lines:
+            pts = [r for r in rows if r.hardware_id == hw and r.tp == tp and r.decode_tok_per_s]
+            if not pts:
+                continue
+            st = (styles or {}).get(hw) or device_style(hw)
+            label = hw if tp == 1 else f"{hw} (TP {tp})"
+            ax.plot([r.batch for r in pts], [r.decode_tok_per_s for r in pts], markersize=3, linewidth=1.4,
+                    label=label, **st)
+            _end_label(ax, pts[-1].batch, pts[-1].decode_tok_per_s, label, st["color"])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        _plain_log_labels(ax.xaxis)
+        _plain_log_labels(ax.yaxis, minor=True)
+        ax.set_xlabel("batch (concurrent sequences decoding, log scale)")
+        ax.set_ylabel(f"decode ceiling at {context_label}\n(output tokens/s per replica, log)")
+        _legend_below(fig, ax)
+        return _svg(fig)
 
 
 def cost_per_million(rows: list, styles: dict | None = None) -> str | None:
@@ -239,25 +284,26 @@ def cost_per_million(rows: list, styles: dict | None = None) -> str | None:
     pts = [r for r in rows if r.usd_per_million_output_tokens]
     if not pts:
         return None
-    models = list(dict.fromkeys(r.model_name for r in rows))
-    devices = list(dict.fromkeys(r.hardware_id for r in pts))
-    ch = _chart(len(devices))
-    ch.x0 = 0.3 * ch.w    # model names need a wider left margin than the fixed layout's
-    ch.x1 = 0.98 * ch.w
-    y = {m: len(models) - 1 - i for i, m in enumerate(models)}
-    xlo, xhi = svgplot.limits([r.usd_per_million_output_tokens for r in pts], "log")
-    ch.set_scales(svgplot.Scale("log", xlo, xhi, *ch.xrange()), svgplot.Scale("linear", -0.6, len(models) - 0.4,
-                                                                            *ch.yrange()))
-    major, labels, minor, minor_labels = _log_axis_labels(xlo, xhi, 10, minor=True)
-    ch.xaxis(major, labels, minor=minor, minor_labels=minor_labels)
-    ch.yaxis(list(y.values()), list(y), grid=False)
-    for k, hw in enumerate(devices):
-        st = (styles or {}).get(hw) or device_style(hw)
-        mine = [r for r in pts if r.hardware_id == hw]
-        # small vertical offsets keep devices with equal costs apart
-        off = (k - (len(devices) - 1) / 2) * 0.6 / max(len(devices), 1)
-        ch.plot([r.usd_per_million_output_tokens for r in mine], [y[r.model_name] + off for r in mine],
-                color=st["color"], marker_kind=st["marker"], linestyle=None, markersize=4.5, label=hw)
-    _xlabel(ch, "US dollars per million output tokens (log scale), each device's cheapest option")
-    ch.legend_below(LEGEND_COLS, LEGEND_ROW_IN, LEGEND_FONT_SIZE)
-    return ch.svg()
+    plt = _plt()
+    with plt.rc_context(RC):
+        models = list(dict.fromkeys(r.model_name for r in rows))
+        devices = list(dict.fromkeys(r.hardware_id for r in pts))
+        fig, ax = _figure(len(devices))
+        y = {m: len(models) - 1 - i for i, m in enumerate(models)}
+        for k, hw in enumerate(devices):
+            st = (styles or {}).get(hw) or device_style(hw)
+            mine = [r for r in pts if r.hardware_id == hw]
+            # small vertical offsets keep devices with equal costs apart
+            off = (k - (len(devices) - 1) / 2) * 0.6 / max(len(devices), 1)
+            ax.plot([r.usd_per_million_output_tokens for r in mine], [y[r.model_name] + off for r in mine],
+                    linestyle="none", marker=st["marker"], color=st["color"], markersize=4.5, label=hw)
+        ax.set_xscale("log")
+        _plain_log_labels(ax.xaxis, minor=True)
+        ax.set_yticks(list(y.values()), list(y))
+        ax.set_ylim(-0.6, len(models) - 0.4)
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("US dollars per million output tokens (log scale), each device's cheapest option")
+        pos = ax.get_position()   # model names need a wider left margin than the fixed layout's
+        ax.set_position((0.3, pos.y0, 0.98 - 0.3, pos.height))
+        _legend_below(fig, ax)
+        return _svg(fig)
