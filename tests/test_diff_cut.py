@@ -47,7 +47,7 @@ def test_cut_side_gives_the_whole_registrys_focused_rows(registry, kind, col, id
             con.execute("SET memory_limit = '3GB'")
             attach(con, "side", registry)
         assert cut_to_touched(cut, "side", [(kind, ids)])
-        assert share_focused(cut, "side", [(kind, ids)]) == ["engine_capacity", "capacity"]
+        assert share_focused(cut, "side", [(kind, ids)]) == ["engine_capacity", "capacity", "roofline"]
         for view in views:
             expected = _focused(whole, view, col, ids, models)
             assert expected, view
