@@ -101,7 +101,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             attach(con, BASE, base_reg)
             replaced = attach_like(con, HEAD, head_reg, BASE, base_reg)  # BASE's views copied, differing tables rebuilt
             # A view none of whose base tables differ has the same rows on both sides (kvreg/diff/depends.py):
-            # its comparison is skipped (a price edit cannot move capacity; a source edit moves no view).
+            # its comparison is skipped (a price or source edit cannot move capacity or the admission rows).
             changed = value_changed(frames(head_reg), frames(base_reg), replaced) | {"build_info"}
             unmoved = {v for v, read in base_tables_read(con, BASE, [s.view for s in VIEWS]).items()
                        if not read & changed}
@@ -142,7 +142,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             if compare and not all_scenarios:
                 if not cut and cut_to_touched(con, BASE, order):
                     cut_to_touched(con, HEAD, order)
-                # The focused capacity rows once per side, read by its comparison and by roofline's.
+                # The focused capacity and roofline rows once per side, read by their comparisons and costs'.
                 say("computing the focused scenarios")
                 share_focused(con, BASE, order)
                 share_focused(con, HEAD, order)
