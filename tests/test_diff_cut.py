@@ -31,7 +31,7 @@ def _focused(con, view: str, kind_col: str, ids: list[str], models: list[str] | 
 
 @pytest.mark.parametrize("kind, col, ids, views, models", [
     # an accelerator with throughput measurements (its efficiency is fitted across accelerators)
-    ("hardware", "hardware_id", ["h100-sxm-80gb"], ["roofline"], None),
+    ("hardware", "hardware_id", ["h100-sxm-80gb"], ["roofline", "costs"], None),
     # a model served with a speculative draft (llama-3.1-8b + EAGLE) and a recurrent hybrid
     ("model", "model_id", ["llama-3.1-8b", "qwen3.6-27b"], ["capacity"], None),
     # an engine release with accounting rules (its engine_accounting row goes with it); the rows of two
@@ -47,7 +47,7 @@ def test_cut_side_gives_the_whole_registrys_focused_rows(registry, kind, col, id
             con.execute("SET memory_limit = '3GB'")
             attach(con, "side", registry)
         assert cut_to_touched(cut, "side", [(kind, ids)])
-        assert share_focused(cut, "side", [(kind, ids)]) == ["engine_capacity", "capacity"]
+        assert share_focused(cut, "side", [(kind, ids)]) == ["engine_capacity", "capacity", "roofline"]
         for view in views:
             expected = _focused(whole, view, col, ids, models)
             assert expected, view

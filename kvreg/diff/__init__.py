@@ -64,10 +64,13 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
 
     from kvreg.build import duckdb_config
     from kvreg.diff.entries import entry_changes
+    from kvreg.diff.depends import base_tables_read, value_changed
+    from kvreg.diff.model import UNMOVED, ViewComparison
     from kvreg.diff.recommend import recommendation_flips, reports_to_check
     from kvreg.diff.references import dangling_report_references
     from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach, attach_like, compare_view,
                                        copy_side, cut_to_reports, cut_to_touched, share_focused, touched)
+    from kvreg.tables import frames
     from kvreg.validate_cache import ValidateCache
 
     project = Path(project)
@@ -96,7 +99,12 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         try:
             say("building BASE and HEAD views in memory")
             attach(con, BASE, base_reg)
-            attach_like(con, HEAD, head_reg, BASE, base_reg)  # BASE's views copied, the differing tables rebuilt
+            replaced = attach_like(con, HEAD, head_reg, BASE, base_reg)  # BASE's views copied, differing tables rebuilt
+            # A view none of whose base tables differ has the same rows on both sides (kvreg/diff/depends.py):
+            # its comparison is skipped (a price or source edit cannot move capacity or the admission rows).
+            changed = value_changed(frames(head_reg), frames(base_reg), replaced) | {"build_info"}
+            unmoved = {v for v, read in base_tables_read(con, BASE, [s.view for s in VIEWS]).items()
+                       if not read & changed}
             groups: list[tuple[str, set[str]]] = []
             for statuses in (("added", "removed"), ("changed",)):
                 by_kind: dict[str, set[str]] = {}
@@ -130,15 +138,19 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                     con.execute(f'DETACH "{RANK_HEAD}"')
             else:
                 checked, flips = recommendation_flips(con, BASE, HEAD, order, reports=reports)
-            if compare_figures and not all_scenarios:
+            compare = [spec for spec in VIEWS if spec.view not in unmoved] if compare_figures else []
+            if compare and not all_scenarios:
                 if not cut and cut_to_touched(con, BASE, order):
                     cut_to_touched(con, HEAD, order)
-                # The focused capacity rows once per side, read by its comparison and by roofline's.
+                # The focused capacity and roofline rows once per side, read by their comparisons and costs'.
                 say("computing the focused scenarios")
                 share_focused(con, BASE, order)
                 share_focused(con, HEAD, order)
             figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS if compare_figures else ():
+                if spec.view in unmoved:
+                    views.append(ViewComparison(spec.view, (), (), 0, 0, skipped=UNMOVED))
+                    continue
                 say(f"comparing {spec.view}")
                 view, f, s, h, summary = compare_view(con, spec, order, threshold_pct=threshold_pct,
                                                       all_scenarios=all_scenarios, figure_rows=figure_rows)

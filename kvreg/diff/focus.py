@@ -108,6 +108,23 @@ FOCUS: dict[str, FocusSpec] = {
         " AND (v.batch = 1 OR v.batch = " + _CAPACITY_BATCH + ")) v "
         "JOIN (VALUES (1), (2)) r(which) "
         "ON CASE WHEN r.which = 1 THEN v.batch = 1 ELSE v.batch = " + _CAPACITY_BATCH + " END"),
+    # What the same two roofline rows cost (270: a costs row is its roofline row priced by hardware_peaks), so a
+    # price edit shows the cost figures it moves.  costs carries no within_native: the model's native context
+    # is read as 015 defines within_native (context ≤ native_context_tokens; no native context: not kept).
+    "costs": FocusSpec(
+        "costs", _SCENARIO + ("at",), ("usd_per_million_output_tokens", "usd_per_concurrent_seq_month"),
+        "SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, "
+        "CASE WHEN r.which = 1 THEN 'batch 1' ELSE 'capacity' END AS \"at\", "
+        "CASE WHEN r.which = 1 OR v.batch_fits THEN v.usd_per_million_output_tokens END "
+        "AS usd_per_million_output_tokens, "
+        "CASE WHEN r.which = 1 OR v.batch_fits THEN v.usd_per_concurrent_seq_month END "
+        "AS usd_per_concurrent_seq_month, "
+        "v.max_seqs AS __fit "
+        "FROM (SELECT v.* FROM {db}.costs v JOIN {db}.models m ON m.model_id = v.model_id " + _NATIVE_JOIN +
+        " WHERE {entity} AND v.context_tokens <= m.native_context_tokens"
+        " AND (v.batch = 1 OR v.batch = " + _CAPACITY_BATCH + ")) v "
+        "JOIN (VALUES (1), (2)) r(which) "
+        "ON CASE WHEN r.which = 1 THEN v.batch = 1 ELSE v.batch = " + _CAPACITY_BATCH + " END"),
 }
 
 
@@ -119,11 +136,15 @@ def focus_sql(con, spec: FocusSpec, alias: str, entity: str) -> str:
     """
     db = '"' + alias.replace('"', '""') + '"'
     native_weights_table(con, alias)
-    batches = ""
-    if "{batches}" in spec.sql:
-        values = con.execute(f"SELECT list(batch ORDER BY batch) FROM {db}.batch_sizes").fetchone()[0] or []
-        batches = "[" + ", ".join(str(int(b)) for b in values) + "]::BIGINT[]"
+    batches = batches_literal(con, alias) if "{batches}" in spec.sql else ""
     return spec.sql.format(db=db, entity=entity, batches=batches)
+
+
+def batches_literal(con, alias: str) -> str:
+    """Side ``alias``'s ``batch_sizes`` axis as a SQL literal list of integers (``[1, 2, …]::BIGINT[]``)."""
+    db = '"' + alias.replace('"', '""') + '"'
+    values = con.execute(f"SELECT list(batch ORDER BY batch) FROM {db}.batch_sizes").fetchone()[0] or []
+    return "[" + ", ".join(str(int(b)) for b in values) + "]::BIGINT[]"
 
 
 def native_weights_table(con, alias: str) -> None:
@@ -141,5 +162,17 @@ def native_weights_table(con, alias: str) -> None:
 # comparison read the table instead of recomputing the grid.  Exact because the focus of each reader keeps
 # only rows whose key and `within_native` columns come straight from the shared view's row and pass the
 # same filter (`_KEPT`): roofline's model, hardware, engine, weights dtype and within_native are capacity's.
-SHARED: dict[str, str] = {"capacity": "SELECT v.* FROM {db}.capacity v " + _NATIVE_JOIN +
-                                       " WHERE ({entity}) AND v.within_native"}
+# The roofline columns read after it is shared: by its focus and by the costs view (270).  Only these are kept: every
+# column of an engine release's roofline rows raised the diff's peak RSS 6.7 → 9.5 GB.  A column costs starts to read
+# and this list lacks is a binder error, never a wrong number (tests/test_diff_cut.py compares costs).
+_ROOFLINE_READ = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "context_tokens",
+                  "within_native", "batch", "max_seqs", "batch_fits", "decode_tok_per_s", "expected_decode_tok_per_s")
+
+# roofline is shared the same way (after capacity, which it reads: in this order), at the two batches its focus
+# keeps, so `costs` (270, every row a roofline row priced) is computed from those rows only.  Exact for both
+# foci: each keeps a subset of those rows by the same key, within_native, weights and batch tests.
+SHARED: dict[str, str] = {
+    "capacity": "SELECT v.* FROM {db}.capacity v " + _NATIVE_JOIN + " WHERE ({entity}) AND v.within_native",
+    "roofline": "SELECT " + ", ".join("v." + c for c in _ROOFLINE_READ) + " FROM {db}.roofline v " + _NATIVE_JOIN +
+                " WHERE ({entity}) AND v.within_native AND (v.batch = 1 OR v.batch = " + _CAPACITY_BATCH + ")",
+}

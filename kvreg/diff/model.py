@@ -95,6 +95,10 @@ class ScenarioSetChange:
     sample: tuple[dict, ...]
 
 
+# ViewComparison.skipped for a view none of whose base tables differ between the sides (kvreg/diff/depends.py)
+UNMOVED = "reads no table that differs between BASE and HEAD"
+
+
 @dataclasses.dataclass(frozen=True)
 class ViewComparison:
     """What was compared in one view: key and figure columns, rows on each side, or why it was skipped."""

@@ -10,7 +10,7 @@ import dataclasses
 import json
 
 from kvreg import formats
-from kvreg.diff.model import DiffResult, FigureChange, ScenarioSetChange
+from kvreg.diff.model import UNMOVED, DiffResult, FigureChange, ScenarioSetChange
 from kvreg.diff.scenarios import ENTITY_COLUMNS
 
 DETAIL_ROWS = 200  # Markdown rows per entry inside <details>
@@ -144,9 +144,12 @@ def _footer(result: DiffResult) -> list[str]:
     compared = [f"{v.view} ({v.base_rows:,} → {v.head_rows:,} rows)" for v in result.views if not v.skipped]
     out.append("Views compared: " + (", ".join(compared) or "none")
                + ("; not present: " + ", ".join(v.view for v in skipped if v.skipped == "view not present")
-                  if any(v.skipped == "view not present" for v in skipped) else ""))
+                  if any(v.skipped == "view not present" for v in skipped) else "")
+               + ("; not moved (they read no table that differs): "
+                  + ", ".join(v.view for v in skipped if v.skipped == UNMOVED)
+                  if any(v.skipped == UNMOVED for v in skipped) else ""))
     for v in skipped:
-        if v.skipped != "view not present":
+        if v.skipped not in ("view not present", UNMOVED):
             out.append(f"View {v.view} skipped: {v.skipped}")
     return out
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from kvreg.diff.focus import FOCUS, SHARED, FocusSpec, focus_sql, native_weights_table
+from kvreg.diff.focus import FOCUS, SHARED, FocusSpec, batches_literal, focus_sql, native_weights_table
 from kvreg.diff.model import FigureChange, FigureSummary, ScenarioSetChange, ViewComparison
 
 BASE, HEAD = "kv_base", "kv_head"
@@ -38,6 +38,7 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("capacity", ("max_seqs", "naive_max_seqs", "pool_bytes", "seq_bytes")),
     ViewSpec("engine_capacity", ("admitted_seqs", "logged_kv_tokens")),
     ViewSpec("roofline", ("decode_tok_per_s",)),
+    ViewSpec("costs", ("usd_per_hour", "usd_per_million_output_tokens", "usd_per_concurrent_seq_month")),
 )
 
 # Scenario axes: the columns that identify a row, in display order.  A view's
@@ -224,7 +225,7 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[s
     recommendation check (it ranks every option) and never with ``--all-scenarios``.
 
     Returns:
-        The views replaced (``["engine_capacity", "capacity"]`` on a full registry).
+        The views replaced (``["engine_capacity", "capacity", "roofline"]`` on a full registry).
     """
     terms, params = [], []
     for kind, ids in order:
@@ -237,9 +238,11 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[s
     native_weights_table(con, alias)  # the templates' semi join reads it
     native_model_weights(con, alias)
     done = share_engine_capacity(con, alias, " OR ".join(terms), params, order)
+    batches = batches_literal(con, alias)
     for view, sql in SHARED.items():
         if _is_view(con, alias, view):
-            _view_to_table(con, alias, view, sql.format(db=_q(alias), entity=" OR ".join(terms)), params)
+            _view_to_table(con, alias, view, sql.format(db=_q(alias), entity=" OR ".join(terms), batches=batches),
+                           params)
             done.append(view)
     return done
 

@@ -1,5 +1,5 @@
--- engine_request_blocks_at(len_list, batched_list, block_size := NULL, only_models := NULL, only_engines := NULL):
--- table macro, blocks one request of max_model_len
+-- engine_request_blocks_at(len_list, batched_list, block_size := NULL, only_models := NULL, only_engines := NULL,
+--   release_batched := NULL): table macro, blocks one request of max_model_len
 -- tokens holds, summed over KV groups — the ONE definition of blocks per request; the view
 -- engine_request_blocks is this macro over the max_model_lens and batched_tokens axes, and
 -- engine_capacity_at (220) applies it at any context and batched-token setting.
@@ -9,6 +9,9 @@
 --   only_models / only_engines (VARCHAR[] of served model and engine ids, NULL = all): those rows only, filtered before
 --   the lengths × batched settings fan-out (engine_capacity_at joins these rows by keys, so its caller's filters do
 --   not reach here; the whole registry is ~1.3 M rows per call).  Rows are per bucket set: no value changes.
+--   release_batched (BOOLEAN, NULL = false): only the batched settings a release can default to on some device
+--   (its max_num_batched_tokens, max_num_batched_tokens_large_gpu, its mem-fraction tiers' chunked_prefill_tokens:
+--   205 release_batched), not batched_list's other values (engine_capacity_at at the release defaults joins no other).
 -- Inputs: engine_kv_buckets_at, engine_accounting; scalar macro engine_group_blocks (210).
 -- Units: blocks.
 -- Rule (engine_accounting.md §4): recurrent groups hold the release's blocks + num_speculative_tokens
@@ -22,7 +25,7 @@
 --   cdiv(Σ_set blocks_set × set page bytes, MLA set page bytes), where a UniformTypeKVCacheSpecs group's page is the
 --   sum of its layers' pages; for every other layout it is blocks_per_request.
 CREATE OR REPLACE MACRO engine_request_blocks_at(len_list, batched_list, block_size := NULL, only_models := NULL,
-                                                 only_engines := NULL) AS TABLE
+                                                 only_engines := NULL, release_batched := NULL) AS TABLE
 SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, b.mla_block_tokens, l.max_model_len, t.max_num_batched_tokens,
        CASE WHEN any_value(b.layout_mode) IN ('grouped', 'layer_tuples') THEN sum(b.request_groups * engine_group_blocks(
                  b.storage_kind, b.block_tokens, b.window_tokens, l.max_model_len,
@@ -45,7 +48,12 @@ FROM engine_kv_buckets_at(block_size := block_size) b
 JOIN engine_accounting a ON a.engine_id = b.engine_id
 CROSS JOIN (SELECT DISTINCT unnest(len_list)::BIGINT AS max_model_len) l
 CROSS JOIN (SELECT DISTINCT unnest(batched_list)::BIGINT AS max_num_batched_tokens) t
+LEFT JOIN (SELECT y.engine_id, list(y.chunked_prefill_tokens) AS tiers FROM engine_mem_fraction_tiers y GROUP BY ALL) rt
+       ON coalesce(release_batched, false) AND rt.engine_id = a.engine_id
 WHERE l.max_model_len > 0
+  AND (NOT coalesce(release_batched, false)
+       OR t.max_num_batched_tokens IN (a.max_num_batched_tokens, a.max_num_batched_tokens_large_gpu)
+       OR list_contains(coalesce(rt.tiers, []), t.max_num_batched_tokens))
   AND (only_models IS NULL OR list_contains(only_models, b.model_id))
   AND (only_engines IS NULL OR list_contains(only_engines, b.engine_id))
 GROUP BY ALL;

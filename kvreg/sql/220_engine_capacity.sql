@@ -129,7 +129,9 @@ base AS (
                                                   UNION ALL   -- the per-device defaults of a mem_fraction_rule (205)
                                                   SELECT y.chunked_prefill_tokens FROM engine_mem_fraction_tiers y) v)),
                                   block_size := block_size, only_models := only_models,
-                                  only_engines := only_engines) r
+                                  only_engines := only_engines,
+                                  -- at the release defaults a pool's setting is one of its release's (205)
+                                  release_batched := batched_axis IS NULL AND max_num_batched_tokens IS NULL) r
       ON r.engine_id = k.engine_id AND r.model_id = k.model_id AND r.kv_dtype = k.kv_dtype
      AND r.tp = k.tp AND r.mla_block_tokens = k.mla_block_tokens AND r.max_num_batched_tokens = p.max_num_batched_tokens
     JOIN engine_accounting a ON a.engine_id = p.engine_id
