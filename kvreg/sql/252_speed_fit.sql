@@ -3,9 +3,11 @@
 -- leave-one-source-out evaluation: 255_speed_calibration).
 -- Grain: one row per holdout × roof (memory, compute, host) × level × key (× engine family where the level has one).
 -- Inputs: throughput_ceilings (sources with in_fit only: the others are predicted, never fitted), throughput_measurements.
--- Each measurement implies the efficiency of the roof that bounds it (bound):
---   implied = (roof_s + allreduce_s) × output_tok_per_s   (roof_s = memory_s or compute_s)
---   so that the prediction 1/((roof_s + allreduce_s)/implied) reproduces it exactly: the all-reduce is serial
+-- Each measurement implies the efficiency of the roof that holds the larger part of its kernel classes' time (bound,
+-- 251): implied = ratio = (Σ classes greatest(memory, compute) + allreduce_s) × output_tok_per_s, so that the
+--   prediction at that efficiency for both roofs (expected_class_step_s, 104) reproduces it exactly — one figure per
+--   row, since one rate cannot tell two roofs' shares apart (a row of both kinds of class lends its figure to the
+--   roof that holds most of its time); the all-reduce is serial
 --   with the step and is taken to reach the same share of its link as the binding roof of its own (an
 --   ASSUMPTION, checked by the measurements: TensorRT-LLM's measured/ceiling ratio stays flat from TP 1 to 8,
 --   while all-reduces at full link speed over-predict TP 8 about twofold).  The fitted efficiency is the
@@ -104,8 +106,7 @@ host_evidence AS (
 implied AS (
     -- GPU-roof evidence: every fitted row but the host-bound ones (their shortfall is the host's)
     SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family, c.bound AS roof,
-           (CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0))
-               * c.output_tok_per_s AS efficiency
+           c.ratio AS efficiency
     FROM holdouts h
     JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
     WHERE c.bound IS NOT NULL
