@@ -62,7 +62,8 @@ def speed_report(con) -> dict:
                   i.predicted_tok_per_s AS predicted_in_sample, i.error AS error_in_sample,
                   l.predicted_tok_per_s AS predicted_loso, l.error AS error_loso,
                   l.bandwidth_level AS loso_bandwidth_level, l.compute_level AS loso_compute_level,
-                  i.host_bound AS host_bound_in_sample, l.host_bound AS loso_host_bound, l.host_level AS loso_host_level
+                  i.host_bound AS host_bound_in_sample, l.host_bound AS loso_host_bound, l.host_level AS loso_host_level,
+                  l.predictable_held_out AS loso_predictable, l.held_out_note AS loso_held_out_note
            FROM _speed_calibration i
            JOIN _speed_calibration l ON l.mode = ? AND l.source_id = i.source_id
                                    AND l.measurement_idx = i.measurement_idx
@@ -110,7 +111,9 @@ def _tables(rep: dict, with_rows: bool) -> list[tuple[str, list[str], list[list[
                       f"{m['input_tokens']:,}/{m['output_tokens']:,}", f"{m['batch']:,}", m["bound"] or "",
                       _num(m["output_tok_per_s"]), _num(m["ceiling_tok_per_s"]), _num(m["predicted_in_sample"]),
                       _signed(m["error_in_sample"]), _num(m["predicted_loso"]), _signed(m["error_loso"]),
-                      f"host roof ({m['loso_host_level']})" if m["loso_host_bound"]
+                      "not predictable held out (host bound shown by its own source only)"
+                      if m["loso_predictable"] is False
+                      else f"host roof ({m['loso_host_level']})" if m["loso_host_bound"]
                       else m["loso_bandwidth_level"] if m["bound"] != "compute" else m["loso_compute_level"]]
                      for m in rep["measurements"]]))
     return out
