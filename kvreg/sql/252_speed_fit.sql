@@ -1,6 +1,9 @@
 -- speed_fit: achieved fractions of the roofline fitted to the throughput measurements, with their evidence,
--- once on every measurement (holdout '') and once without each source (holdout = that source id, for
--- leave-one-source-out evaluation: 255_speed_calibration).
+-- once on every measurement (holdout ''), once without each source (holdout = that source id, for
+-- leave-one-source-out evaluation: 255_speed_calibration) and once without every row of one architecture family
+-- (holdout = 'architecture:' || hardware.architecture, leave-one-architecture-out: whether a figure fitted on
+-- other generations carries to this one — the held-out rows then fall to the stated figure or the engine / all
+-- levels, 253).
 -- Grain: one row per holdout × roof (memory, compute, host) × level × key (× engine family where the level has one).
 -- Inputs: throughput_ceilings (sources with in_fit only: the others are predicted, never fitted), throughput_measurements.
 -- Each measurement implies the efficiency of the roof that bounds it (bound):
@@ -80,9 +83,12 @@ WITH tc AS MATERIALIZED (
     SELECT * FROM throughput_ceilings
 ),
 holdouts AS (
-    SELECT '' AS holdout
+    -- held_source / held_architecture: the rows a holdout removes (at most one of the two is set)
+    SELECT '' AS holdout, NULL AS held_source, NULL AS held_architecture
     UNION ALL
-    SELECT DISTINCT source_id FROM throughput_measurements
+    SELECT DISTINCT source_id, source_id, NULL FROM throughput_measurements
+    UNION ALL
+    SELECT DISTINCT 'architecture:' || architecture, NULL, architecture FROM tc WHERE architecture IS NOT NULL
 ),
 host_evidence AS (
     -- the rows that show a host bound (header, HOST ROOF): (a) shortfall beside more GPU work per request in the
@@ -107,7 +113,8 @@ implied AS (
            (CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0))
                * c.output_tok_per_s AS efficiency
     FROM holdouts h
-    JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
+    JOIN tc c ON c.source_id IS DISTINCT FROM h.held_source AND c.architecture IS DISTINCT FROM h.held_architecture
+             AND c.in_fit
     WHERE c.bound IS NOT NULL
       AND (c.source_id, c.measurement_idx) NOT IN (SELECT (source_id, measurement_idx) FROM host_evidence)
 ),
@@ -116,7 +123,8 @@ host AS (
     SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family,
            c.output_tokens / c.output_tok_per_s AS request_s
     FROM holdouts h
-    JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
+    JOIN tc c ON c.source_id IS DISTINCT FROM h.held_source AND c.architecture IS DISTINCT FROM h.held_architecture
+             AND c.in_fit
     WHERE (c.source_id, c.measurement_idx) IN (SELECT (source_id, measurement_idx) FROM host_evidence)
 ),
 engine_breadth AS (
