@@ -361,7 +361,7 @@ def test_calibrate_speed_renders(tmp_path, fmt):
     if fmt == "json":
         rep = json.loads(r.output)
         modes = {o["mode"]: o for o in rep["overall"]}
-        assert set(modes) == {"in-sample", "leave-one-source-out"}
+        assert set(modes) == {"in-sample", "leave-one-source-out", "leave-one-architecture-out"}
         assert modes["in-sample"]["n"] == len(rep["measurements"]) >= 40
     else:
         assert "leave-one-source-out" in r.output and "h200" in r.output

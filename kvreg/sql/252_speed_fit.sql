@@ -77,9 +77,17 @@
 --     so the two cannot be separated: the fit keeps them together (hardware level, this engine family), and the
 --     engine level (above) does not carry MI300X's residual to vLLM on other hardware.
 -- Units: fractions (0, 1]; request_s in seconds.
-CREATE OR REPLACE VIEW speed_fit AS
+-- speed_evidence: the rows speed_fit aggregates, one per holdout × fitted measurement — what each row says about
+-- the roof that bounds it (efficiency) or about the host (request_s, the host-evidence rows only), per the header;
+-- also read by speed_step_fit (256) so that both fits rest on the same rows, host rule and holdouts.
+-- Columns: holdout; the measurement's keys (source_id, measurement_idx, hardware_id, architecture, engine_family,
+--   engine_id, model_id, kv_dtype, tp); roof ('memory' | 'compute' | 'host'); roof_s (s per output token: the
+--   binding roof's time at efficiency 1 plus the all-reduce; NULL for host rows); output_tok_per_s, output_tokens,
+--   batch, concurrency (as throughput_ceilings); efficiency (roof_s × output_tok_per_s; NULL for host rows);
+--   request_s (host rows: output_tokens ÷ output_tok_per_s, s; else NULL).
+CREATE OR REPLACE VIEW speed_evidence AS
 WITH tc AS MATERIALIZED (
-    -- throughput_ceilings once for both fits below (a view named twice is evaluated twice)
+    -- throughput_ceilings once for the rule and the rows below (a view named twice is evaluated twice)
     SELECT * FROM throughput_ceilings
 ),
 holdouts AS (
@@ -107,25 +115,35 @@ host_evidence AS (
           >= (SELECT max(q.output_tok_per_s / q.output_tokens) FROM tc q
               WHERE q.source_id = c.source_id AND q.engine_id = c.engine_id AND q.hardware_id = c.hardware_id)
 ),
-implied AS (
-    -- GPU-roof evidence: every fitted row but the host-bound ones (their shortfall is the host's)
-    SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family, c.bound AS roof,
-           (CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0))
-               * c.output_tok_per_s AS efficiency
+rows AS (
+    SELECT h.holdout, c.*, he.source_id IS NOT NULL AS host_row,
+           CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0) AS bound_s
     FROM holdouts h
     JOIN tc c ON c.source_id IS DISTINCT FROM h.held_source AND c.architecture IS DISTINCT FROM h.held_architecture
              AND c.in_fit
-    WHERE c.bound IS NOT NULL
-      AND (c.source_id, c.measurement_idx) NOT IN (SELECT (source_id, measurement_idx) FROM host_evidence)
+    LEFT JOIN host_evidence he ON he.source_id = c.source_id AND he.measurement_idx = c.measurement_idx
+)
+-- GPU-roof evidence: every fitted row but the host-bound ones (their shortfall is the host's); host evidence: the
+-- host-bound rows only (header)
+SELECT holdout, source_id, measurement_idx, hardware_id, architecture, engine_family, engine_id, model_id, kv_dtype, tp,
+       CASE WHEN host_row THEN 'host' ELSE bound END AS roof,
+       CASE WHEN NOT host_row THEN bound_s END AS roof_s,
+       output_tok_per_s, output_tokens, batch, concurrency,
+       CASE WHEN NOT host_row THEN bound_s * output_tok_per_s END AS efficiency,
+       CASE WHEN host_row THEN output_tokens / output_tok_per_s END AS request_s
+FROM rows
+WHERE host_row OR bound IS NOT NULL;
+
+CREATE OR REPLACE VIEW speed_fit AS
+WITH ev AS MATERIALIZED (
+    -- speed_evidence once for both fits below
+    SELECT * FROM speed_evidence
+),
+implied AS (
+    SELECT holdout, source_id, hardware_id, architecture, engine_family, roof, efficiency FROM ev WHERE roof <> 'host'
 ),
 host AS (
-    -- the host roof: seconds of the replica per request, from the host-bound rows only (header)
-    SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family,
-           c.output_tokens / c.output_tok_per_s AS request_s
-    FROM holdouts h
-    JOIN tc c ON c.source_id IS DISTINCT FROM h.held_source AND c.architecture IS DISTINCT FROM h.held_architecture
-             AND c.in_fit
-    WHERE (c.source_id, c.measurement_idx) IN (SELECT (source_id, measurement_idx) FROM host_evidence)
+    SELECT holdout, source_id, hardware_id, architecture, engine_family, request_s FROM ev WHERE roof = 'host'
 ),
 engine_breadth AS (
     -- engine families whose evidence FOR THIS ROOF spans two or more architectures in this holdout: only they get
