@@ -35,7 +35,8 @@ SELECT mode, count(*) AS n, median(abs_error) AS median_abs_error, max(abs_error
        count(DISTINCT hardware_id) AS hardware, count(tpot_error) AS tpot_checked,
        median(abs(tpot_error)) AS tpot_median_abs_error,
        median(abs(carried_error)) AS carried_median_abs_error,
-       quantile_cont(abs(carried_error), 0.9) AS carried_p90_abs_error, max(abs(carried_error)) AS carried_worst_abs_error
+       quantile_cont(abs(carried_error), 0.9) AS carried_p90_abs_error,
+       max(abs(carried_error)) AS carried_worst_abs_error
 FROM _speed_calibration
 GROUP BY mode
 ORDER BY mode
@@ -229,6 +230,34 @@ MD_INTRO = [
     "SGLang bandwidth 0.43 measured).  Cost: with the 1.0 page left out no other source shows TensorRT-LLM host-",
     "bound, so its two Blackwell 128/128 rows are predicted without a roof (+209 %, +430 %), and the RTX PRO 6000",
     "128/128 row (0.52×, inside the GPU-bound scatter) gets none either (kvreg/sql/252_speed_fit.sql).",
+    "",
+    "**Leave-one-architecture-out: does a figure carry to a generation kvreg has not seen?**  Every row of one",
+    "architecture family is left out and predicted as an unmeasured device is: the hardware entry's stated bandwidth",
+    "efficiency (0.45 on every NVIDIA and AMD GPU entry), compute from the engine level or the pool.  Median 23.0 %,",
+    "p90 61.9 %, worst 738 % (leaving one source out: 14.9 / 32.7 / 430 %).  With the carried bandwidth figure (the",
+    "engine level, measured on two architectures or more, else the pool) in place of the stated one: 24.8 / 53.5 /",
+    "687 % — better on Blackwell (46.3 → 40.1 %), CDNA3 (60.9 → 51.7 %) and Ampere (26.5 → 26.0 %), worse on Ada",
+    "(20.5 → 31.6 %), Blackwell GDDR (9.7 → 20.1 %) and Hopper (TensorRT-LLM 18.1 → 19.6 %, SGLang 17.1 → 26.1 %).",
+    "Neither carries, and the carried figure does not predict better than the stated one, so a device without",
+    "measurements keeps its entry's stated figure (MI355X: 0.45 estimated; B300 and GB300 take Blackwell's measured",
+    "figure through their architecture, derived).",
+    "",
+    "**A fixed per-step term, fitted and refuted (`speed_step_fit`, kvreg/sql/256_speed_step_fit.sql).**  Achieved",
+    "bandwidth falls as bandwidth rises, the signature of a time per step that faster memory does not shrink.  Fitted",
+    "in SQL as 1 ÷ measured = roof ÷ efficiency + t · layers ÷ batch (efficiency per architecture, t shared by an",
+    "engine family's architectures), TensorRT-LLM's rows ask for t = 342 µs (memory-bound rows) and 535 µs",
+    "(compute-bound) per layer per step, the same on each of its pages (0.17, 0.20, 1.0: 324–425 and 512–563 µs), and",
+    "with it the architectures' bandwidth efficiencies draw together (Ampere 0.48 → 0.57, Hopper 0.46 → 0.62,",
+    "Blackwell 0.32 → 0.47: max ÷ min 1.81 → 1.42).  Leave-one-architecture-out with the family's pooled figure at",
+    "the binding roof, the term takes the median error 20.8 → 14.0 %, p90 63.0 → 36.6 %, worst 772 → 368 %.  But it is",
+    "not a fixed cost: tens of kernel launches per layer (a launch costs microseconds; vLLM replays one CUDA graph",
+    "per decode batch up to 512 sequences, vllm 0.19.0 config/compilation.py:571-573, :640-646), and the runs with a",
+    "stated batch refute it — the fixed time",
+    "plus the step's roofline at efficiency 1 is 1.16× the measured step of Llama-2-70B at batch 108 on H200 (MLPerf",
+    "v5.1 Nebius server) and 1.62× at batch 228 on GB200 (NVIDIA); vLLM's fit 1.40× (Krai, H100), SGLang's 1.02×.",
+    "Whatever grows as layers ÷ batch at the pool-sized batches of the throughput pages is not a time per step, so",
+    "the decode step (`expected_step_s`, `decode_step_s`), roofline and plans carry no fixed term; the batch those",
+    "runs actually held (an upper bound here) is the next suspect.",
     "",
 ]
 

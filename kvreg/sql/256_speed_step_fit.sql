@@ -30,7 +30,7 @@
 --   1, as a share of the MEASURED step; above 1 no efficiency ≤ 1 reaches a step the engine was measured to
 --   take, so the term is refuted as a fixed cost.
 -- VERDICT on the shipped registry (docs/calibration.md, "A fixed per-step term"): TensorRT-LLM's rows ask for
---   t_layer ≈ 0.34 ms (memory) / 0.53 ms (compute) per layer per step — 30-50× a launch — and with it the
+--   t_layer ≈ 0.34 ms (memory) / 0.53 ms (compute) per layer per step — tens of launches per layer — and with it the
 --   architectures' bandwidth efficiencies come closer (Hopper 0.46 → 0.62, Blackwell 0.32 → 0.47), but for an
 --   80-layer model that is 27 ms (memory fit) / 43 ms (compute fit) per step, while MLPerf v5.1 server runs of
 --   Llama-2-70B (TPOT published) step in 37.4 ms at batch 108 on H200 (Nebius; 16.0 ms of it the roofline at
