@@ -11,6 +11,9 @@
 --     predicts the held-out vLLM rows on H100 (Krai MLPerf vLLM 0.9.2, the vLLM FP8-KV blog's 0.19.1) at 0.95 and
 --     0.85 × measured; from Hopper × vLLM (H200, vLLM 0.8.4 DeepSeek-R1 and the Nemotron recipe: 0.34) at 0.80
 --     and 0.71 ×.  Tried and reverted: the device's other engines are the better proxy on this evidence.
+--     (Checked before the kernel classes and TensorRT-LLM's whole-request batch, 251.  With them H100 × TensorRT-LLM
+--     is 0.595 and Hopper × vLLM 0.366, and the held-out H100 vLLM rows come out −11 % to +48 % from the first;
+--     the order was not re-examined.)
 --   architecture_any (same architecture family, other engines)  basis 'derived'
 --   stated (the hardware entry's efficiency block)              basis = its confidence (e.g. 'estimated'):
 --     a figure stated for THIS hardware beats a pool of other architectures' measurements

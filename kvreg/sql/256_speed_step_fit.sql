@@ -7,7 +7,8 @@
 --   (layers), throughput_ceilings (the rows with a stated batch, for the check).
 -- The step model, per output token of a row (one decode step serves `batch` sequences):
 --   1 / output_tok_per_s = roof_s ÷ eff + t_layer · layers ÷ batch
---   roof_s   the binding roof's time per output token at efficiency 1 plus the all-reduce (speed_evidence)
+--   roof_s   the step's time per output token at efficiency 1 (speed_evidence: the kernel classes' binding roofs
+--            plus the all-reduce, 251)
 --   t_layer  seconds per layer per step that do not shrink with bandwidth or FLOP/s: kernel launches and the
 --            host's per-step work.  What the engines do per decode step: vLLM 0.19.0 replays one full CUDA graph
 --            per decode batch (config/compilation.py:571-573, FULL_AND_PIECEWISE the V1 default) for batches up to
@@ -29,16 +30,17 @@
 --   ceiling_tok_per_s) ÷ (batch ÷ output_tok_per_s): the fixed time plus the step's roofline time at efficiency
 --   1, as a share of the MEASURED step; above 1 no efficiency ≤ 1 reaches a step the engine was measured to
 --   take, so the term is refuted as a fixed cost.
--- VERDICT on the shipped registry (docs/calibration.md, "A fixed per-step term"): TensorRT-LLM's rows ask for
---   t_layer ≈ 0.34 ms (memory) / 0.53 ms (compute) per layer per step — tens of launches per layer — and with it the
---   architectures' bandwidth efficiencies come closer (Hopper 0.46 → 0.62, Blackwell 0.32 → 0.47), but for an
---   80-layer model that is 27 ms (memory fit) / 43 ms (compute fit) per step, while MLPerf v5.1 server runs of
---   Llama-2-70B (TPOT published) step in 37.4 ms at batch 108 on H200 (Nebius; 16.0 ms of it the roofline at
---   efficiency 1) and 30.7 ms at batch 228 on GB200 (NVIDIA; 6.9 ms): floor_share_max 1.16 (memory) and 1.62
---   (compute).  vLLM's memory fit (0.37 ms) fails the same way on Krai's H100 run (1.40), SGLang's on llm-ie's
---   H200 rows (1.02).  The shortfall that grows as 1/batch
---   at the pool-sized batches these rows are costed at is not a fixed per-step time; it is left to the batch the
---   engine actually runs (an upper bound in throughput_ceilings).  So the decode step (104) keeps no fixed term.
+-- VERDICT on the shipped registry (docs/calibration.md, "A fixed per-step term"), with the kernel classes and
+--   TensorRT-LLM's whole-request admission of 251: TensorRT-LLM's rows ask for t_layer ≈ 104 µs (memory) / 189 µs
+--   (compute) per layer per step — tens of launches per layer — which its runs with a stated batch allow
+--   (floor_share_max 0.76 / 0.91, MLPerf v5.1 Krai B200), but the generations stay apart with it: bandwidth
+--   efficiency Blackwell 0.40 → 0.46, Hopper 0.61 → 0.69.  vLLM's fit (278 µs) is refuted by Krai's MLPerf v5.1
+--   Llama-3.1-70B at a stated batch of 78 on H100 (80 layers: 22.2 ms fixed + 13.2 ms roofline against a measured
+--   30.6 ms step, floor_share_max 1.15).  (Before the classes and the admission, with the pool-sized batch, the
+--   TensorRT-LLM fit was 342 / 535 µs and refuted by MLPerf's H200 and GB200 server runs, 1.16 / 1.62: the
+--   batch, not a time per step, carried most of that 1/batch signal.)  So the decode step (104) keeps no fixed
+--   term: it does not carry an efficiency across generations, and tens of launches' time would land on every
+--   small-batch plan.
 -- Units: seconds, fractions.
 CREATE OR REPLACE VIEW speed_step_fit AS
 WITH layers AS (
@@ -101,10 +103,10 @@ LEFT JOIN checked k USING (holdout, engine_family, roof);
 CREATE OR REPLACE VIEW speed_step_calibration AS
 SELECT c.source_id, c.measurement_idx, c.hardware_id, c.architecture, c.engine_family, c.bound AS roof,
        c.output_tok_per_s,
-       1 / ((CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0))
-            / f.efficiency + f.t_layer_s * l.layers / c.batch) / c.output_tok_per_s - 1 AS error_with_term,
-       1 / ((CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0))
-            / f.efficiency_without) / c.output_tok_per_s - 1 AS error_without_term
+       -- ratio ÷ measured rate: the step's time per output token at efficiency 1 (roof_s of speed_evidence)
+       1 / (c.ratio / c.output_tok_per_s / f.efficiency + f.t_layer_s * l.layers / c.batch)
+           / c.output_tok_per_s - 1 AS error_with_term,
+       1 / (c.ratio / c.output_tok_per_s / f.efficiency_without) / c.output_tok_per_s - 1 AS error_without_term
 FROM throughput_ceilings c
 JOIN (SELECT DISTINCT model_id, kv_dtype, tp, layers FROM decode_coefficients) l
   ON l.model_id = c.model_id AND l.kv_dtype = c.kv_dtype AND l.tp = c.tp
