@@ -1,6 +1,9 @@
 -- speed_fit: achieved fractions of the roofline fitted to the throughput measurements, with their evidence,
--- once on every measurement (holdout '') and once without each source (holdout = that source id, for
--- leave-one-source-out evaluation: 255_speed_calibration).
+-- once on every measurement (holdout ''), once without each source (holdout = that source id, for
+-- leave-one-source-out evaluation: 255_speed_calibration) and once without every row of one architecture family
+-- (holdout = 'architecture:' || hardware.architecture, leave-one-architecture-out: whether a figure fitted on
+-- other generations carries to this one — the held-out rows then fall to the stated figure or the engine / all
+-- levels, 253).
 -- Grain: one row per holdout × roof (memory, compute, host) × level × key (× engine family where the level has one).
 -- Inputs: throughput_ceilings (sources with in_fit only: the others are predicted, never fitted), throughput_measurements.
 -- Each measurement implies the efficiency of the roof that holds the larger part of its kernel classes' time (bound,
@@ -75,15 +78,27 @@
 --     so the two cannot be separated: the fit keeps them together (hardware level, this engine family), and the
 --     engine level (above) does not carry MI300X's residual to vLLM on other hardware.
 -- Units: fractions (0, 1]; request_s in seconds.
-CREATE OR REPLACE VIEW speed_fit AS
+-- speed_evidence: the rows speed_fit aggregates, one per holdout × fitted measurement — what each row says about
+-- the roof that bounds it (efficiency) or about the host (request_s, the host-evidence rows only), per the header;
+-- also read by speed_step_fit (256) so that both fits rest on the same rows, host rule and holdouts.
+-- Columns: holdout; the measurement's keys (source_id, measurement_idx, hardware_id, architecture, engine_family,
+--   engine_id, model_id, kv_dtype, tp); roof ('memory' | 'compute' | 'host'); roof_s (s per output token: the
+--   step's time at efficiency 1, ratio ÷ output_tok_per_s — Σ kernel classes' binding roof plus the all-reduce,
+--   251; NULL for host rows); output_tok_per_s, output_tokens, batch, concurrency (as throughput_ceilings);
+--   efficiency (roof_s × output_tok_per_s = ratio, the implied efficiency above; NULL for host rows);
+--   request_s (host rows: output_tokens ÷ output_tok_per_s, s; else NULL).
+CREATE OR REPLACE VIEW speed_evidence AS
 WITH tc AS MATERIALIZED (
-    -- throughput_ceilings once for both fits below (a view named twice is evaluated twice)
+    -- throughput_ceilings once for the rule and the rows below (a view named twice is evaluated twice)
     SELECT * FROM throughput_ceilings
 ),
 holdouts AS (
-    SELECT '' AS holdout
+    -- held_source / held_architecture: the rows a holdout removes (at most one of the two is set)
+    SELECT '' AS holdout, NULL AS held_source, NULL AS held_architecture
     UNION ALL
-    SELECT DISTINCT source_id FROM throughput_measurements
+    SELECT DISTINCT source_id, source_id, NULL FROM throughput_measurements
+    UNION ALL
+    SELECT DISTINCT 'architecture:' || architecture, NULL, architecture FROM tc WHERE architecture IS NOT NULL
 ),
 host_evidence AS (
     -- the rows that show a host bound (header, HOST ROOF): (a) shortfall beside more GPU work per request in the
@@ -102,22 +117,36 @@ host_evidence AS (
           >= (SELECT max(q.output_tok_per_s / q.output_tokens) FROM tc q
               WHERE q.source_id = c.source_id AND q.engine_id = c.engine_id AND q.hardware_id = c.hardware_id)
 ),
-implied AS (
-    -- GPU-roof evidence: every fitted row but the host-bound ones (their shortfall is the host's)
-    SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family, c.bound AS roof,
-           c.ratio AS efficiency
+rows AS (
+    SELECT h.holdout, c.*, he.source_id IS NOT NULL AS host_row,
+           -- the step's time per output token at efficiency 1 (kernel classes, 251): ratio ÷ measured rate
+           c.ratio / c.output_tok_per_s AS bound_s
     FROM holdouts h
-    JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
-    WHERE c.bound IS NOT NULL
-      AND (c.source_id, c.measurement_idx) NOT IN (SELECT (source_id, measurement_idx) FROM host_evidence)
+    JOIN tc c ON c.source_id IS DISTINCT FROM h.held_source AND c.architecture IS DISTINCT FROM h.held_architecture
+             AND c.in_fit
+    LEFT JOIN host_evidence he ON he.source_id = c.source_id AND he.measurement_idx = c.measurement_idx
+)
+-- GPU-roof evidence: every fitted row but the host-bound ones (their shortfall is the host's); host evidence: the
+-- host-bound rows only (header)
+SELECT holdout, source_id, measurement_idx, hardware_id, architecture, engine_family, engine_id, model_id, kv_dtype, tp,
+       CASE WHEN host_row THEN 'host' ELSE bound END AS roof,
+       CASE WHEN NOT host_row THEN bound_s END AS roof_s,
+       output_tok_per_s, output_tokens, batch, concurrency,
+       CASE WHEN NOT host_row THEN bound_s * output_tok_per_s END AS efficiency,
+       CASE WHEN host_row THEN output_tokens / output_tok_per_s END AS request_s
+FROM rows
+WHERE host_row OR bound IS NOT NULL;
+
+CREATE OR REPLACE VIEW speed_fit AS
+WITH ev AS MATERIALIZED (
+    -- speed_evidence once for both fits below
+    SELECT * FROM speed_evidence
+),
+implied AS (
+    SELECT holdout, source_id, hardware_id, architecture, engine_family, roof, efficiency FROM ev WHERE roof <> 'host'
 ),
 host AS (
-    -- the host roof: seconds of the replica per request, from the host-bound rows only (header)
-    SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family,
-           c.output_tokens / c.output_tok_per_s AS request_s
-    FROM holdouts h
-    JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
-    WHERE (c.source_id, c.measurement_idx) IN (SELECT (source_id, measurement_idx) FROM host_evidence)
+    SELECT holdout, source_id, hardware_id, architecture, engine_family, request_s FROM ev WHERE roof = 'host'
 ),
 engine_breadth AS (
     -- engine families whose evidence FOR THIS ROOF spans two or more architectures in this holdout: only they get

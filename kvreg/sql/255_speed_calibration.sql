@@ -1,7 +1,11 @@
--- speed_calibration: every throughput measurement beside kvreg's prediction of it, in two modes:
+-- speed_calibration: every throughput measurement beside kvreg's prediction of it, in three modes:
 --   'in-sample'             efficiencies fitted on every source (what roofline and plans use)
 --   'leave-one-source-out'  efficiencies fitted WITHOUT the measurement's own source (speed_efficiency_by_holdout
 --                           at holdout = source_id): how well kvreg predicts a source it has not seen
+--   'leave-one-architecture-out'  fitted without every row of the measurement's architecture family (holdout
+--                           'architecture:' || architecture): how well kvreg predicts a generation it has not seen,
+--                           i.e. an unmeasured device (MI355X, a new GPU) — its rows take the stated figure or the
+--                           engine / all levels, exactly as such a device does in-sample
 -- Grain: one row per mode × throughput measurement.
 -- Inputs: throughput_ceilings, speed_efficiency_by_holdout (efficiencies and the host roof).
 -- Units: tokens per second, seconds, fractions.
@@ -16,17 +20,26 @@
 --   predicted_step_s      batch ÷ predicted_tok_per_s: one engine step of the whole batch (each sequence's TPOT
 --                         when prompts ride along with decode steps); tpot_error against tpot_p50_s where published
 --   bandwidth_basis, bandwidth_level, bandwidth_n, compute_*: the evidence behind the efficiencies used
---   predictable_held_out  leave-one-source-out rows only (NULL in-sample): FALSE when the row is host-bound in-sample
---                         and no host roof reaches it with its source held out — its host time is shown by its own
+--   carried_bandwidth_efficiency, carried_bandwidth_level, carried_predicted_tok_per_s, carried_error: the same
+--                         prediction with the bandwidth figure other architectures carry (253: engine level, else
+--                         all) in place of the one used — beside a stated figure, which of the two predicts better
+--   predictable_held_out  held-out rows only (NULL in-sample): FALSE when the row is host-bound in-sample
+--                         and no host roof reaches it held out (by source or architecture) — its host time is shown by its own
 --                         source alone (252 HOST ROOF: no other source of this engine on this hardware or
 --                         architecture shows a host bound, and kvreg derives no host time from first principles),
 --                         so its held-out prediction is the GPUs' alone and its error says nothing about the GPU
 --                         model; held_out_note says why.  Counted in every error statistic all the same.
 CREATE OR REPLACE VIEW speed_calibration AS
-WITH modes AS (
-    SELECT 'in-sample' AS mode, c.*, '' AS holdout FROM throughput_ceilings c
+WITH tc AS MATERIALIZED (
+    -- throughput_ceilings once for the three modes (a view named three times is evaluated three times)
+    SELECT * FROM throughput_ceilings
+),
+modes AS (
+    SELECT 'in-sample' AS mode, c.*, '' AS holdout FROM tc c
     UNION ALL
-    SELECT 'leave-one-source-out', c.*, c.source_id FROM throughput_ceilings c
+    SELECT 'leave-one-source-out', c.*, c.source_id FROM tc c
+    UNION ALL
+    SELECT 'leave-one-architecture-out', c.*, 'architecture:' || c.architecture FROM tc c
 ),
 d AS (
     SELECT m.*, e.bandwidth_efficiency, e.bandwidth_basis, e.bandwidth_level, e.bandwidth_n,
@@ -34,7 +47,11 @@ d AS (
            e.host_request_s, e.host_level, e.host_n,
            expected_class_step_s(m.gemm_memory_s, m.gemm_compute_s, m.expert_memory_s, m.expert_compute_s,
                                  m.attention_memory_s, m.attention_compute_s, m.allreduce_s, e.bandwidth_efficiency,
-                                 e.compute_efficiency) AS device_s
+                                 e.compute_efficiency) AS device_s,
+           e.carried_bandwidth_efficiency, e.carried_bandwidth_level,
+           expected_class_step_s(m.gemm_memory_s, m.gemm_compute_s, m.expert_memory_s, m.expert_compute_s,
+                                 m.attention_memory_s, m.attention_compute_s, m.allreduce_s,
+                                 e.carried_bandwidth_efficiency, e.compute_efficiency) AS carried_device_s
     FROM modes m
     JOIN speed_efficiency_by_holdout e ON e.holdout = m.holdout AND e.hardware_id = m.hardware_id
                                       AND e.engine_family = m.engine_family
@@ -43,7 +60,9 @@ p AS (
     SELECT d.*,
            -- the host roof binds when its time per output token exceeds the devices'
            coalesce(d.host_request_s / d.output_tokens > d.device_s, FALSE) AS host_bound,
-           1 / greatest(d.device_s, coalesce(d.host_request_s / d.output_tokens, 0)) AS predicted_tok_per_s
+           1 / greatest(d.device_s, coalesce(d.host_request_s / d.output_tokens, 0)) AS predicted_tok_per_s,
+           1 / greatest(d.carried_device_s, coalesce(d.host_request_s / d.output_tokens, 0))
+               AS carried_predicted_tok_per_s
     FROM d
 ),
 q AS (
@@ -68,5 +87,6 @@ SELECT mode, source_id, measurement_idx, engine_id, engine_family, engine_versio
             THEN format('host-bound in-sample on its own source''s evidence; no other source shows {}''s host bound'
                         || ' on {} or its architecture, and kvreg derives no host time from first principles:'
                         || ' not predictable held out', engine_family, hardware_id) END AS held_out_note,
-       file, line
+       carried_bandwidth_efficiency, carried_bandwidth_level, carried_predicted_tok_per_s,
+       carried_predicted_tok_per_s / output_tok_per_s - 1 AS carried_error, file, line
 FROM q
