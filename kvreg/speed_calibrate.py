@@ -182,9 +182,7 @@ def _tables(rep: dict, with_rows: bool) -> list[tuple[str, list[str], list[list[
                       f"{m['input_tokens']:,}/{m['output_tokens']:,}", f"{m['batch']:,}", m["bound"] or "",
                       _num(m["output_tok_per_s"]), _num(m["ceiling_tok_per_s"]), _num(m["predicted_in_sample"]),
                       _signed(m["error_in_sample"]), _num(m["predicted_loso"]), _signed(m["error_loso"]),
-                      "not predictable held out (host bound shown by its own source only)"
-                      if m["loso_predictable"] is False
-                      else f"host roof ({m['loso_host_level']})" if m["loso_host_bound"]
+                      f"host roof ({m['loso_host_level']})" if m["loso_host_bound"]
                       else m["loso_bandwidth_level"] if m["bound"] != "compute" else m["loso_compute_level"]]
                      for m in rep["measurements"]]))
     return out
