@@ -191,17 +191,17 @@ rate AS (
     FROM cap c
 ),
 batch AS (
-    -- ub: the closed form with the weight read of ONE sequence and one greatest() over the step's totals — an
-    -- upper bound on the batch: a larger MoE batch reads more experts, and the kernel classes add
-    -- (expected_class_step_s ≥ expected_step_s of the totals).  It is the answer when decode_step_s (104: the
-    -- classes, the experts THAT batch reads, the routed activations) at ub is within tpot_s — a dense model whose
-    -- GEMMs and attention are both memory-bound, the usual TPOT-bound plan.  Otherwise the largest B in [0, ub]
-    -- within tpot_s is found by bisection (lo stays feasible, hi infeasible; 40 halvings cover any range).
+    -- ub: the closed form of decode_step_s (104) with the weight read of ONE sequence.  For a dense model the step
+    -- is linear in B on each side of its GEMMs' greatest():
+    --   greatest((W/bw_ceiling + B·ar)/eb, B·(2P/peak_ceiling + ar/ec)) + B·a,   a = greatest(kv/bw, (f − 2P)/peak)
+    -- (a: one sequence's attention at its binding roof, at the efficiencies), so the largest B within tpot_s is
+    --   least(floor((tpot − W/bw) ÷ (ar/eb + a)), floor(tpot ÷ (2P/peak + ar/ec + a)))   — exact.
+    -- For MoE it is an upper bound (a larger batch reads more experts; the expert GEMMs' roofs are taken apart from
+    -- the dense ones in decode_step_s): the largest B in [0, ub] whose step — costed with the experts THAT batch
+    -- reads and its routed activations — is within tpot_s is found by bisection (lo stays feasible, hi infeasible;
+    -- 40 halvings cover any range).
     SELECT r.*,
-           CASE WHEN r.ub < 1 THEN r.ub
-                WHEN decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
-                                   r.moe_experts_per_token, r.ub, r.seq_bytes, r.flop_per_token, r.ceiling_bw,
-                                   r.ceiling_peak, r.ar_s, r.eb, r.ec, r.moe_act_bytes) <= tpot_s THEN r.ub
+           CASE WHEN r.moe_experts IS NULL OR r.moe_experts <= r.moe_experts_per_token OR r.ub < 1 THEN r.ub
                 ELSE list_reduce(range(40), lambda acc, i:
                          CASE WHEN acc.hi - acc.lo <= 1 THEN acc
                               WHEN decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
@@ -213,9 +213,14 @@ batch AS (
                          struct_pack(lo := 0, hi := r.ub + 1)).lo
            END::BIGINT AS rate_max_batch
     FROM (SELECT r.*,
-                 least(floor((tpot_s - r.weights_read_b1 / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0) / r.eb)),
-                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0) / r.ec)))::BIGINT AS ub
-          FROM rate r) r
+                 least(floor((tpot_s - r.weights_read_b1 / r.bw)
+                             / (coalesce(r.ar_s, 0) / r.eb + r.attn_seq_s)),
+                       floor(tpot_s / (2 * r.params_active / r.peak + coalesce(r.ar_s, 0) / r.ec + r.attn_seq_s))
+                       )::BIGINT AS ub
+          FROM (SELECT r.*,
+                       -- one sequence's attention at its binding roof, at the efficiencies (104 decode_step_s)
+                       greatest(r.seq_bytes / r.bw, (r.flop_per_token - 2 * r.params_active) / r.peak) AS attn_seq_s
+                FROM rate r) r) r
 ),
 judged AS (
     SELECT b.*,
