@@ -50,19 +50,24 @@ def test_worked_plan_h100_tp8_by_hand(con):
     pool = H100_USABLE - RESERVE - WEIGHTS / 8
     cap = math.floor(pool / (S * KV_TOKEN / 8))
     assert cap == p["max_seqs_per_replica"] == 46
-    # Rate: the largest B with (W + B·kv)/(8·BW·eff) + B·allreduce/eff ≤ 50 ms, eff fitted (0.4096 for the H100
+    # Rate: the largest B with (W + B·kv)/(8·BW·eff) + B·allreduce/eff ≤ 50 ms, eff fitted (0.595 for the H100
     # SXM); the all-reduce runs at the same share of its link (expected_step_s, kvreg/sql/104_decode_step.sql).
+    # By kernel class (decode_step_s) the GEMMs are memory-bound at this batch (141.1 GB ÷ 15.9 TB/s = 8.9 ms of
+    # weights against 61 × 141.1 GFLOP ÷ (8 × 989 TFLOP/s × 0.52) = 2.1 ms) and so is the attention (the KV read;
+    # its FLOP are 4·d·L per context token against 327,680 bytes), so the step is the closed form:
+    # (50 − 8.84) ms ÷ 0.674 ms per sequence → 61.
     eff = fitted_bandwidth_efficiency(con, "h100-sxm-80gb")
     assert p["bandwidth_efficiency"] == eff and "derived" in p["efficiency_evidence"]
     bw = 8 * BW * eff
     ar = 2 * 80 * 2 * 7 / 8 * 8192 * 2 / LINK
     rate = math.floor((0.05 - WEIGHTS / bw) / (S * KV_TOKEN / bw + ar / eff))
-    assert rate == p["rate_max_batch"] == 37
-    assert p["binding_constraint"] == "tpot" and p["rate_basis"] == "expected"
-    assert p["replicas"] == math.ceil(200 / 37) == 6
-    assert p["batch_per_replica"] == 34 and p["gpus"] == 48
-    assert p["usd_per_hour"] == pytest.approx(48 * 2.99)   # the lowest listed H100 SXM quote (Lambda, 2026-05-18)
-    assert p["tpot_at_batch_s"] == pytest.approx((WEIGHTS + 34 * S * KV_TOKEN) / bw + 34 * ar / eff)
+    assert rate == p["rate_max_batch"] == 61
+    # the 46 sequences the pool holds bind before the rate does (at 0.41 the rate, 37, bound)
+    assert p["binding_constraint"] == "capacity" and p["rate_basis"] == "expected"
+    assert p["replicas"] == math.ceil(200 / 46) == 5
+    assert p["batch_per_replica"] == 40 and p["gpus"] == 40
+    assert p["usd_per_hour"] == pytest.approx(40 * 2.99)   # the lowest listed H100 SXM quote (Lambda, 2026-05-18)
+    assert p["tpot_at_batch_s"] == pytest.approx((WEIGHTS + 40 * S * KV_TOKEN) / bw + 40 * ar / eff)
     assert p["tpot_at_batch_s"] <= 0.05
 
 
@@ -75,7 +80,7 @@ def test_a100_40gb_tp8_by_hand(con):
     bw = 8 * 1.555e12 * eff
     ar = 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 300e9                # NVLink 3, one direction
     rate = math.floor((0.05 - WEIGHTS / bw) / (S * KV_TOKEN / bw + ar / eff))
-    assert (cap, rate) == (p["max_seqs_per_replica"], p["rate_max_batch"]) == (13, 13)
+    assert (cap, rate) == (p["max_seqs_per_replica"], p["rate_max_batch"]) == (13, 23)   # Ampere's fit 0.632
     assert p["binding_constraint"] == "capacity"              # capacity ≤ rate
     assert (p["replicas"], p["batch_per_replica"], p["gpus"]) == (math.ceil(200 / 13), 13, 128) == (16, 13, 128)
     assert p["usd_per_hour"] == pytest.approx(128 * 1.48)
@@ -93,7 +98,7 @@ def test_worked_plan_cli_output(db, con):
     # shown are cheaper.
     # cheapest on the rental basis since the MI355X got rental quotes: TP 4 at $2.59/h (Vultr on-demand,
     # 2026-07-31), at the entry's stated bandwidth efficiency 0.45 (estimated, hardware/mi355x.yaml: no
-    # measurement fits CDNA4; the MI300X/MI325X below run at CDNA3's fitted 0.23).  The rate limit by hand:
+    # measurement fits CDNA4; the MI300X/MI325X below run at CDNA3's fitted 0.297).  The rate limit by hand:
     # (W + B·kv)/(4 × 8.0 TB/s × 0.45) + B·all-reduce/0.45 ≤ 50 ms (all-reduce 2 per layer, ring, 535.5 GB/s
     # xGMI) → B = floor((50 ms − 9.80 ms) / 0.7445 ms) = 53, so ceil(200/53) = 4 replicas of ceil(200/4) = 50
     # sequences, 16 × $2.59 = $41.44.  TP 8 also needs 16 GPUs (2 × 8, at the same $41.44).
@@ -106,34 +111,38 @@ def test_worked_plan_cli_output(db, con):
     assert lines[4].split()[:10] == ["mi355x", "bf16", "bf16", "4", "102", "53", "4", "50", "16", "$41.44"]
     assert "Best: mi355x, 4 replicas × TP 4 = 16 devices at $41.44/hour; binding constraint: tpot." in lines
     # next on the rental basis: MI300X at $1.50/h (TensorWave), now at its efficiency fitted to AMD's vLLM pages
-    # (0.230, n=3; test_speed.py works it), borrowed by the first-principles engine (hardware_any, derived).  The
+    # (0.297, n=3; test_speed.py works it), borrowed by the first-principles engine (hardware_any, derived).  The
     # rate limit by hand: (W + B·kv)/(8 × 5.3 TB/s × eff) + B·all-reduce/eff ≤ 50 ms (all-reduce 2 per layer, ring,
-    # 448 GB/s xGMI, at the memory's share: expected_step_s) → B = floor((50 ms − 14.5 ms) / 1.120 ms) = 31, so
-    # ceil(200/31) = 7 replicas of ceil(200/7) = 29 sequences, 56 × $1.50 = $84.00 (at the stated 0.45 it was
-    # 3 × 67 = 24 GPUs, $36.00).  MI325X (CDNA3, derived from the MI300X's fit) is next: 6 × TP 8 × $1.95.
+    # 448 GB/s xGMI, at the memory's share: expected_step_s; GEMMs and attention memory-bound, so the kernel
+    # classes give the same step) → B = floor((50 ms − 11.21 ms) / 0.868 ms) = 44, so ceil(200/44) = 5 replicas
+    # of ceil(200/5) = 40 sequences, 40 × $1.50 = $60.00 (at 0.230, before the kernel classes, 56 GPUs and $84.00;
+    # at the stated 0.45, 24 GPUs, $36.00).  MI325X (CDNA3, derived from the MI300X's fit) is next: 4 × TP 8 × $1.95.
     eff = fitted_bandwidth_efficiency(con, "mi300x")
     bw = 8 * 5.3e12 * eff
     ar = 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 448e9
     rate = math.floor((0.05 - WEIGHTS / bw) / (S * KV_TOKEN / bw + ar / eff))
-    assert rate == 31 and (math.ceil(200 / rate), math.ceil(200 / 7)) == (7, 29)
-    assert lines[7].split()[:10] == ["mi300x", "bf16", "bf16", "8", "138", "31", "7", "29", "56", "$84.00"]
-    assert lines[8].split()[:10] == ["mi325x", "bf16", "bf16", "8", "191", "37", "6", "34", "48", "$93.60"]
+    assert rate == 44 and (math.ceil(200 / rate), math.ceil(200 / 5)) == (5, 40)
+    assert lines[7].split()[:10] == ["mi300x", "bf16", "bf16", "8", "138", "44", "5", "40", "40", "$60.00"]
+    assert lines[8].split()[:10] == ["mi325x", "bf16", "bf16", "8", "191", "52", "4", "50", "32", "$62.40"]
     assert any(line.startswith("Efficiency used: mi355x: bandwidth 0.45 estimated (stated in the hardware entry)")
-               and "mi300x: bandwidth 0.23 derived (n=3, hardware_any)" in line for line in lines)
+               and "mi300x: bandwidth 0.30 derived (n=3, hardware_any)" in line for line in lines)
     assert not any(line.startswith("Not ranked") for line in lines)   # every entry states an efficiency
     # Grouped per hardware and reason, capped.
     cannot = lines[lines.index("Cannot serve it:") + 1:]
     # A100 40 GB TP 4: (42,298,834,944 − 6 GiB − 141,107,412,992 / 4) B ÷ (327,680 / 4) B per token = 7,074.
-    assert cannot[:3] == [
+    # (after B200's two lines: TP 1 misses the TPOT, TP 16 spans two NVLink domains)
+    assert cannot[0].startswith("  b200 TP 1 bf16/bf16: tpot: a single sequence decodes slower")
+    assert cannot[2:5] == [
         "  a100-sxm-40gb TP 4 bf16/bf16: memory: one sequence of this context does not fit the KV pool"
         " (longest context that would: 7,074)",
         "  a100-sxm-40gb TP 16 bf16/bf16: the interconnect links 8 devices at its stated bandwidth:"
         " a wider TP group is not planned",
         "  a100-sxm-40gb TP 1, 2 bf16/bf16: the weights alone do not fit the device memory at this TP"]
     assert (42_298_834_944 - 6 * 2**30 - WEIGHTS // 4) // (KV_TOKEN // 4) == 7_074
-    # At 0.4096 of 2 × 3.35 TB/s the H100's weights alone take 141.1 GB ÷ 2.74 TB/s = 51.4 ms: no context would do,
-    # and none is offered.
-    assert ("  h100-sxm-80gb TP 2 bf16/bf16: tpot: a single sequence decodes slower than the TPOT target"
+    # At 0.632 of 2 × 2.039 TB/s the A100 80 GB's weights alone take 141.1 GB ÷ 2.58 TB/s = 54.7 ms: no context
+    # would do, and none is offered.  (The H100 SXM at TP 2 used to be this case at 0.41: at 0.595 its weights take
+    # 35.4 ms and one 32K sequence fits, so TP 2 is planned, capacity 1.)
+    assert ("  a100-sxm-80gb TP 2 bf16/bf16: tpot: a single sequence decodes slower than the TPOT target"
             in cannot)
     assert len(cannot) == 13 and re.fullmatch(r"  \(\d+ more\)", cannot[-1])
 
@@ -283,15 +292,16 @@ def test_missing_figures_are_reasons_not_zeros(con):
 
 
 def test_max_context_is_where_one_sequence_just_meets_tpot(con):
-    # H100 TP 2: weights 70.6 GB per rank; at a 55 ms TPOT one 32K sequence alone misses it (the weights
-    # alone take 51.4 ms at the fitted efficiency), a shorter context meets it exactly.
-    p = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, tpot=0.055)
-    assert p["reason"].startswith("tpot:") and p["single_seq_tpot_s"] > 0.055
+    # H100 TP 2: weights 70.6 GB per rank; at a 37 ms TPOT one 32K sequence alone misses it (the weights alone
+    # take 141.1 GB ÷ (2 × 3.35 TB/s × 0.595) = 35.4 ms at the fitted efficiency, the 32K of KV 2.6 ms more),
+    # a shorter context meets it exactly.
+    p = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, tpot=0.037)
+    assert p["reason"].startswith("tpot:") and p["single_seq_tpot_s"] > 0.037
     s = p["max_context_tokens"]
     assert 0 < s < S
-    ok = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, users=1, context=s, tpot=0.055)
-    over = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, users=1, context=s + 1, tpot=0.055)
-    assert ok["feasible"] and ok["single_seq_tpot_s"] <= 0.055
+    ok = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, users=1, context=s, tpot=0.037)
+    over = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, users=1, context=s + 1, tpot=0.037)
+    assert ok["feasible"] and ok["single_seq_tpot_s"] <= 0.037
     assert not over["feasible"]
 
 
@@ -381,9 +391,14 @@ def test_moe_batch_costed_with_the_experts_it_reads_by_hand(con):
     bw = 864e9 * eff                               # hardware/l40s.yaml bandwidth × the efficiency the plan used
     e = (P - PA) / (E - K)                         # parameters per expert (summed over MoE layers)
 
-    def step(b):                                   # memory roof: weights this batch reads + its KV
+    # the routed activations each token moves (decode_coefficients.moe_activation_bytes_per_token): bf16, k = 8
+    # copies × 48 MoE layers (e ÷ (3·H·I) = 226.5 M ÷ 4.72 M) × (6·I + 3·H) = 6·768 + 3·2048 elements
+    act = 2 * K * round(e / (3 * 2048 * 768)) * (6 * 768 + 3 * 2048)
+    assert act == 8_257_536
+
+    def step(b):                                   # memory roofs (kernel classes all memory-bound at this batch):
         read = P - e * E * (1 - K / E) ** b       # E·(1 − (1 − k/E)^B) experts hit, uniform routing
-        return (W * read / P + b * seq) / bw
+        return (W * read / P + b * act + b * seq) / bw   # weights this batch reads + activations + its KV
 
     rate = max(b for b in range(1, 65) if step(b) <= 0.05)
     assert rate == p["rate_max_batch"]

@@ -67,6 +67,14 @@ class ThroughputEntry(Entry):
     """False: the source is only predicted (by efficiencies fitted on the others, as if left out), never fitted
     to — for a source whose engine × hardware has no other evidence yet and whose fit would move every plan
     that borrows it (say why in ``notes``)."""
+    kv_admission: Annotated[Literal["on_demand", "whole_request"],
+                            Column(table="throughput_measurements", after="in_fit")] = "on_demand"
+    """How the engine admitted requests in these runs, which sets the batch kvreg costs an unfixed-concurrency row
+    at (251_throughput_ceilings): ``on_demand`` (vLLM, SGLang: KV blocks are taken as a sequence grows, so the
+    pool holds sequences at their mean context) or ``whole_request`` (TensorRT-LLM's default capacity scheduler,
+    GUARANTEED_NO_EVICT, admits a request only when the blocks for its input + output are free, and trtllm-bench
+    sizes its batch the same way: tensorrt_llm/bench/build/tuning.py calc_engine_setting, kv_cache_max_requests =
+    cache memory ÷ (bytes per token × (input + output)); so the pool holds pool ÷ (input + output) requests)."""
     measurements: Annotated[list[Measurement], Field(min_length=1)]
 
     @model_validator(mode="after")

@@ -2,7 +2,7 @@
 -- per-context arithmetic (macros kv_read_bytes, decode_flop) can be applied at any context,
 -- on the contexts axis (decode_costs) or at a workload's own context (plans).
 -- Grain: one row per model × kv_dtype × tp.
--- Inputs: kv_layer_costs, layer_groups, state_tensors, models.
+-- Inputs: kv_layer_costs, layer_groups, state_tensors, models, model_profile_geometry (moe_intermediate_size).
 -- Units: *_bytes per sequence per TP rank; FLOP per token for the whole model (all ranks).
 --   growing_token_bytes   bytes each token of context adds (full and mla layers), per rank
 --   bounded_groups        list of {token_bytes (layer_count × per-layer token bytes, per rank),
@@ -32,6 +32,24 @@
 --                         2024, arXiv:2405.21060 §3; Gated DeltaNet's delta rule costs the same
 --                         order) and 2 FLOP per conv state element (one multiply-add per tap)
 --   params_total, params_active, moe_experts, moe_experts_per_token, hidden_size: from models.
+--   moe_activation_bytes_per_token  bytes the routed experts' activations move through HBM for ONE token (decoded
+--                         or prefilled), per TP rank; 0 for dense models or without moe.intermediate_size.  A
+--                         grouped-expert step runs as separate kernels with its intermediates in memory between
+--                         them (vLLM 0.19.0 model_executor/layers/fused_moe/fused_moe.py fused_experts_impl:
+--                         cache1/cache3 :1725, cache2 :1737 allocated in the activations' dtype; w1 GEMM :1825
+--                         gathers each routed copy's input row (H) and writes 2I; the gated activation :1849
+--                         reads 2I and writes I; the w2 GEMM :1865 reads I and writes H; moe_sum :1889 reads the
+--                         k copies back), so per routed copy per MoE layer (6·I/tp + 3·H) elements: I is split
+--                         over TP ranks, H is whole on every rank.  × k copies × L_moe MoE layers × activation
+--                         bytes (2: bf16/fp16 hidden states; 4 for fp32 models).  L_moe = e ÷ (3·H·I): e the
+--                         parameters of one routed expert summed over the MoE layers, (P_total − P_active) ÷
+--                         (E − k), and a gated expert holds 3·H·I (gate, up, down) per layer — 48 for
+--                         Qwen3-30B-A3B, 32 Mixtral-8x7B, 58 DeepSeek-R1 (61 layers, first 3 dense), 24 gpt-oss-20b.
+--                         The weights are not in it (params_read); the quantisation of the GEMM inputs (fp8 I
+--                         after the activation, :1853) is left out, so it is a lower bound on the traffic.
+--                         These bytes are why small-expert MoE steps fall short of their FLOP roof: per routed
+--                         copy a Qwen3-30B-A3B layer does 2·3·H·I = 9.4 MFLOP on 21.5 KB (439 FLOP/byte, under
+--                         B200's NVFP4 ridge of 1,169), a Mixtral layer 352 MFLOP on 197 KB (1,792 FLOP/byte).
 -- Shared layers (cross-layer KV sharing) attend over the whole context but store nothing;
 -- their re-read of the reused KV is not counted in bytes (stored bytes only).
 CREATE OR REPLACE VIEW decode_coefficients AS
@@ -72,8 +90,16 @@ SELECT p.model_id, p.kv_dtype, p.tp, p.growing_token_bytes, p.bounded_groups, p.
        coalesce(a.decode_attn_flop_per_context_token, 0) AS decode_attn_flop_per_context_token,
        coalesce(a.prefill_attn_flop_per_context_token, 0) AS prefill_attn_flop_per_context_token,
        coalesce(f.state_flop_per_token, 0) AS state_flop_per_token,
-       m.hidden_size, m.layers, m.params_total, m.params_active, m.moe_experts, m.moe_experts_per_token
+       m.hidden_size, m.layers, m.params_total, m.params_active, m.moe_experts, m.moe_experts_per_token,
+       -- routed-expert activations (header): act bytes × k × L_moe × (6·I/tp + 3·H), L_moe = e ÷ (3·H·I)
+       CASE WHEN m.moe_experts > m.moe_experts_per_token AND g.moe_intermediate_size IS NOT NULL
+            THEN (CASE WHEN m.dtype = 'fp32' THEN 4 ELSE 2 END) * m.moe_experts_per_token
+                 * (m.params_total - m.params_active) / (m.moe_experts - m.moe_experts_per_token)
+                 / (3.0 * m.hidden_size * g.moe_intermediate_size)
+                 * (6.0 * g.moe_intermediate_size / p.tp + 3.0 * m.hidden_size)
+            ELSE 0.0 END AS moe_activation_bytes_per_token
 FROM per_model p
 JOIN models m USING (model_id)
+LEFT JOIN model_profile_geometry g USING (model_id)
 LEFT JOIN state_flop f USING (model_id)
 LEFT JOIN attn_flop a USING (model_id)

@@ -1,6 +1,6 @@
--- expected_step_s(memory_s, compute_s, allreduce_s, bandwidth_eff, compute_eff): scalar macro, the time of a step
--- (or of one output token) once the roofs are scaled by what real engines reach — the ONE definition the
--- predictions (speed_calibration), roofline's expected_* columns and plans share:
+-- expected_step_s(memory_s, compute_s, allreduce_s, bandwidth_eff, compute_eff): scalar macro, the time of one
+-- kernel class (or of a whole step taken as one class) once its two roofs are scaled by what real engines reach;
+-- expected_class_step_s (below) adds the classes of a step with it:
 --   greatest((memory_s + allreduce_s) ÷ bandwidth_eff, (compute_s + allreduce_s) ÷ compute_eff)
 -- The all-reduce is serial with the step and reaches the same share of its link as the binding roof of its
 -- own (ASSUMPTION, checked against the throughput measurements: 252_speed_fit).  A NULL compute_s (no FLOP
@@ -10,22 +10,71 @@ CREATE OR REPLACE MACRO expected_step_s(memory_s, compute_s, allreduce_s, bandwi
     greatest((memory_s + coalesce(allreduce_s, 0)) / bandwidth_eff,
              (compute_s + coalesce(allreduce_s, 0)) / coalesce(compute_eff, 1));
 
+-- expected_class_step_s(gemm_memory_s, gemm_compute_s, expert_memory_s, expert_compute_s, attention_memory_s,
+--                       attention_compute_s, allreduce_s, bandwidth_eff, compute_eff): scalar macro, the time of a step
+-- (or of one output token) whose work runs as KERNEL CLASSES one after the other, each class at its own roof —
+-- the ONE definition the predictions (speed_calibration), the fit (speed_fit), roofline's expected_* columns and
+-- plans (decode_step_s) share:
+--   expected_step_s(gemm_memory, gemm_compute, allreduce)      dense GEMMs (projections, dense and shared FFNs,
+--                                                              lm_head); the all-reduces follow their outputs
+-- + greatest(expert_memory ÷ bandwidth_eff, expert_compute ÷ compute_eff)   grouped routed-expert GEMMs (MoE):
+--                                                              the experts hit and the routed activations
+-- + greatest(attention_memory ÷ bandwidth_eff, attention_compute ÷ compute_eff)  attention over the KV (and
+--                                                              recurrent state updates)
+-- Why classes ADD: an engine step launches these as separate kernels on one stream (vLLM, SGLang and TensorRT-LLM
+-- alike: the linear layers' GEMMs, the fused-MoE kernels, the attention backend), so a compute-bound GEMM cannot
+-- hide a memory-bound KV read or an activation-bound expert step — one greatest() over the step's totals lets it.
+-- Each class still takes the greater of its two roofs.  Dense models have no expert class (0 + 0).
+-- With both efficiencies 1 it is a ceiling (251_throughput_ceilings' ceiling_tok_per_s).  NULL compute_eff counts
+-- 1.0; NULL allreduce_s counts 0.  Units: seconds.
+CREATE OR REPLACE MACRO expected_class_step_s(gemm_memory_s, gemm_compute_s, expert_memory_s, expert_compute_s,
+                                              attention_memory_s, attention_compute_s, allreduce_s, bandwidth_eff,
+                                              compute_eff) AS
+    expected_step_s(gemm_memory_s, gemm_compute_s, allreduce_s, bandwidth_eff, compute_eff)
+    + greatest(expert_memory_s / bandwidth_eff, expert_compute_s / coalesce(compute_eff, 1))
+    + greatest(attention_memory_s / bandwidth_eff, attention_compute_s / coalesce(compute_eff, 1));
+
+-- expert_params(params_total, params_active, experts, experts_per_token): scalar macro, the parameters of ONE
+-- routed expert summed over the MoE layers, e = (P_total − P_active) ÷ (E − k) (as params_read, 103); 0 for a
+-- dense model.  Routed experts hold E·e of P_total, the k a token uses k·e of P_active.  Units: parameters.
+CREATE OR REPLACE MACRO expert_params(params_total, params_active, experts, experts_per_token) AS
+    CASE WHEN experts IS NULL OR experts <= experts_per_token THEN 0.0
+         ELSE (params_total - params_active) / (experts - experts_per_token) END;
+
 -- decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token, batch, seq_bytes,
---               flop_per_token, bw, peak, allreduce_s_per_token, bandwidth_eff, compute_eff): scalar macro, the
--- expected time of ONE decode step of `batch` sequences on one replica — what `plans` costs every candidate
--- batch with:
---   memory  (W·params_read(B)/P_total + B·kv) ÷ bw    the weights this batch actually reads (MoE: the experts
---                                                     B tokens hit, params_read) plus every sequence's KV
---   compute B·f ÷ peak                                f = decode FLOP per token at the context
---   all-reduce B·allreduce_s_per_token                the tensor-parallel all-reduces of B tokens (0 at tp 1)
---   combined by expected_step_s at the given efficiencies (bw, peak: the replica's ceilings, tp × device).
--- NULL peak leaves the compute roof out.  Units: bytes, bytes/s, FLOP, FLOP/s, seconds.
+--               flop_per_token, bw, peak, allreduce_s_per_token, bandwidth_eff, compute_eff, moe_act_bytes):
+-- scalar macro, the expected time of ONE decode step of `batch` sequences on one replica — what `plans` costs
+-- every candidate batch with, and roofline's expected_* columns — by kernel class (expected_class_step_s):
+--   dense GEMMs  W·(P_total − E·e)/P_total ÷ bw, B·2·(P_active − k·e) ÷ peak   the non-routed weights, read once
+--                                                per step; one multiply-add per active non-routed parameter
+--   expert GEMMs (W·(params_read(B) − (P_total − E·e))/P_total + B·moe_act) ÷ bw, B·2·k·e ÷ peak   the experts
+--                                                B tokens hit (params_read, uniform routing) and each token's
+--                                                routed activations (decode_coefficients.moe_activation_bytes_per_
+--                                                token × tp: moe_act, whole replica; 0 dense)
+--   attention    B·kv ÷ bw, B·(f − 2·P_active) ÷ peak   every sequence's KV; the rest of f (decode FLOP per token
+--                                                at the context: QKᵀ, value mix, recurrent updates)
+--   all-reduce   B·allreduce_s_per_token         the tensor-parallel all-reduces of B tokens (0 at tp 1)
+--   (bw, peak: the replica's ceilings, tp × device; e = expert_params).  For a dense model whose GEMMs and
+--   attention are both memory-bound it is (W + B·kv) ÷ (bw·eff) + B·allreduce ÷ eff, the chapter's step.
+-- NULL peak leaves the compute roofs out; NULL moe_act counts 0.  Units: bytes, bytes/s, FLOP, FLOP/s, seconds.
 -- Source: kv-cache-chapter.txt §2.4 (step = (P·p + B·s·k) ÷ BW); params_read (103) for the MoE read.
 CREATE OR REPLACE MACRO decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token, batch,
                                       seq_bytes, flop_per_token, bw, peak, allreduce_s_per_token, bandwidth_eff,
-                                      compute_eff) AS
-    expected_step_s((weights_bytes * params_read(params_total, params_active, experts, experts_per_token, batch)
-                         / params_total + batch * seq_bytes) / bw,
-                    batch * flop_per_token / peak,
-                    batch * allreduce_s_per_token,
-                    bandwidth_eff, compute_eff)
+                                      compute_eff, moe_act_bytes) AS
+    expected_class_step_s(
+        weights_bytes * (params_total - coalesce(experts, 0)
+                         * expert_params(params_total, params_active, experts, experts_per_token))
+            / params_total / bw,
+        batch * 2 * (params_active - coalesce(experts_per_token, 0)
+                     * expert_params(params_total, params_active, experts, experts_per_token)) / peak,
+        (weights_bytes * (params_read(params_total, params_active, experts, experts_per_token, batch)
+                          - (params_total - coalesce(experts, 0)
+                             * expert_params(params_total, params_active, experts, experts_per_token)))
+             / params_total
+         + batch * coalesce(moe_act_bytes, 0)) / bw,
+        batch * 2 * coalesce(experts_per_token, 0)
+            * expert_params(params_total, params_active, experts, experts_per_token) / peak,
+        batch * seq_bytes / bw,
+        batch * (flop_per_token - 2 * params_active) / peak,
+        batch * allreduce_s_per_token,
+        bandwidth_eff, compute_eff)

@@ -2,17 +2,21 @@
 -- ran — the evidence the speed efficiencies are fitted to (252_speed_fit) and checked against (255).
 -- Grain: one row per throughput measurement (source × measurement_idx).
 -- Inputs: throughput_measurements, engines, engine_accounting (max_num_seqs), memory_pools_at (usable, weights), model_weights, decode_coefficients,
---   hardware_peaks, hardware, precisions; macros kv_read_bytes, decode_flop, params_read.
+--   hardware_peaks, hardware, precisions; macros kv_read_bytes, decode_flop, params_read, expert_params,
+--   expected_class_step_s.
 -- The workload of a measurement: requests of input_tokens prompt and output_tokens generated, batched
 --   continuously (prompt chunks ride along with decode steps).  Per OUTPUT token, on one replica (tp devices):
 --   context_mean_tokens   input + output/2: the mean context over a request's decode steps (exact for full and
 --                         MLA layers, whose reads grow linearly; windows read min(s, W) at that mean)
---   batch                 concurrency when the source fixes it; else the most sequences at the mean context that
---                         ALL the memory not holding weights (usable − residents − weights, per rank) could hold,
---                         capped by max_batch or the engine's max_num_seqs.  An UPPER bound on any engine's batch
---                         (every engine keeps a reserve; TensorRT-LLM's default GUARANTEED_NO_EVICT policy even
---                         reserves each request's whole input + output, docs/source/performance/
---                         performance-tuning-guide/useful-runtime-flags.md), so the ceiling stays a ceiling
+--   batch                 concurrency when the source fixes it; else the most requests that ALL the memory not
+--                         holding weights (usable − residents − weights, per rank) could hold, capped by max_batch or
+--                         the engine's max_num_seqs, each holding what the entry's kv_admission says the scheduler
+--                         keeps for it: on_demand, its KV at the mean context; whole_request, its input + output
+--                         (TensorRT-LLM's default GUARANTEED_NO_EVICT policy reserves each request to completion,
+--                         tensorrt_llm/llmapi/llm_args.py SchedulerConfig, and trtllm-bench sizes its batch the same
+--                         way, tensorrt_llm/bench/build/tuning.py calc_engine_setting: cache memory ÷ (bytes per
+--                         token × (input + output))).  An upper bound on the engine's batch (every engine keeps a
+--                         reserve beside the weights), so the ceiling stays a ceiling
 --   flop_per_output_token decode_flop at the mean context (decode form) + the prompt's prefill FLOP ÷ output_tokens;
 --                         the prompt costs n·decode_flop(n/2) in the prefill form (MLA decompressed,
 --                         100_decode_coefficients): token i attends to i earlier tokens (causal), Σ a·i = a·n²/2 —
@@ -21,9 +25,12 @@
 --                         query block's diagonal are never loaded: csrc/flash_attn/src/flash_fwd_kernel.h
 --                         compute_attn_1rowblock; FA3 the same in hopper/block.h get_n_block_min_max)
 --   bytes_per_output_token the weights one decode step reads at this batch (MoE: experts hit by B tokens,
---                         params_read) ÷ B + the KV one sequence reads at the mean context (all ranks)
+--                         params_read) ÷ B + the KV one sequence reads at the mean context + the routed experts'
+--                         activations of the (1 + input/output) tokens each output token carries
+--                         (decode_coefficients.moe_activation_bytes_per_token; 0 dense), all ranks
 --   attn_flop_per_output_token  the attention (QKᵀ, PV) part of flop_per_output_token
---   memory_s, compute_s   bytes ÷ (tp·bandwidth), FLOP ÷ (tp·peak), per output token; the matmuls of the weights
+--   memory_s, compute_s   bytes ÷ (tp·bandwidth), FLOP ÷ (tp·peak), per output token (the step's totals; the
+--                         ceiling is set by the kernel classes below, not by their greater); the matmuls of the weights
 --                         at the weights' peak, attention at the peak of the KV cache's precision (hardware_peaks'
 --                         rule: fp8 where native, else bf16): attention multiplies activations by cached K/V,
 --                         never by weights — vLLM's MLA prefill runs flash-attention on bf16 q/k/v with FP8 weights
@@ -32,11 +39,25 @@
 --   allreduce_s           (1 + input/output) tokens of all-reduce per output token (decode and prompt tokens):
 --                         2 per layer, ring 2(tp−1)/tp of d_model bf16 values ÷ interconnect (as in roofline);
 --                         0 at tp 1, NULL when the interconnect is unknown (then left out: still a ceiling)
---   ceiling_tok_per_s     1 ÷ (greatest(memory_s, compute_s) + allreduce_s): output tokens per second no engine
---                         can beat on this replica (efficiency 1.0)
---   bound                 'memory' | 'compute': the roof that sets the ceiling (NULL without a FLOP figure:
---                         the ceiling is then the memory roof alone, still a ceiling, but not fitted)
---   ratio                 output_tok_per_s ÷ ceiling_tok_per_s (≤ 1 when the model holds)
+--   KERNEL CLASSES, per output token, each a (memory, compute) pair of seconds (104 expected_class_step_s adds them,
+--   each at the greater of its roofs):
+--     gemm_memory_s, gemm_compute_s           dense GEMMs: the non-routed weights ÷ B; 2·(P_active − k·e) FLOP per
+--                                             decoded and per prompt token (e = 104 expert_params)
+--     expert_memory_s, expert_compute_s       grouped routed-expert GEMMs: the experts B tokens hit ÷ B plus the
+--                                             routed activations (1 + input/output tokens); 2·k·e FLOP per token
+--     attention_memory_s, attention_compute_s the KV one sequence reads; QKᵀ and PV (attention's peak) and the
+--                                             recurrent updates (weights' peak)
+--   Checked on the data (trtllm-perf-overview-1.0, Qwen3-30B-A3B nvfp4, RTX PRO 6000, ten length pairs): the
+--   measured ÷ ceiling ratio spans 0.23–0.60 with one greatest() over the totals and no activation traffic (its
+--   2048/128 row 0.23, its 128/128 0.28), 0.55–0.67 with the classes; on B200 its 2048/128 row goes 0.09 → 0.24
+--   (series 0.32–0.48 outside the host-bound 128/128): the MoE prompt steps' shortfall was the routed activations.
+--   ceiling_tok_per_s     1 ÷ (Σ classes greatest(memory, compute) + allreduce_s): output tokens per second no
+--                         engine can beat on this replica (efficiency 1.0)
+--   bound                 'memory' | 'compute': the roof that holds the larger part of the classes' time (NULL
+--                         without a FLOP figure: the ceiling is then the memory roofs alone, still a ceiling, but
+--                         not fitted)
+--   ratio                 output_tok_per_s ÷ ceiling_tok_per_s (≤ 1 when the model holds): the implied efficiency
+--                         (252_speed_fit)
 -- Units: tokens, sequences, FLOP, bytes, seconds, tokens per second.
 -- Source: kv-cache-chapter.txt §2.4 (bytes per step P·p + B·s·k, FLOP 2P + 4·L·d·s); Megatron-LM all-reduces.
 CREATE OR REPLACE VIEW throughput_ceilings AS
@@ -45,7 +66,7 @@ WITH m AS (
            t.input_tokens + t.output_tokens / 2.0 AS context_mean_tokens,
            p.usable_bytes - p.resident_bytes - p.weights_bytes AS pool_bytes, w.weights_bytes, k.growing_token_bytes, k.bounded_groups, k.state_bytes,
            k.decode_attn_flop_per_context_token, k.prefill_attn_flop_per_context_token, k.state_flop_per_token, k.hidden_size, k.layers, k.params_total,
-           k.params_active, k.moe_experts, k.moe_experts_per_token,
+           k.params_active, k.moe_experts, k.moe_experts_per_token, k.moe_activation_bytes_per_token,
            h.peak_flop_per_s, coalesce(ha.peak_flop_per_s, h.peak_flop_per_s) AS attn_peak_flop_per_s,
            h.bandwidth_bytes_per_s, h.interconnect_bytes_per_s, h.interconnect_domain_size,
            coalesce(t.max_batch, a.max_num_seqs) AS batch_cap
@@ -71,6 +92,11 @@ b AS (
     SELECT m.*,
            kv_read_bytes(m.growing_token_bytes, m.bounded_groups, m.state_bytes, m.context_mean_tokens)
                AS kv_mean_rank_bytes,
+           -- what the scheduler holds for one request (kv_admission): its KV at the mean context when blocks are
+           -- taken as it grows, its whole input + output when admission reserves to completion
+           kv_read_bytes(m.growing_token_bytes, m.bounded_groups, m.state_bytes,
+                         CASE m.kv_admission WHEN 'whole_request' THEN m.input_tokens + m.output_tokens
+                                             ELSE m.context_mean_tokens END) AS kv_admitted_rank_bytes,
            CASE WHEN m.tp = 1 THEN 0.0
                 WHEN m.interconnect_bytes_per_s IS NULL OR m.tp > m.interconnect_domain_size THEN NULL
                 ELSE 2 * m.layers * 2.0 * (m.tp - 1) / m.tp * m.hidden_size * bf.bytes_per_element
@@ -80,7 +106,7 @@ b AS (
 sized AS (
     SELECT b.*,
            coalesce(b.concurrency,
-                    least(greatest(1, floor(b.pool_bytes / b.kv_mean_rank_bytes)), coalesce(b.batch_cap, 1e9)))::BIGINT
+                    least(greatest(1, floor(b.pool_bytes / b.kv_admitted_rank_bytes)), coalesce(b.batch_cap, 1e9)))::BIGINT
                AS batch,
            decode_flop(b.params_active, b.hidden_size, b.decode_attn_flop_per_context_token, b.bounded_groups,
                        b.state_flop_per_token, b.context_mean_tokens)
@@ -100,25 +126,59 @@ sized AS (
 ),
 timed AS (
     SELECT s.*,
-           s.weights_bytes * params_read(s.params_total, s.params_active, s.moe_experts, s.moe_experts_per_token,
-                                         s.batch) / s.params_total / s.batch
-           + s.kv_mean_rank_bytes * s.tp AS bytes_per_output_token,
-           (s.weights_bytes * params_read(s.params_total, s.params_active, s.moe_experts, s.moe_experts_per_token,
-                                          s.batch) / s.params_total / s.batch + s.kv_mean_rank_bytes * s.tp)
-               / (s.tp * s.bandwidth_bytes_per_s) AS memory_s,
+           1 + s.input_tokens / s.output_tokens AS tokens_per_output_token,
+           -- parameters of one routed expert summed over the MoE layers (104 expert_params); 0 for dense models
+           expert_params(s.params_total, s.params_active, s.moe_experts, s.moe_experts_per_token) AS expert_params,
+           params_read(s.params_total, s.params_active, s.moe_experts, s.moe_experts_per_token, s.batch)
+               AS read_params,
            (s.flop_per_output_token - s.attn_flop_per_output_token) / (s.tp * s.peak_flop_per_s)
            + s.attn_flop_per_output_token / (s.tp * s.attn_peak_flop_per_s) AS compute_s,
            (1 + s.input_tokens / s.output_tokens) * s.allreduce_s_per_token AS allreduce_s
     FROM sized s
+),
+classes AS (
+    SELECT t.*,
+           -- dense GEMMs: the non-routed weights (attention projections, dense and shared FFNs, lm_head)
+           t.weights_bytes * (t.params_total - coalesce(t.moe_experts, 0) * t.expert_params) / t.params_total / t.batch
+               / (t.tp * t.bandwidth_bytes_per_s) AS gemm_memory_s,
+           2 * (t.params_active - coalesce(t.moe_experts_per_token, 0) * t.expert_params) * t.tokens_per_output_token
+               / (t.tp * t.peak_flop_per_s) AS gemm_compute_s,
+           -- grouped expert GEMMs: the experts this batch hits, and the routed activations every token moves
+           (t.weights_bytes * (t.read_params - (t.params_total - coalesce(t.moe_experts, 0) * t.expert_params))
+                / t.params_total / t.batch
+            + t.moe_activation_bytes_per_token * t.tp * t.tokens_per_output_token)
+               / (t.tp * t.bandwidth_bytes_per_s) AS expert_memory_s,
+           2 * coalesce(t.moe_experts_per_token, 0) * t.expert_params * t.tokens_per_output_token
+               / (t.tp * t.peak_flop_per_s) AS expert_compute_s,
+           -- attention: the KV one sequence reads; QKᵀ and PV at the KV precision's peak, recurrent updates
+           t.kv_mean_rank_bytes * t.tp / (t.tp * t.bandwidth_bytes_per_s) AS attention_memory_s,
+           t.attn_flop_per_output_token / (t.tp * t.attn_peak_flop_per_s)
+           + (t.flop_per_output_token - t.attn_flop_per_output_token - 2 * t.params_active * t.tokens_per_output_token)
+             / (t.tp * t.peak_flop_per_s) AS attention_compute_s
+    FROM timed t
+),
+split AS (
+    SELECT c.*,
+           c.weights_bytes * c.read_params / c.params_total / c.batch + c.kv_mean_rank_bytes * c.tp
+           + c.moe_activation_bytes_per_token * c.tp * c.tokens_per_output_token AS bytes_per_output_token,
+           c.gemm_memory_s + c.expert_memory_s + c.attention_memory_s AS memory_s,
+           expected_class_step_s(c.gemm_memory_s, c.gemm_compute_s, c.expert_memory_s, c.expert_compute_s,
+                                 c.attention_memory_s, c.attention_compute_s, 0, 1, 1) AS kernels_s,
+           CASE WHEN c.gemm_compute_s > c.gemm_memory_s THEN c.gemm_compute_s ELSE 0 END
+           + CASE WHEN c.expert_compute_s > c.expert_memory_s THEN c.expert_compute_s ELSE 0 END
+           + CASE WHEN c.attention_compute_s > c.attention_memory_s THEN c.attention_compute_s ELSE 0 END
+               AS compute_bound_s
+    FROM classes c
 )
 SELECT source_id, measurement_idx, engine_id, engine_family, engine_version, in_fit, scenario, source_date, source_url,
        hardware_id, architecture, vendor, model_id, weights_dtype, kv_dtype, tp, input_tokens, output_tokens,
        concurrency, context_mean_tokens, batch, moe_experts IS NOT NULL AS moe,
        output_tok_per_s, ttft_p50_s, ttft_p99_s, tpot_p50_s, tpot_p99_s,
        flop_per_output_token, attn_flop_per_output_token, bytes_per_output_token, memory_s, compute_s, allreduce_s,
-       1 / (greatest(memory_s, compute_s) + coalesce(allreduce_s, 0)) AS ceiling_tok_per_s,
+       gemm_memory_s, gemm_compute_s, expert_memory_s, expert_compute_s, attention_memory_s, attention_compute_s,
+       1 / (kernels_s + coalesce(allreduce_s, 0)) AS ceiling_tok_per_s,
        CASE WHEN compute_s IS NULL OR memory_s IS NULL THEN NULL
-            WHEN compute_s > memory_s THEN 'compute' ELSE 'memory' END AS bound,
-       output_tok_per_s * (greatest(memory_s, compute_s) + coalesce(allreduce_s, 0)) AS ratio,
+            WHEN compute_bound_s > kernels_s - compute_bound_s THEN 'compute' ELSE 'memory' END AS bound,
+       output_tok_per_s * (kernels_s + coalesce(allreduce_s, 0)) AS ratio,
        file, line
-FROM timed
+FROM split

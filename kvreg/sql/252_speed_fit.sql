@@ -1,11 +1,16 @@
 -- speed_fit: achieved fractions of the roofline fitted to the throughput measurements, with their evidence,
--- once on every measurement (holdout '') and once without each source (holdout = that source id, for
--- leave-one-source-out evaluation: 255_speed_calibration).
+-- once on every measurement (holdout ''), once without each source (holdout = that source id, for
+-- leave-one-source-out evaluation: 255_speed_calibration) and once without every row of one architecture family
+-- (holdout = 'architecture:' || hardware.architecture, leave-one-architecture-out: whether a figure fitted on
+-- other generations carries to this one — the held-out rows then fall to the stated figure or the engine / all
+-- levels, 253).
 -- Grain: one row per holdout × roof (memory, compute, host) × level × key (× engine family where the level has one).
 -- Inputs: throughput_ceilings (sources with in_fit only: the others are predicted, never fitted), throughput_measurements.
--- Each measurement implies the efficiency of the roof that bounds it (bound):
---   implied = (roof_s + allreduce_s) × output_tok_per_s   (roof_s = memory_s or compute_s)
---   so that the prediction 1/((roof_s + allreduce_s)/implied) reproduces it exactly: the all-reduce is serial
+-- Each measurement implies the efficiency of the roof that holds the larger part of its kernel classes' time (bound,
+-- 251): implied = ratio = (Σ classes greatest(memory, compute) + allreduce_s) × output_tok_per_s, so that the
+--   prediction at that efficiency for both roofs (expected_class_step_s, 104) reproduces it exactly — one figure per
+--   row, since one rate cannot tell two roofs' shares apart (a row of both kinds of class lends its figure to the
+--   roof that holds most of its time); the all-reduce is serial
 --   with the step and is taken to reach the same share of its link as the binding roof of its own (an
 --   ASSUMPTION, checked by the measurements: TensorRT-LLM's measured/ceiling ratio stays flat from TP 1 to 8,
 --   while all-reduces at full link speed over-predict TP 8 about twofold).  The fitted efficiency is the
@@ -34,19 +39,18 @@
 --       reaches more than twice its measured ÷ ceiling ratio.  GPU-bound rows keep that ratio roughly as the GPU
 --       work per request changes (TP series are flat, e.g. B200 Llama-3.3-70B 128/128 TP 1→8: 0.35, 0.38, 0.41,
 --       0.39, trtllm-perf-overview-0.20); a fixed per-request cost instead eats a larger share of a shorter
---       request.  (a) alone is not enough: the MoE prompt steps also fall short (below);
+--       request.  (a) alone was not enough before the kernel classes (251): the MoE prompt steps fell short too (below);
 --   (b) pace: it turns requests over fastest of all rows of its source on that engine × hardware (the host's
 --       pace: a run that finished fewer requests per second than another run of the same engine on the same
---       machines was not held by the host; this rules out the Qwen3-30B-A3B 2048/128 rows, ratio 0.25-0.38 of
---       their 2048/2048 series at 25-52 requests/s beside the same machines' 188-311 at 128/128: a GPU shortfall
---       of the MoE prompt steps, not the host).
+--       machines was not held by the host; with one greatest() over the totals this ruled out the Qwen3-30B-A3B
+--       2048/128 rows, then 0.25-0.38 of their 2048/2048 series, at 25-52 requests/s beside the same machines'
+--       188-311 at 128/128; with the classes and the routed activations they are 0.56-0.81×, no shortfall).
 --   The rows that pass both (trtllm-perf-overview-1.0, Qwen3-30B-A3B nvfp4 TP 1 128/128, commit 00f37686):
---   B200 311.1 requests/s at 0.092 of the ceiling vs 0.381 at 128/4096 (0.24×); GB200 (the same GPU behind a
---   Grace host) 188.3 requests/s, 0.054 vs 0.386 (0.14×).  The next fastest-turnover rows are 0.52× (RTX PRO
---   6000, the same model, 218.8 requests/s: not counted) and 0.66-0.89× (Llama-3.1-8B 128/128 on L40S, H100,
---   H200, GH200), then 1.03-1.34× (the MLPerf, AMD and TP-8 fastest runs): the factor 2 sits in the one gap of
---   that list (0.14, 0.24 | 0.52, 0.66 …), and the RTX row, possibly host-bound, cannot be told from GPU
---   scatter on this data, so it gets no host roof.  A host-evidence row gives no GPU efficiency
+--   B200 311.1 requests/s at 0.203 of the ceiling vs 0.446 at 128/4096 (0.45×); GB200 (the same GPU behind a
+--   Grace host) 188.3 requests/s, 0.117 vs 0.450 (0.26×).  The next fastest-turnover rows are 0.76-0.84×
+--   (Llama-3.1-8B 128/128 on L40S, H100, H200), 0.88× (B200 Llama-3.3-70B TP 8), 0.93× (RTX PRO 6000, the same
+--   Qwen model, 218.8 requests/s; 0.52× before the classes), then 1.01-1.13× (the AMD and llm-ie fastest runs):
+--   the factor 2 sits in the one gap of that list (0.26, 0.45 | 0.76, 0.77 …).  A host-evidence row gives no GPU efficiency
 --   (its shortfall is the host's); its turnover (output_tokens ÷ output_tok_per_s) is the host time, and a level
 --   takes the least.  Host time belongs to the engine and the host machine: levels hardware (key hardware_id:
 --   its host, a DGX's x86 CPUs, a GB200's Grace) and architecture, per engine family — never the engine level
@@ -74,15 +78,27 @@
 --     so the two cannot be separated: the fit keeps them together (hardware level, this engine family), and the
 --     engine level (above) does not carry MI300X's residual to vLLM on other hardware.
 -- Units: fractions (0, 1]; request_s in seconds.
-CREATE OR REPLACE VIEW speed_fit AS
+-- speed_evidence: the rows speed_fit aggregates, one per holdout × fitted measurement — what each row says about
+-- the roof that bounds it (efficiency) or about the host (request_s, the host-evidence rows only), per the header;
+-- also read by speed_step_fit (256) so that both fits rest on the same rows, host rule and holdouts.
+-- Columns: holdout; the measurement's keys (source_id, measurement_idx, hardware_id, architecture, engine_family,
+--   engine_id, model_id, kv_dtype, tp); roof ('memory' | 'compute' | 'host'); roof_s (s per output token: the
+--   step's time at efficiency 1, ratio ÷ output_tok_per_s — Σ kernel classes' binding roof plus the all-reduce,
+--   251; NULL for host rows); output_tok_per_s, output_tokens, batch, concurrency (as throughput_ceilings);
+--   efficiency (roof_s × output_tok_per_s = ratio, the implied efficiency above; NULL for host rows);
+--   request_s (host rows: output_tokens ÷ output_tok_per_s, s; else NULL).
+CREATE OR REPLACE VIEW speed_evidence AS
 WITH tc AS MATERIALIZED (
-    -- throughput_ceilings once for both fits below (a view named twice is evaluated twice)
+    -- throughput_ceilings once for the rule and the rows below (a view named twice is evaluated twice)
     SELECT * FROM throughput_ceilings
 ),
 holdouts AS (
-    SELECT '' AS holdout
+    -- held_source / held_architecture: the rows a holdout removes (at most one of the two is set)
+    SELECT '' AS holdout, NULL AS held_source, NULL AS held_architecture
     UNION ALL
-    SELECT DISTINCT source_id FROM throughput_measurements
+    SELECT DISTINCT source_id, source_id, NULL FROM throughput_measurements
+    UNION ALL
+    SELECT DISTINCT 'architecture:' || architecture, NULL, architecture FROM tc WHERE architecture IS NOT NULL
 ),
 host_evidence AS (
     -- the rows that show a host bound (header, HOST ROOF): (a) shortfall beside more GPU work per request in the
@@ -101,23 +117,36 @@ host_evidence AS (
           >= (SELECT max(q.output_tok_per_s / q.output_tokens) FROM tc q
               WHERE q.source_id = c.source_id AND q.engine_id = c.engine_id AND q.hardware_id = c.hardware_id)
 ),
-implied AS (
-    -- GPU-roof evidence: every fitted row but the host-bound ones (their shortfall is the host's)
-    SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family, c.bound AS roof,
-           (CASE c.bound WHEN 'memory' THEN c.memory_s ELSE c.compute_s END + coalesce(c.allreduce_s, 0))
-               * c.output_tok_per_s AS efficiency
+rows AS (
+    SELECT h.holdout, c.*, he.source_id IS NOT NULL AS host_row,
+           -- the step's time per output token at efficiency 1 (kernel classes, 251): ratio ÷ measured rate
+           c.ratio / c.output_tok_per_s AS bound_s
     FROM holdouts h
-    JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
-    WHERE c.bound IS NOT NULL
-      AND (c.source_id, c.measurement_idx) NOT IN (SELECT (source_id, measurement_idx) FROM host_evidence)
+    JOIN tc c ON c.source_id IS DISTINCT FROM h.held_source AND c.architecture IS DISTINCT FROM h.held_architecture
+             AND c.in_fit
+    LEFT JOIN host_evidence he ON he.source_id = c.source_id AND he.measurement_idx = c.measurement_idx
+)
+-- GPU-roof evidence: every fitted row but the host-bound ones (their shortfall is the host's); host evidence: the
+-- host-bound rows only (header)
+SELECT holdout, source_id, measurement_idx, hardware_id, architecture, engine_family, engine_id, model_id, kv_dtype, tp,
+       CASE WHEN host_row THEN 'host' ELSE bound END AS roof,
+       CASE WHEN NOT host_row THEN bound_s END AS roof_s,
+       output_tok_per_s, output_tokens, batch, concurrency,
+       CASE WHEN NOT host_row THEN bound_s * output_tok_per_s END AS efficiency,
+       CASE WHEN host_row THEN output_tokens / output_tok_per_s END AS request_s
+FROM rows
+WHERE host_row OR bound IS NOT NULL;
+
+CREATE OR REPLACE VIEW speed_fit AS
+WITH ev AS MATERIALIZED (
+    -- speed_evidence once for both fits below
+    SELECT * FROM speed_evidence
+),
+implied AS (
+    SELECT holdout, source_id, hardware_id, architecture, engine_family, roof, efficiency FROM ev WHERE roof <> 'host'
 ),
 host AS (
-    -- the host roof: seconds of the replica per request, from the host-bound rows only (header)
-    SELECT h.holdout, c.source_id, c.hardware_id, c.architecture, c.engine_family,
-           c.output_tokens / c.output_tok_per_s AS request_s
-    FROM holdouts h
-    JOIN tc c ON c.source_id <> h.holdout AND c.in_fit
-    WHERE (c.source_id, c.measurement_idx) IN (SELECT (source_id, measurement_idx) FROM host_evidence)
+    SELECT holdout, source_id, hardware_id, architecture, engine_family, request_s FROM ev WHERE roof = 'host'
 ),
 engine_breadth AS (
     -- engine families whose evidence FOR THIS ROOF spans two or more architectures in this holdout: only they get

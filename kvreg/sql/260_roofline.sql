@@ -11,7 +11,10 @@
 --   fitted to published throughput measurements where there are any, else the hardware entry's
 --   stated figure (NULL when neither; a missing compute efficiency counts as 1.0 there).
 --   efficiency_evidence says which, with n (speed_efficiency.evidence).  The expected step is
---   expected_step_s (104): each roof, with the all-reduce serial to it, at that roof's efficiency.
+--   decode_step_s (104): the dense GEMMs, the routed-expert GEMMs (with their activations) and the attention one
+--   after the other, each at its own roofs and their efficiencies, the all-reduce serial with the GEMMs — the
+--   model the efficiencies were fitted under (251_throughput_ceilings).  The ceiling columns keep one greatest()
+--   over the step's totals (weights + KV): a looser ceiling, still a ceiling.
 -- Tensor parallel: one replica is tp devices; bandwidth and FLOP/s are summed over ranks (ideal);
 --   bytes are the per-rank bytes of the core views × tp (so KV heads replicated when tp > kv_heads
 --   are read on every rank); FLOP are the whole model's.
@@ -68,6 +71,7 @@ WITH scen AS (
            w.weights_bytes, d.kv_read_bytes_per_seq * c.tp AS kv_read_bytes_per_seq,
            d.decode_flop_per_token, d.attention_flop_per_token, d.prefill_flop,
            k.params_total, k.params_active, k.moe_experts, k.moe_experts_per_token, k.hidden_size, k.layers,
+           k.moe_activation_bytes_per_token * c.tp AS moe_act_bytes,
            k.growing_token_bytes * c.tp AS growing_token_bytes,
            (coalesce(list_sum(list_transform(k.bounded_groups, lambda g: g.token_bytes * g.window_tokens)), 0)
                + k.state_bytes) * c.tp AS constant_bytes_beyond_windows,
@@ -116,7 +120,13 @@ timed AS (
            (t.weights_read_bytes + t.batch * t.kv_read_bytes_per_seq) / (t.tp * t.bandwidth_bytes_per_s)
                AS decode_memory_s,
            t.decode_flop_per_step / (t.tp * t.peak_flop_per_s) AS decode_compute_s,
-           t.prefill_weights_read_bytes + t.kv_read_bytes_per_seq AS prefill_bytes
+           t.prefill_weights_read_bytes + t.kv_read_bytes_per_seq AS prefill_bytes,
+           -- the step by kernel class at the efficiencies (decode_step_s, 104: the model the efficiencies were fitted
+           -- under); the ceiling columns keep one greatest() over the totals, a looser ceiling, still a ceiling
+           decode_step_s(t.weights_bytes, t.params_total, t.params_active, t.moe_experts, t.moe_experts_per_token,
+                         t.batch, t.kv_read_bytes_per_seq, t.decode_flop_per_token,
+                         t.tp * t.bandwidth_bytes_per_s, t.tp * t.peak_flop_per_s, t.allreduce_s_per_token,
+                         t.bandwidth_efficiency, t.compute_efficiency, t.moe_act_bytes) AS expected_decode_s
     FROM step t
 )
 SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_tokens, context_label, within_native,
@@ -146,15 +156,9 @@ SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_to
             THEN greatest(prefill_flop / (tp * peak_flop_per_s), prefill_bytes / (tp * bandwidth_bytes_per_s))
                  + coalesce(context_tokens * allreduce_s_per_token, 0) END AS prefill_floor_s,
        bandwidth_efficiency, compute_efficiency, efficiency_evidence,
-       CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
-                                 compute_efficiency) END AS expected_decode_step_s,
-       CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN batch / expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
-                                         compute_efficiency) END AS expected_decode_tok_per_s,
-       CASE WHEN bandwidth_efficiency IS NOT NULL
-            THEN 1 / expected_step_s(decode_memory_s, decode_compute_s, allreduce_s, bandwidth_efficiency,
-                                     compute_efficiency) END AS expected_tok_per_s_per_seq
+       CASE WHEN bandwidth_efficiency IS NOT NULL THEN expected_decode_s END AS expected_decode_step_s,
+       CASE WHEN bandwidth_efficiency IS NOT NULL THEN batch / expected_decode_s END AS expected_decode_tok_per_s,
+       CASE WHEN bandwidth_efficiency IS NOT NULL THEN 1 / expected_decode_s END AS expected_tok_per_s_per_seq
 FROM timed;
 
 CREATE OR REPLACE VIEW roofline AS

@@ -9,8 +9,8 @@
 --   admission (engine_capacity_at), for first-principles the simple budget.
 -- only_models / only_hardware (VARCHAR[], NULL = all): passed to capacity_at, which filters its pool side by them
 --   (ranked_plans passes its models and hardware lists).
--- Inputs: capacity_at (245), decode_coefficients, hardware_peaks, model_weights, engines, plan_efficiency (274:
---   speed_efficiency's figures),
+-- Inputs: capacity_at (245), decode_coefficients (incl. moe_activation_bytes_per_token), hardware_peaks, model_weights,
+--   engines, plan_efficiency (274: speed_efficiency's figures),
 --   engine_support (058);
 --   macros kv_read_bytes,
 --   decode_flop, params_read.
@@ -26,12 +26,13 @@
 --   max_seqs_per_replica  capacity_at's max_seqs at the context: the sequences the engine release admits
 --                         (pool_basis 'engine'), or floor(KV pool per rank ÷ per-rank bytes of one sequence)
 --   first_principles_seqs floor(the same pool ÷ one sequence), for comparison
---   rate_max_batch        the largest batch whose decode step still fits in tpot_s:
---                         memory: (W + B·kv)/BW + B·allreduce/eff ≤ tpot; compute: B·(f/peak + allreduce/eff) ≤ tpot
---                         (BW, peak and eff at the efficiencies: the all-reduce at its roof's share, expected_step_s).
---                         MoE: each candidate batch B is costed with the weights B actually reads (expected
---                         distinct experts hit by B tokens, uniform routing assumed: params_read) through
---                         decode_step_s (104); the largest B within tpot_s is found by bisection
+--   rate_max_batch        the largest batch whose decode step (decode_step_s, 104: its kernel classes, each at
+--                         its roof) still fits in tpot_s.  Memory-bound GEMMs and attention (the usual TPOT-bound
+--                         plan of a dense model): (W + B·kv)/BW + B·allreduce/eff ≤ tpot, in closed form (BW and
+--                         eff at the efficiencies: the all-reduce at its roof's share).  Otherwise — a class
+--                         compute-bound, or MoE, where each candidate batch B is costed with the weights B actually
+--                         reads (expected distinct experts hit by B tokens, uniform routing assumed: params_read)
+--                         and its routed activations — the largest B within tpot_s is found by bisection
 --   replicas              ceil(users ÷ min(max_seqs_per_replica, rate_max_batch))
 --   batch_per_replica     ceil(users ÷ replicas): the batch each replica actually runs
 --   tpot_at_batch_s       the decode step at that batch (expected or ceiling, see rate_basis)
@@ -102,6 +103,7 @@ base AS (
            p.enforce_eager AS knob_eager, p.num_speculative_tokens AS knob_spec, p.block_size AS knob_block_size,
            p.block_size_is_default,
            mw.weights_bytes, k.params_total, k.params_active, k.moe_experts, k.moe_experts_per_token,
+           k.moe_activation_bytes_per_token * p.tp AS moe_act_bytes,   -- routed activations per token (100)
            kv_read_bytes(k.growing_token_bytes, k.bounded_groups, k.state_bytes, w.read_tokens) AS seq_rank_bytes,
            decode_flop(k.params_active, k.hidden_size, k.decode_attn_flop_per_context_token, k.bounded_groups,
                        k.state_flop_per_token, w.read_tokens) AS flop_per_token,
@@ -207,11 +209,15 @@ rate AS (
     FROM cap c
 ),
 batch AS (
-    -- ub: the closed form with the weight read of ONE sequence (exact for dense models; for MoE an upper
-    -- bound, since a larger batch reads more experts); full: the closed form with every expert read (a lower
-    -- bound).  MoE: the decode step grows with B, so the largest B in [full, ub] whose step — costed with the
-    -- experts THAT batch reads (decode_step_s, 104) — is within tpot_s is found by bisection (lo stays
-    -- feasible, hi infeasible; 40 halvings cover any range).
+    -- ub: the closed form of decode_step_s (104) with the weight read of ONE sequence.  For a dense model the step
+    -- is linear in B on each side of its GEMMs' greatest():
+    --   greatest((W/bw_ceiling + B·ar)/eb, B·(2P/peak_ceiling + ar/ec)) + B·a,   a = greatest(kv/bw, (f − 2P)/peak)
+    -- (a: one sequence's attention at its binding roof, at the efficiencies), so the largest B within tpot_s is
+    --   least(floor((tpot − W/bw) ÷ (ar/eb + a)), floor(tpot ÷ (2P/peak + ar/ec + a)))   — exact.
+    -- For MoE it is an upper bound (a larger batch reads more experts; the expert GEMMs' roofs are taken apart from
+    -- the dense ones in decode_step_s): the largest B in [0, ub] whose step — costed with the experts THAT batch
+    -- reads and its routed activations — is within tpot_s is found by bisection (lo stays feasible, hi infeasible;
+    -- 40 halvings cover any range).
     SELECT r.*,
            CASE WHEN r.moe_experts IS NULL OR r.moe_experts <= r.moe_experts_per_token OR r.ub < 1 THEN r.ub
                 ELSE list_reduce(range(40), lambda acc, i:
@@ -219,17 +225,20 @@ batch AS (
                               WHEN decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
                                                  r.moe_experts_per_token, (acc.lo + acc.hi) // 2, r.seq_bytes,
                                                  r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb,
-                                                 r.ec) <= tpot_s
+                                                 r.ec, r.moe_act_bytes) <= tpot_s
                               THEN struct_pack(lo := (acc.lo + acc.hi) // 2, hi := acc.hi)
                               ELSE struct_pack(lo := acc.lo, hi := (acc.lo + acc.hi) // 2) END,
-                         struct_pack(lo := greatest(r.full, 0), hi := r.ub + 1)).lo
+                         struct_pack(lo := 0, hi := r.ub + 1)).lo
            END::BIGINT AS rate_max_batch
     FROM (SELECT r.*,
-                 least(floor((tpot_s - r.weights_read_b1 / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0) / r.eb)),
-                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0) / r.ec)))::BIGINT AS ub,
-                 least(floor((tpot_s - r.weights_bytes / r.bw) / (r.seq_bytes / r.bw + coalesce(r.ar_s, 0) / r.eb)),
-                       floor(tpot_s / (r.flop_per_token / r.peak + coalesce(r.ar_s, 0) / r.ec)))::BIGINT AS full
-          FROM rate r) r
+                 least(floor((tpot_s - r.weights_read_b1 / r.bw)
+                             / (coalesce(r.ar_s, 0) / r.eb + r.attn_seq_s)),
+                       floor(tpot_s / (2 * r.params_active / r.peak + coalesce(r.ar_s, 0) / r.ec + r.attn_seq_s))
+                       )::BIGINT AS ub
+          FROM (SELECT r.*,
+                       -- one sequence's attention at its binding roof, at the efficiencies (104 decode_step_s)
+                       greatest(r.seq_bytes / r.bw, (r.flop_per_token - 2 * r.params_active) / r.peak) AS attn_seq_s
+                FROM rate r) r) r
 ),
 judged AS (
     SELECT b.*,
@@ -305,15 +314,15 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.rate_basis, r.bandwidth_efficiency, r.compute_efficiency, r.efficiency_evidence,
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
                      r.batch_per_replica, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s,
-                     r.eb, r.ec) AS tpot_at_batch_s,
+                     r.eb, r.ec, r.moe_act_bytes) AS tpot_at_batch_s,
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
-                     1, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb, r.ec)
-           AS single_seq_tpot_s,
+                     1, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb, r.ec,
+                     r.moe_act_bytes) AS single_seq_tpot_s,
        -- one step with nothing in context: the weights (and any fixed-size window or recurrent state) read once;
        -- above tpot_s no context is short enough (max_context_tokens 0), and this is what to say instead
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
                      1, r.constant_rank_bytes * r.tp, r.constant_flop, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb,
-                     r.ec) AS empty_context_step_s,
+                     r.ec, r.moe_act_bytes) AS empty_context_step_s,
        r.prefill_floor_s,
        r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
        r.fp_seqs AS first_principles_seqs, r.pool_basis, r.engine_starts,
@@ -328,8 +337,8 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
                  AND coalesce(r.support_runs, TRUE)
                  AND coalesce(r.reason, '') NOT LIKE 'ttft:%' THEN greatest(0, floor(least(
                 (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
-                ((tpot_s - coalesce(r.ar_s, 0) / r.eb) * r.bw - r.weights_read_b1 - r.constant_rank_bytes * r.tp)
-                    / r.growing_token_bytes,
+                ((tpot_s - coalesce(r.ar_s, 0) / r.eb) * r.bw - r.weights_read_b1 - r.moe_act_bytes
+                 - r.constant_rank_bytes * r.tp) / r.growing_token_bytes,
                 CASE WHEN r.flop_per_context_token > 0
                      THEN ((tpot_s - coalesce(r.ar_s, 0) / r.ec) * r.peak - r.constant_flop) / r.flop_per_context_token END
             )))::BIGINT END AS max_context_tokens
