@@ -42,7 +42,7 @@ def test_the_issue_case_plans_on_the_engine_reserve_and_admission(con):
     # lm_head stay bf16: 2 × 128,256 × 4,096 × 2 B, the rest 1 B) — not 7.48 GiB of params × 1 B — so
     # 0.9 × 79.19 − 8.50 − 2.95 = 61.41 GiB available; one 32Ki sequence at fp8 is 32,768 × 32 layers × 8 × 256 × 1 B
     # = 2 GiB (2,048 blocks of 16), so 30 are admitted; plans sizes on the same 30; at the H100's fitted bandwidth
-    # efficiency (issue 13) the rate allows fewer, so TPOT binds.
+    # efficiency (issue 13) the rate is worked below.
     m, h, e, w, kv = SCEN
     c = one(con, "SELECT * FROM capacity WHERE model_id=? AND hardware_id=? AND engine_id=? AND weights_dtype=?"
                  " AND kv_dtype=? AND tp=1 AND context_tokens=32768", SCEN)
@@ -51,15 +51,23 @@ def test_the_issue_case_plans_on_the_engine_reserve_and_admission(con):
     assert (c["first_principles_seqs"], c["pool_basis"]) == (30, "engine")
     p = one(con, "SELECT * FROM plans(200, 32768, 0.05) WHERE model_id=? AND hardware_id=? AND engine_id=?"
                  " AND weights_dtype=? AND kv_dtype=? AND tp=1", SCEN)
-    # At the H100's fitted bandwidth efficiency (0.40, from its TensorRT-LLM measurements, issue 13) the rate
-    # allows fewer than the 30 admitted: TPOT binds, and the replicas follow the rate.
-    assert p["rate_max_batch"] < 30 and "derived" in p["efficiency_evidence"]
-    assert (p["max_seqs_per_replica"], p["binding_constraint"]) == (30, "tpot")
-    assert p["replicas"] == -(-200 // p["rate_max_batch"])
-    # first-principles keeps its own simple budget (6 GiB reserve): 32 fit, TPOT binds
+    # The rate at the H100's fitted bandwidth efficiency (derived from its TensorRT-LLM measurements, issue 13;
+    # 0.595 since the kernel classes): one decode step reads the weights once and each sequence's 2 GiB of KV,
+    # both memory-bound, so rate = floor((50 ms · BW · eff − weights) ÷ 2 GiB); at 0.595 that is
+    # floor((0.05 × 1.9945e12 − 8.03e9) ÷ 2.147e9) = 42 > 30 admitted: the admission binds, 7 replicas.
+    (eff,) = con.execute("SELECT bandwidth_efficiency FROM speed_efficiency WHERE hardware_id = ? AND engine_family"
+                         " = 'vllm'", (h,)).fetchone()
+    rate = int((0.05 * 3.35e12 * eff - p["weights_bytes"]) // (32768 * 32 * 8 * 256))
+    assert p["rate_max_batch"] == rate and "derived" in p["efficiency_evidence"]
+    assert p["binding_constraint"] == ("tpot" if rate < 30 else "admission")
+    assert p["max_seqs_per_replica"] == 30 and p["replicas"] == -(-200 // min(30, rate))
+    # first-principles keeps its own simple budget (6 GiB reserve): 32 fit; the same rate (> 32 at 0.595) leaves
+    # the capacity binding
     f = one(con, "SELECT * FROM plans(200, 32768, 0.05) WHERE model_id=? AND hardware_id=?"
                  " AND engine_id='first-principles' AND weights_dtype=? AND kv_dtype=? AND tp=1", (m, h, w, kv))
-    assert (f["max_seqs_per_replica"], f["binding_constraint"], f["pool_basis"]) == (32, "tpot", "first-principles")
+    assert (f["max_seqs_per_replica"], f["binding_constraint"], f["pool_basis"]) == (
+        32, "tpot" if f["rate_max_batch"] < 32 else "capacity", "first-principles")
+    assert f["rate_max_batch"] == rate
 
 
 def test_gemma4_on_h200_at_256k_plans_on_the_one_sequence_the_engine_admits(con):
@@ -246,16 +254,16 @@ def test_report_summary_and_plan_json_agree_row_by_row(tmp_path):
     assert report_rows == plan_rows and len(plan_rows) == 20
     # the recommendation is the plan's best, sized on the engine's admission
     rec = model.recommended
-    # At the fitted efficiencies (issue 13: H100 0.40, A100 0.47, from their TensorRT-LLM measurements) the H100's
-    # 30 admitted no longer meet the TPOT.  The TPOT binds everywhere; cost = replicas × TP × lowest quote:
-    #   A100 80GB TP 2: 65 fit, the TPOT allows 40 → ⌈200 / 40⌉ = 5 replicas × 2 = 10 × $1.60 (Hyperstack,
-    #                   2026-08-26, the lowest of its five quotes) = $16.00/h
-    #   H200 TP 1:      the TPOT allows 40 → 5 replicas = 5 × $3.99 (Hyperstack) = $19.95/h
-    #   H100 TP 1–8:    8 devices × $2.99 = $23.92/h;   B200: 4 × $6.00 = $24.00/h
-    # so the A100 at TP 2 is the cheapest (it was the H200 at 5 × $4.54 = $22.70 while the A100's lowest quote was
-    # $2.45: 10 × 2.45 = $24.50).
-    assert (rec.hardware_id, rec.tp, rec.devices, rec.binding) == ("a100-sxm-80gb", 2, 10, "decode speed (TPOT)")
-    assert rec.usd_per_hour == pytest.approx(10 * 1.60)
+    # At the fitted efficiencies (issue 13, with the kernel classes: A100 0.632, H100 0.595 from their TensorRT-LLM
+    # measurements, H200 0.366 and B200 0.382 from vLLM's) cost = replicas × TP × lowest quote:
+    #   A100 80GB TP 1: 31 fit, the TPOT allows 26 → ⌈200 / 26⌉ = 8 replicas = 8 × $1.60 (Hyperstack, 2026-08-26,
+    #                   the lowest of its five quotes) = $12.80/h; TP 2 (4 × 2), 4 (2 × 4) and 8 (1 × 8) tie at 8
+    #                   devices, and the tie goes to the smallest TP
+    #   H100 TP 1:      30 admitted, the TPOT allows 42 → 7 replicas × $2.99 = $20.93/h (the admission binds)
+    #   H200 TP 1:      the TPOT allows 37 → 6 × $3.99 = $23.94/h;   B200 TP 1: 64 → 4 × $6.00 = $24.00/h
+    # so the A100 at TP 1 is the cheapest.
+    assert (rec.hardware_id, rec.tp, rec.devices, rec.binding) == ("a100-sxm-80gb", 1, 8, "decode speed (TPOT)")
+    assert rec.usd_per_hour == pytest.approx(8 * 1.60)
 
 
 def test_unpriced_hardware_is_ranked_apart_on_devices(con):

@@ -117,12 +117,15 @@ def test_recommendation_comes_from_plans(full):
     # W = 1,024 plus the full layers' 20,480 B/token: kv_read_bytes) and BW = 3.35e12 B/s × the bandwidth
     # efficiency the plan used (speed_efficiency: no first-principles measurements, so the all-hardware fit,
     # "derived"; 0.4096 today → floor((0.05 − 0.02259) / 7.947e-4) = 34; it was 33 at 0.40, before the second
-    # session's rule-priced checkpoints moved the fit).  43 fit; ⌈200 / 34⌉ = 6 H100s at the lowest quote.
+    # session's rule-priced checkpoints moved the fit; 0.595 since the kernel classes, H100 × TensorRT-LLM's figure
+    # through hardware_any → floor((0.05 − 0.015542) / 5.4675e-4) = 63).  43 fit, so above 43 the capacity binds:
+    # ⌈200 / min(43, rate)⌉ H100s at the lowest quote (5 at 0.595; 6 at 0.4096, TPOT-bound).
     (eff,) = con.execute("SELECT bandwidth_efficiency FROM speed_efficiency WHERE hardware_id = 'h100-sxm-80gb'"
                          " AND engine_family = 'first-principles'").fetchone()
     bw = 3.35e12 * eff
     rate = math.floor((0.05 - 31.0e9 / bw) / (1_090_519_040 / bw))
-    assert plan == (43, rate, -(-200 // rate), -(-200 // rate), pytest.approx(-(-200 // rate) * 2.99), "tpot")
+    n = -(-200 // min(43, rate))
+    assert plan == (43, rate, n, n, pytest.approx(n * 2.99), "tpot" if rate < 43 else "capacity")
     # The report plans on the engine's number (seed rule 3): the recommendation is the cheapest option
     # vLLM admits — 133 sequences per TP-8 A100 replica → 2 replicas, 16 devices — not the plans row above.
     admitted = con.execute(
@@ -144,9 +147,12 @@ def test_recommendation_comes_from_plans(full):
     # plans.max_context_tokens is capped at Gemma 4's native 262,144 tokens in the text
     assert ("One sequence alone fits and meets the TPOT target on the recommended configuration up to 262,144 tokens"
             " of context (the model's native context") in summary
-    # first principles stay as the comparison: the plans row above (7 H100s, TPOT-bound)
-    assert ("Under first-principles, with no engine accounting (what the hardware can hold): h100-sxm-80gb,"
-            " fp8 / fp8, TP 1, 33 per replica: 7 devices, $20.93 per hour (binding: decode speed (TPOT))") in summary
+    # first principles stay as the comparison, their own cheapest plan: since the kernel classes the A100's fitted
+    # efficiency lets one TP-8 replica (321 fit, the TPOT allows 233 ≥ 200 users) serve everyone: 8 × $1.60 =
+    # $12.80, below the H100 TP 1 row above (5 × $2.99 = $14.95)
+    assert ("Under first-principles, with no engine accounting (what the hardware can hold): a100-sxm-80gb,"
+            " bf16 / fp8, TP 8, 233 per replica: 8 devices, $12.80 per hour (binding: decode speed (TPOT); one replica"
+            " holds every user)") in summary
 
 
 def test_engine_admission_resizes_the_engine_option(full):
