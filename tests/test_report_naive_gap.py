@@ -100,8 +100,9 @@ def test_recurrent_state(sentences):
 
 def test_decode_speed(sentences):
     s = sentences[("gaps-tpot", "Qwen3 8B")]
-    # MI300X × vLLM at its fitted bandwidth efficiency 0.230 (AMD's pages): weights 16.38 GB ÷ (5.3 TB/s × 0.230)
-    # = 13.4 ms of the 50 ms, each sequence's fp8 KV 2·36·8·128 B × 32,768 = 2.42 GB another 1.98 ms, so
-    # floor((50 − 13.4) ÷ 1.98) = 18 sequences (42 at the stated 0.45) while the pool admits 70.
+    # MI300X × vLLM at its fitted bandwidth efficiency 0.297 (AMD's pages, with the kernel classes; it was 0.230):
+    # weights 16.38 GB ÷ (5.3 TB/s × 0.297) = 10.41 ms of the 50 ms, each sequence's fp8 KV 2·36·8·128 B × 32,768
+    # = 2.42 GB another 1.535 ms, so floor((50 − 10.41) ÷ 1.535) = 25 sequences (42 at the stated 0.45) while the
+    # pool admits 70.
     assert ("too few: decode speed binds, which the naive plan (memory alone) ignores: within the 50.0 ms TPOT a"
-            " replica runs 18 sequences, though memory and the engine would hold 70") in s
+            " replica runs 25 sequences, though memory and the engine would hold 70") in s
