@@ -140,6 +140,31 @@ def test_plans_at_the_vendor_measured_efficiency_replace_only_the_stated_figure(
                     " only_hardware := ['mi355x'], efficiency_basis := 'median')").fetchall()
 
 
+def test_a_family_with_nothing_measured_borrows_the_vendors_figure_under_another_family(rendered):
+    """first-principles has no throughput measurements at all: its stated MI355X figure is sized again at the AMD
+    device measured under vLLM (the MI300X), named with that family — as speed_efficiency lets a device borrow another
+    engine's figure (hardware_any).  Before, `efficiency_basis := 'vendor_measured'` left it at the stated 0.45."""
+    from kvreg.api import connect
+
+    _, project, _ = rendered
+    con = connect(project)
+    eff = _efficiencies(project)
+    w, s = 16_060_522_496, 32 * 8 * 128 * 2 * 32_768
+    got = {b: con.execute(
+        "SELECT rate_max_batch, gpus, bandwidth_efficiency, efficiency_evidence FROM plans(200, 32768, 0.05,"
+        " only_models := ['llama-3.1-8b'], only_hardware := ['mi355x'], efficiency_basis := ?)"
+        " WHERE engine_id = 'first-principles' AND weights_dtype = 'bf16' AND kv_dtype = 'fp8' AND tp = 1",
+        [b]).fetchone() for b in ("fitted", "vendor_measured")}
+    # the same weights and KV read as under vLLM, so the same hand-worked rates: 76 at 0.45 → 3 devices,
+    # 47 at the MI300X's figure → ⌈200 ÷ 47⌉ = 5 (the first-principles pool holds more than either)
+    assert got["fitted"][:3] == (_hand_batch(w, s, 8.0e12, 0.45), 3, 0.45) == (76, 3, 0.45)
+    assert got["vendor_measured"][:3] == (_hand_batch(w, s, 8.0e12, eff["mi300x"][0]), 5, eff["mi300x"][0])
+    assert "measured on mi300x under vllm (n=3, same vendor; the entry states 0.45)" in got["vendor_measured"][3]
+    (fam,) = con.execute("SELECT vendor_engine_family FROM plan_efficiency WHERE hardware_id = 'mi355x'"
+                         " AND engine_family = 'first-principles'").fetchone()
+    assert fam == "vllm"
+
+
 def test_a_dagger_call_shows_its_second_plan_and_the_flip(rendered):
     html, project, _ = rendered
     eff = _efficiencies(project)

@@ -12,7 +12,11 @@
 --   vendor_evidence               the evidence line plans prints when sized at it, e.g. "bandwidth 0.23 measured on
 --                                 mi300x (n=3, same vendor; the entry states 0.45); compute 0.42 derived (n=…, all)"
 --                                 (the compute efficiency is kept: a TPOT-bound call is bound by bandwidth)
---   NULL where the figure is not the stated one, or the vendor has no measured device under this family.
+--   Where the vendor has no measured device under this family (first-principles has none anywhere; SGLang none on
+--   AMD), the same vendor's lowest measured figure under ANY engine family stands in, named with its family
+--   ("… measured on mi300x under vllm …"), as speed_efficiency's own fallback lets a device borrow another engine's
+--   figure (hardware_any); vendor_engine_family says which family it is.
+--   NULL where the figure is not the stated one, or the vendor has no measured device at all.
 -- Why: a stated 0.45 against a same-vendor measured 0.23 halves the decode rate; plans(efficiency_basis :=
 --   'vendor_measured') sizes the same workload on this column so the report can show both (issue 12).
 CREATE OR REPLACE VIEW plan_efficiency AS
@@ -26,18 +30,41 @@ WITH e AS (
                OVER (PARTITION BY h.vendor, se.engine_family) AS vendor_min_id,
            arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_n END,
                    CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
-               OVER (PARTITION BY h.vendor, se.engine_family) AS vendor_min_n
+               OVER (PARTITION BY h.vendor, se.engine_family) AS vendor_min_n,
+           -- the same, under any engine family (the stand-in where this family measured nothing of the vendor's)
+           min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
+               OVER (PARTITION BY h.vendor) AS any_min_bw,
+           arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.hardware_id END,
+                   CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
+               OVER (PARTITION BY h.vendor) AS any_min_id,
+           arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_n END,
+                   CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
+               OVER (PARTITION BY h.vendor) AS any_min_n,
+           arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.engine_family END,
+                   CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
+               OVER (PARTITION BY h.vendor) AS any_min_family
     FROM speed_efficiency se
     JOIN hardware h ON h.hardware_id = se.hardware_id
+), v AS (
+    SELECT e.*,
+           e.vendor_min_bw IS NULL AND e.any_min_bw IS NOT NULL AS other_family,
+           coalesce(e.vendor_min_bw, e.any_min_bw) AS v_bw,
+           CASE WHEN e.vendor_min_bw IS NOT NULL THEN e.vendor_min_id ELSE e.any_min_id END AS v_id,
+           CASE WHEN e.vendor_min_bw IS NOT NULL THEN e.vendor_min_n ELSE e.any_min_n END AS v_n,
+           CASE WHEN e.vendor_min_bw IS NOT NULL THEN e.engine_family ELSE e.any_min_family END AS v_family
+    FROM e
 )
-SELECT e.* EXCLUDE (vendor, vendor_min_bw, vendor_min_id, vendor_min_n),
-       CASE WHEN e.bandwidth_level = 'stated' THEN e.vendor_min_id END AS vendor_hardware_id,
-       CASE WHEN e.bandwidth_level = 'stated' THEN e.vendor_min_bw END AS vendor_bandwidth_efficiency,
-       CASE WHEN e.bandwidth_level = 'stated' THEN e.vendor_min_n END AS vendor_bandwidth_n,
-       CASE WHEN e.bandwidth_level = 'stated' AND e.vendor_min_bw IS NOT NULL THEN
-           concat_ws('; ', format('bandwidth {:.2f} measured on {} (n={}, same vendor; the entry states {:.2f})',
-                                  e.vendor_min_bw, e.vendor_min_id, e.vendor_min_n, e.bandwidth_efficiency),
+SELECT v.* EXCLUDE (vendor, vendor_min_bw, vendor_min_id, vendor_min_n, any_min_bw, any_min_id, any_min_n,
+                    any_min_family, other_family, v_bw, v_id, v_n, v_family),
+       CASE WHEN v.bandwidth_level = 'stated' THEN v.v_id END AS vendor_hardware_id,
+       CASE WHEN v.bandwidth_level = 'stated' THEN v.v_bw END AS vendor_bandwidth_efficiency,
+       CASE WHEN v.bandwidth_level = 'stated' THEN v.v_n END AS vendor_bandwidth_n,
+       CASE WHEN v.bandwidth_level = 'stated' AND v.v_bw IS NOT NULL THEN
+           concat_ws('; ', format('bandwidth {:.2f} measured on {}{} (n={}, same vendor; the entry states {:.2f})',
+                                  v.v_bw, v.v_id, CASE WHEN v.other_family THEN ' under ' || v.v_family ELSE '' END,
+                                  v.v_n, v.bandwidth_efficiency),
                      -- the compute part of speed_efficiency's own evidence line, unchanged
-                     nullif(array_to_string(string_split(e.evidence, '; ')[2:], '; '), ''))
-       END AS vendor_evidence
-FROM e
+                     nullif(array_to_string(string_split(v.evidence, '; ')[2:], '; '), ''))
+       END AS vendor_evidence,
+       CASE WHEN v.bandwidth_level = 'stated' THEN v.v_family END AS vendor_engine_family
+FROM v
