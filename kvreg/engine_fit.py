@@ -52,7 +52,7 @@ def engine_fit(con, model: str, hardware: str, engine: str, weights_dtype: str, 
     rows = dict_rows(cur)
     quirks = []
     if not rows:
-        quirks += _unmodelled_layout(con, model, engine, kv_dtype)
+        quirks += unmodelled_layout(con, model, engine, kv_dtype)
     for trigger, text in con.execute("SELECT trigger, text FROM engine_quirks WHERE engine_id = ? ORDER BY quirk_idx",
                                      [engine]).fetchall():
         col = _TRIGGER.get(trigger, trigger)
@@ -61,7 +61,7 @@ def engine_fit(con, model: str, hardware: str, engine: str, weights_dtype: str, 
     return rows, quirks
 
 
-def _unmodelled_layout(con, model: str, engine: str, kv_dtype: str) -> list[str]:
+def unmodelled_layout(con, model: str, engine: str, kv_dtype: str) -> list[str]:
     """Why a model with compressed attention (a full group with ``compress``: DeepSeek-V4) has no engine row:
     the release does not model that layout (``accounting.compressed_mla``) or not at this KV dtype; [] otherwise."""
     compressed = con.execute("SELECT count(*) FROM layer_groups WHERE model_id = ? AND compress_tokens IS NOT NULL",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from kvreg import formats as f
+from kvreg.engine_fit import unmodelled_layout
 from kvreg.fit import UsageError, check_known, dict_rows
 
 
@@ -51,6 +52,8 @@ class PlanResult:
     native_context_tokens: int | None = None  # the model's; a plan beyond it is warned about
     # the engine release records no support: block (engine_support.checked false): nothing said where it runs
     support_unchecked: bool = False
+    # why the engine gives no row at all for this model, when it does not model its layout (engine_fit, DeepSeek-V4)
+    layout_notes: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def ranked(self) -> list[dict]:
@@ -244,7 +247,8 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
                       {k: v for k, v in (knobs or {}).items() if v is not None}, given,
                       con.execute("SELECT native_context_tokens FROM models WHERE model_id = ?", [model]).fetchone()[0],
                       engine != "first-principles" and not con.execute(
-                          "SELECT count(*) FROM engine_platforms WHERE engine_id = ?", [engine]).fetchone()[0])
+                          "SELECT count(*) FROM engine_platforms WHERE engine_id = ?", [engine]).fetchone()[0],
+                      [] if rows else [n for d in kv_dtypes for n in unmodelled_layout(con, model, engine, d)])
 
 
 def settings_line(row: dict, engine: str) -> str | None:
@@ -283,12 +287,14 @@ def plan_json(r: PlanResult) -> dict:
 
 
 def plan_warnings(r: PlanResult) -> list[str]:
-    """Plain-language warnings: a context beyond the model's native context; an engine release whose platform
-    support is not recorded (engine_support, 058: its devices and precisions are then not checked)."""
+    """Plain-language warnings: a context beyond the model's native context; why the engine gives no row at all when
+    it does not model the model's cache layout (DeepSeek-V4's compressed attention, engine_fit); an engine release
+    whose platform support is not recorded (engine_support, 058: its devices and precisions are then not checked)."""
     out = []
     if r.native_context_tokens and r.context_tokens and r.context_tokens > r.native_context_tokens:
         out.append(f"Warning: {r.context_tokens:,} tokens is beyond {r.model_id}'s native context"
                    f" ({r.native_context_tokens:,} tokens); the model was not trained for it.")
+    out += [f"Warning: {n}." for n in r.layout_notes]
     if r.support_unchecked:
         out.append(f"Warning: {r.engine_id} records no platform support (no support: block in its entry), so"
                    " kvreg did not check that it runs each device and precision (engine_support.checked = false).")

@@ -119,6 +119,22 @@ def test_fit_says_why_a_release_gives_no_figure(con):
     assert rows and not any("compressed attention" in q for q in quirks)
 
 
+def test_plan_says_why_a_release_gives_no_option(con):
+    # `kvreg plan` under vllm-0.33 had only "No configuration serves this workload." (new-user trial): it now carries
+    # fit's reason as a warning (text and JSON), and says nothing of the kind where the layout is modelled.
+    from kvreg.plan import plan, plan_warnings, render_plan
+
+    r = plan(con, "deepseek-v4-flash", users=100, context_tokens=32768, tpot_s=0.05, engine="vllm-0.33",
+             kv_dtypes=["fp8"], hardware=["h200"])
+    assert not r.feasible and not r.infeasible
+    (w,) = plan_warnings(r)
+    assert "vllm-0.33 gives no figure for it at KV fp8" in w and "vllm-0.22-0.26 (KV fp8)" in w
+    assert w in render_plan(r)
+    r = plan(con, "deepseek-v4-flash", users=100, context_tokens=32768, tpot_s=0.05, engine=ENGINE,
+             kv_dtypes=["fp8"], hardware=["h200"])
+    assert (r.feasible or r.infeasible) and not r.layout_notes
+
+
 def test_a_compressor_ratio_the_release_does_not_take_gives_no_row(tmp_path):
     # A hand-written V4-like entry whose 128:1 layers compress 16:1 instead: vLLM's state cache takes 4 and 128
     # only (compressor.py 0.22.0:140 asserts), so the layout is not priced at all — no partial set of caches.
