@@ -22,49 +22,32 @@
 CREATE OR REPLACE VIEW plan_efficiency AS
 WITH e AS (
     SELECT se.*, h.vendor,
-           -- the same vendor's measured devices under this family: the lowest figure and which device it is
-           min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
-               OVER (PARTITION BY h.vendor, se.engine_family) AS vendor_min_bw,
-           arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.hardware_id END,
+           -- the same vendor's measured devices: the lowest figure and which device (n, family) it is, under this
+           -- family and, as the stand-in, under any family
+           arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN {'bw': se.bandwidth_efficiency, 'id': se.hardware_id,
+                                                                    'n': se.bandwidth_n, 'family': se.engine_family} END,
                    CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
-               OVER (PARTITION BY h.vendor, se.engine_family) AS vendor_min_id,
-           arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_n END,
+               OVER (PARTITION BY h.vendor, se.engine_family) AS own,
+           arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN {'bw': se.bandwidth_efficiency, 'id': se.hardware_id,
+                                                                    'n': se.bandwidth_n, 'family': se.engine_family} END,
                    CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
-               OVER (PARTITION BY h.vendor, se.engine_family) AS vendor_min_n,
-           -- the same, under any engine family (the stand-in where this family measured nothing of the vendor's)
-           min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
-               OVER (PARTITION BY h.vendor) AS any_min_bw,
-           arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.hardware_id END,
-                   CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
-               OVER (PARTITION BY h.vendor) AS any_min_id,
-           arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_n END,
-                   CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
-               OVER (PARTITION BY h.vendor) AS any_min_n,
-           arg_min(CASE WHEN se.bandwidth_level = 'hardware' THEN se.engine_family END,
-                   CASE WHEN se.bandwidth_level = 'hardware' THEN se.bandwidth_efficiency END)
-               OVER (PARTITION BY h.vendor) AS any_min_family
+               OVER (PARTITION BY h.vendor) AS any_family
     FROM speed_efficiency se
     JOIN hardware h ON h.hardware_id = se.hardware_id
 ), v AS (
-    SELECT e.*,
-           e.vendor_min_bw IS NULL AND e.any_min_bw IS NOT NULL AS other_family,
-           coalesce(e.vendor_min_bw, e.any_min_bw) AS v_bw,
-           CASE WHEN e.vendor_min_bw IS NOT NULL THEN e.vendor_min_id ELSE e.any_min_id END AS v_id,
-           CASE WHEN e.vendor_min_bw IS NOT NULL THEN e.vendor_min_n ELSE e.any_min_n END AS v_n,
-           CASE WHEN e.vendor_min_bw IS NOT NULL THEN e.engine_family ELSE e.any_min_family END AS v_family
+    SELECT e.* EXCLUDE (own, any_family), coalesce(e.own, e.any_family) AS m, e.own IS NULL AS other_family
     FROM e
 )
-SELECT v.* EXCLUDE (vendor, vendor_min_bw, vendor_min_id, vendor_min_n, any_min_bw, any_min_id, any_min_n,
-                    any_min_family, other_family, v_bw, v_id, v_n, v_family),
-       CASE WHEN v.bandwidth_level = 'stated' THEN v.v_id END AS vendor_hardware_id,
-       CASE WHEN v.bandwidth_level = 'stated' THEN v.v_bw END AS vendor_bandwidth_efficiency,
-       CASE WHEN v.bandwidth_level = 'stated' THEN v.v_n END AS vendor_bandwidth_n,
-       CASE WHEN v.bandwidth_level = 'stated' AND v.v_bw IS NOT NULL THEN
+SELECT v.* EXCLUDE (vendor, m, other_family),
+       CASE WHEN v.bandwidth_level = 'stated' THEN v.m.id END AS vendor_hardware_id,
+       CASE WHEN v.bandwidth_level = 'stated' THEN v.m.bw END AS vendor_bandwidth_efficiency,
+       CASE WHEN v.bandwidth_level = 'stated' THEN v.m.n END AS vendor_bandwidth_n,
+       CASE WHEN v.bandwidth_level = 'stated' AND v.m IS NOT NULL THEN
            concat_ws('; ', format('bandwidth {:.2f} measured on {}{} (n={}, same vendor; the entry states {:.2f})',
-                                  v.v_bw, v.v_id, CASE WHEN v.other_family THEN ' under ' || v.v_family ELSE '' END,
-                                  v.v_n, v.bandwidth_efficiency),
+                                  v.m.bw, v.m.id, CASE WHEN v.other_family THEN ' under ' || v.m.family ELSE '' END,
+                                  v.m.n, v.bandwidth_efficiency),
                      -- the compute part of speed_efficiency's own evidence line, unchanged
                      nullif(array_to_string(string_split(v.evidence, '; ')[2:], '; '), ''))
        END AS vendor_evidence,
-       CASE WHEN v.bandwidth_level = 'stated' THEN v.v_family END AS vendor_engine_family
+       CASE WHEN v.bandwidth_level = 'stated' THEN v.m.family END AS vendor_engine_family
 FROM v
