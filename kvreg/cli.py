@@ -101,6 +101,19 @@ def _size(value: str | None) -> float | None:
         raise click.BadParameter(f"{exc} ({exc.hint})")
 
 
+def _listed(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
+    """click callback: a repeatable option also takes comma-separated values (``--weights-dtype bf16,fp8`` is
+    ``--weights-dtype bf16 --weights-dtype fp8``); empty items are a usage error naming the option."""
+    out = []
+    for v in values:
+        items = [x.strip() for x in v.split(",")]
+        if any(not x for x in items):
+            raise click.BadParameter(f"{v!r} has an empty item (separate values by commas with none empty,"
+                                     " e.g. bf16,fp8 or h100-sxm-80gb,h200)")
+        out.extend(items)
+    return tuple(out)
+
+
 def _tokens(values: tuple[str, ...]) -> list[int] | None:
     """Contexts as fit and plan both read them (kvreg.units.parse_context_tokens); None when none given."""
     from kvreg.units import UnitError, parse_context_tokens
@@ -421,9 +434,12 @@ def calibrate(fmt, speed, project, db):
               help="Time per output token each sequence needs, ms.")
 @click.option("--ttft-ms", type=click.FloatRange(min=1e-3, max=1e7), default=None,
               help="Optional time-to-first-token target, ms (checked against the prefill floor).")
-@click.option("--weights-dtype", "weights_dtypes", multiple=True, help="Weight precision(s); default the model's own.")
-@click.option("--kv-dtype", "kv_dtypes", multiple=True, help="KV precision(s); default bf16.")
-@click.option("--hardware", "hardware", multiple=True, help="Hardware id(s) to compare; default all.")
+@click.option("--weights-dtype", "weights_dtypes", multiple=True, callback=_listed,
+              help="Weight precision(s), repeated or comma-separated; default the model's own.")
+@click.option("--kv-dtype", "kv_dtypes", multiple=True, callback=_listed,
+              help="KV precision(s), repeated or comma-separated; default bf16.")
+@click.option("--hardware", "hardware", multiple=True, callback=_listed,
+              help="Hardware id(s) to compare, repeated or comma-separated; default all.")
 @click.option("--engine", default="first-principles", show_default=True)
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Feasible rows shown.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,

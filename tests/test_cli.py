@@ -161,3 +161,20 @@ def test_help_imports_no_heavy_library():
             f"print('loaded:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[-1] == "loaded:"
+
+
+def test_plan_lists_take_commas_as_repeats(db):
+    # `--weights-dtype bf16,fp8` was "unknown weights dtype 'bf16,fp8'" (new-user trial): a comma list is the
+    # option repeated, so both forms give the same plan, and an empty item is a usage error naming the option.
+    common = ["plan", "--model", "llama-3.1-8b", "--users", "10", "--context", "8Ki", "--tpot-ms", "50",
+              "--format", "json"]
+    repeated = run(db, *common, "--hardware", "h100-sxm-80gb", "--hardware", "h200",
+                   "--weights-dtype", "bf16", "--weights-dtype", "fp8", "--kv-dtype", "bf16", "--kv-dtype", "fp8")
+    commas = run(db, *common, "--hardware", "h100-sxm-80gb,h200", "--weights-dtype", "bf16, fp8",
+                 "--kv-dtype", "bf16,fp8")
+    assert repeated.exit_code == 0 and commas.exit_code == 0, commas.output
+    got = json.loads(commas.output)
+    assert got == json.loads(repeated.output)
+    assert got["weights_dtypes"] == ["bf16", "fp8"] and got["kv_dtypes"] == ["bf16", "fp8"]
+    bad = run(db, *common, "--hardware", "h100-sxm-80gb,")
+    assert bad.exit_code == 2 and "'--hardware'" in bad.output and "empty item" in bad.output
