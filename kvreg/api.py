@@ -207,6 +207,7 @@ def query(sql: str, project: Path | str = ".", db: Path | str | None = None):
 
     from kvreg.build import connect_path
     from kvreg.sandbox import SandboxError, query_connection
+    from kvreg.sqlout import query_error_text
 
     try:
         con = query_connection(connect_path(_project(project), db))
@@ -214,7 +215,7 @@ def query(sql: str, project: Path | str = ".", db: Path | str | None = None):
     except SandboxError as exc:
         raise UsageError(str(exc)) from None
     except duckdb.Error as exc:
-        raise UsageError(str(exc).splitlines()[0]) from None
+        raise UsageError(query_error_text(exc)) from None
 
 
 # id columns a filter is checked against (an unknown id would return no rows, silently)

@@ -235,7 +235,7 @@ def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str,
 
     from kvreg.build import connect_path
     from kvreg.sandbox import SandboxError, parse_table_option, query_connection
-    from kvreg.sqlout import render
+    from kvreg.sqlout import query_error_text, render
 
     if not query.strip():
         raise click.UsageError("QUERY is empty: give a SQL statement, e.g. \"SELECT * FROM capacity LIMIT 5\"")
@@ -255,7 +255,7 @@ def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str,
         cur = con.execute(query)
         text = render(cur, fmt) if cur.description else "(statement ran; it returned no rows)"
     except duckdb.Error as exc:
-        raise click.UsageError(_sql_refusal(str(exc).splitlines()[0]))
+        raise click.UsageError(_sql_refusal(query_error_text(exc)))
     finally:
         con.close()  # frees the locked DuckDB instance (the next query in this process opens its own)
     click.echo(text)

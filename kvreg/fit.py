@@ -37,6 +37,9 @@ class FitResult:
     interconnect_domain_size: int | None = None
     # why the engine release does not run (or is not sized on) this device at these precisions (engine_support)
     support_reason: str | None = None
+    # --kv-pool with an engine release that has accounting: the engine's blocks and admission are not shown
+    # (they follow from the release's own pool), so the fit says the engine was not applied
+    engine_not_applied: bool = False
 
 
 def check_known(con, table: str, column: str, value: str, what: str) -> None:
@@ -152,7 +155,12 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
                               [engine, hardware, weights_dtype, kv_dtype]).fetchone()
     return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows, native, min_tp,
                      {k: v for k, v in (knobs or {}).items() if v is not None}, non_native, domain,
-                     support[0] if kv_pool_bytes is None and support else None)
+                     support[0] if kv_pool_bytes is None and support else None,
+                     kv_pool_bytes is not None and _has_accounting(con, engine))
+
+
+def _has_accounting(con, engine: str) -> bool:
+    return con.execute("SELECT count(*) FROM engine_accounting WHERE engine_id = ?", [engine]).fetchone()[0] > 0
 
 
 def _pool_text(pool_bytes: float) -> str:
@@ -245,6 +253,11 @@ def fit_warnings(r: FitResult) -> list[str]:
         out.append("Warning: at some contexts not even one sequence fits.")
     if r.kv_pool_bytes is not None and r.hardware_id:
         out.append(f"Note: the given KV pool replaces {r.hardware_id}'s memory budget; the hardware entry is not used.")
+    if r.engine_not_applied:
+        out.append(f"Note: with --kv-pool the figures are first principles in that pool; {r.engine_id}'s blocks and"
+                   " admission are not applied (they follow from the release's own memory budget: drop --kv-pool, or"
+                   " give the available KV memory a log prints to engine_capacity_at(available_kv_bytes := …)"
+                   " in kvreg sql, docs/sql.md).")
     if r.support_reason:
         out.append(f"Warning: {r.support_reason}; the figures are computed as if it ran, and `kvreg plan` does not"
                    f" plan it.")

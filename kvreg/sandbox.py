@@ -26,6 +26,8 @@ import re
 import tempfile
 from pathlib import Path
 
+from kvreg.sqlout import query_error_text
+
 EXTENSION_SETTINGS = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
                       "allow_community_extensions": False}
 TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -130,7 +132,7 @@ def single_statement(query: str) -> str:
     try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as exc:
-        raise SandboxError(str(exc).splitlines()[0]) from None
+        raise SandboxError(query_error_text(exc)) from None
     if len(statements) != 1:
         raise SandboxError(f"give exactly one SELECT statement, got {len(statements)}")
     return query.strip().rstrip(";")
@@ -187,7 +189,7 @@ def export(db: Path, what: str, target: Path, where: str | None = None) -> int:
         try:
             n = con.execute(f"COPY ({source}) TO ? {fmt}", [str(Path(tmp).resolve())]).fetchone()[0]
         except duckdb.Error as exc:
-            raise SandboxError(str(exc).splitlines()[0]) from None
+            raise SandboxError(query_error_text(exc)) from None
         finally:
             con.close()
         umask = os.umask(0)

@@ -8,6 +8,13 @@ import json
 import math
 
 
+def query_error_text(exc: Exception) -> str:
+    """DuckDB's message for a user's query, kept whole but for blank lines: its first line says what is wrong,
+    the next ones the fix it suggests (``Candidate bindings: "hardware_id"``, ``Did you mean "hardware"?``) and
+    where (``LINE 1: …`` with a caret under the token), which a first line alone would drop."""
+    return "\n".join(line.rstrip() for line in str(exc).splitlines() if line.strip())
+
+
 def _json_value(v):
     """NaN and ±inf are not JSON: they become null (a ratio of 0/0, an empty pool)."""
     return None if isinstance(v, float) and not math.isfinite(v) else v
@@ -46,6 +53,8 @@ def render(cur, fmt: str = "table", max_width: int = 40) -> str:
     Args:
         cur: an executed DuckDB cursor.
         fmt: ``table`` (aligned text), ``csv`` or ``json`` (a list of objects).
+        max_width: ``table`` only: characters a cell shows; a longer one is cut, ends in "…", and a footer
+            line after the row count says so (csv and json are never cut).
     """
     cols = [d[0] for d in cur.description]
     rows = cur.fetchall()
@@ -58,11 +67,17 @@ def render(cur, fmt: str = "table", max_width: int = 40) -> str:
         w.writerow(cols)
         w.writerows(rows)
         return buf.getvalue().rstrip("\n")
-    cells = [cols] + [[_cell(v)[:max_width] for v in r] for r in rows]
+    full = [[_cell(v) for v in r] for r in rows]
+    cut = any(len(c) > max_width for r in full for c in r)
+    # a cut cell ends in "…" and a footer says so: a value that merely looks whole would mislead
+    cells = [cols] + [[c if len(c) <= max_width else c[:max_width - 1] + "…" for c in r] for r in full]
     widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cells[0], widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.rjust(w) if r[i] is not None and isinstance(r[i], (int, float)) else c.ljust(w)
                         for i, (c, w) in enumerate(zip(cells_row, widths)))
               for r, cells_row in zip(rows, cells[1:])]
     lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    if cut:
+        lines.append(f"(text cells longer than {max_width} characters are cut, ending in …;"
+                     " --format csv or json prints whole values)")
     return "\n".join(lines)
