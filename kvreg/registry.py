@@ -85,6 +85,27 @@ _CODES = {
 }
 
 
+# wrong-type: what to write instead, by pydantic's error type (the field's own description is in the schema)
+_TYPE_HINTS = {
+    "int": "write a whole number such as 8: no words, units or digit separators",
+    "float": "write a number, or a quantity with its unit where the field takes one (80 GB, 79.6 GiB, 3.35 TB/s)",
+    "bool": "write true or false",
+    "string": "write text; quote it when it looks like a number or a date",
+    "list": "write a list: [a, b], or one '- item' line each below the key",
+    "dict": "write a mapping: 'key: value' lines indented below the key",
+    "model": "write a mapping: 'key: value' lines indented below the key",
+}
+
+
+def _type_hint(err_type: str) -> str:
+    """The hint of a wrong-type problem from pydantic's error type (``int_parsing`` → int, …); a generic
+    pointer to the schema for any other."""
+    for prefix, hint in _TYPE_HINTS.items():
+        if err_type.startswith(prefix):
+            return hint
+    return "see the field's description in the entry kind's JSON Schema (kvreg/schemas/) or docs/validation.md"
+
+
 def _code(err: dict) -> str:
     t = err["type"]
     if t in ("greater_than", "greater_than_equal") and (err.get("ctx") or {}).get("gt", (err.get("ctx") or {}).get("ge")) in (0, 0.0):
@@ -159,6 +180,8 @@ def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[
             msg = ctx.get("message", msg)
         elif code in ("wrong-type", "bad-choice", "not-positive", "out-of-range") and "input" in err:
             msg = f"{msg} (got {err['input']!r})"
+        if code == "wrong-type" and not hint:
+            hint = _type_hint(err["type"])
         problems.append((loc, Problem(doc.file, line, col, key, code, msg, hint)))
     missing = {loc for loc, p in problems if p.code == "missing-key"}
     merged: set[tuple] = set()
