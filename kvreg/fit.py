@@ -191,10 +191,13 @@ def render_fit(r: FitResult) -> str:
     out.append(f"{r.model_id} {where} · KV {r.kv_dtype} · TP {r.tp}")
     if not r.rows:
         return out[0] + "\n(no rows)"
-    first = r.rows[0]
+    first, last = r.rows[0], r.rows[-1]
+    # the bounded part grows with context up to the window, so it is shown at the longest context of the table
+    at = f"{last['context_tokens']:,} token{'s' if last['context_tokens'] != 1 else ''}"
     out.append(f"Per sequence: growing part {f.bytes_binary(first['growing_bytes'] / first['context_tokens'])}/token"
-               f" · bounded (window) part {f.bytes_binary(first['bounded_bytes'])}"
-               f" at {first['context_tokens']:,} tokens · recurrent state {f.bytes_binary(first['state_bytes'])}"
+               f" · bounded (window) part {f.bytes_binary(last['bounded_bytes'])}"
+               f" at {at}{' (the longest shown)' if len(r.rows) > 1 else ''}"
+               f" · recurrent state {f.bytes_binary(first['state_bytes'])}"
                f" (of which conv {f.bytes_binary(first['conv_state_bytes'])})"
                f" · naive {f.bytes_binary(first['naive_seq_bytes'] / first['context_tokens'])}/token")
     engine_sized = r.kv_pool_bytes is None and first.get("pool_basis") == "engine"

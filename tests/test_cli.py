@@ -36,8 +36,8 @@ def test_fit_gemma_in_a_40_gib_pool(db):
     assert r.exit_code == 0, r.output
     assert r.output.splitlines() == [
         "gemma-4-31b in a given KV pool · KV bf16 · TP 1",
-        "Per sequence: growing part 40 KiB/token · bounded (window) part 800 MiB at 32,768 tokens"
-        " · recurrent state 0 B (of which conv 0 B) · naive 960 KiB/token",
+        "Per sequence: growing part 40 KiB/token · bounded (window) part 800 MiB at 262,144 tokens (the longest"
+        " shown) · recurrent state 0 B (of which conv 0 B) · naive 960 KiB/token",
         "KV pool (given): 40.00 GiB (42.95 GB)",
         "context  per seq (first principles)  per seq (naive)  max seqs  naive max seqs  naive ÷ fp",
         "-------  --------------------------  ---------------  --------  --------------  ----------",

@@ -64,6 +64,16 @@ def display_path(path: Path) -> str:
         return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
 
 
+def _note_path(path: Path, where: str) -> str:
+    """Where the config was read, for an entry's note: the path when it lies below the working directory
+    (``registry/models/x.config.json``), else "a local copy (name)" — a cut absolute path leads nowhere."""
+    try:
+        Path(path).resolve().relative_to(Path.cwd().resolve())
+        return where
+    except ValueError:
+        return f"a local copy ({Path(path).name})"
+
+
 def _fail(where: str, code: str, message: str, fields: list[str], hint: str = HAND_HINT) -> KvregError:
     return KvregError([Problem(where, 0, 0, ",".join(fields), code, message, hint)])
 
@@ -179,7 +189,7 @@ def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: 
     moe = params.moe_of(cfg, fam)
     sources = [{"id": "config", **({"url": f"https://huggingface.co/{hf_id}/blob/main/config.json"} if hf_id
                                     else {"title": f"config.json ({where})"}),
-                "note": "imported by kvreg import-hf" + (f" from {where}" if hf_id else "")}]
+                "note": "imported by kvreg import-hf" + (f" from {_note_path(config_path, where)}" if hf_id else "")}]
     if params_total is not None:
         total, active, routed = params_total, None, 0
         p_total = {"value": int(params_total) if float(params_total).is_integer() else params_total,
