@@ -11,7 +11,6 @@ import datetime as dt
 from pathlib import Path
 from typing import Annotated, Literal, NamedTuple
 
-import pandas as pd
 import pytest
 
 from kvreg.entry_tables import Derived, EntryTable
@@ -134,6 +133,8 @@ def test_the_computed_tables_take_their_columns_from_their_records():
                                                 "confidence_basis", "note", "file", "line", "col"]
     assert RECORD_TABLES["field_provenance"].record is FieldFact
     assert TABLES["precisions"]["bytes_per_element"] == ("Float64", False)
+    assert TABLES["served_models"] == {"served_id": ("string", False), "model_id": ("string", False),
+                                       "role": ("string", False), "num_speculative_tokens": ("Int64", False)}
 
 
 def test_parts_of_a_union_table_must_agree():
