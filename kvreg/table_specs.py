@@ -20,6 +20,7 @@ Each declares its columns once, where the values come from:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from typing import Any, Callable, Iterable
 
@@ -102,6 +103,7 @@ class ItemTable:
         return out
 
 
+@functools.lru_cache(maxsize=None)
 def record_fields(record: type) -> list[tuple[str, str, tuple[str, bool], tuple]]:
     """(attribute, column, (pandas dtype, nullable), constraints) of each ``Column``-marked field of a dataclass
     or ``NamedTuple``, in declaration order; constraints from the annotation (a ``Literal``'s values).

@@ -72,12 +72,17 @@ QUANT_DEFAULTS: dict[str, Quantization] = {
 }
 
 
+GENERIC_CHECKPOINTS = [Checkpoint(weights_dtype=p.dtype, quantization=QUANT_DEFAULTS.get(p.dtype))
+                       for p in PRECISIONS if p.for_weights]
+"""The generic checkpoint of each weight precision, in :data:`PRECISIONS` order: quantized as
+:data:`QUANT_DEFAULTS` says, a 16/32-bit one unquantized."""
+
+
 def all_checkpoints(m: ModelEntry) -> list[Checkpoint]:
-    """The model's listed checkpoints, then one generic per weight precision it lists none for (in
-    :data:`PRECISIONS` order, quantized as :data:`QUANT_DEFAULTS` says; a 16/32-bit one unquantized)."""
+    """The model's listed checkpoints, then the generic one (:data:`GENERIC_CHECKPOINTS`) of each weight
+    precision it lists none for."""
     listed = {c.weights_dtype for c in m.checkpoints}
-    return [*m.checkpoints, *(Checkpoint(weights_dtype=p.dtype, quantization=QUANT_DEFAULTS.get(p.dtype))
-                              for p in PRECISIONS if p.for_weights and p.dtype not in listed)]
+    return [*m.checkpoints, *(c for c in GENERIC_CHECKPOINTS if c.weights_dtype not in listed)]
 
 
 # Standard context ladder 1Ki … 1Mi tokens (powers of two), plus each model's native context.
@@ -206,7 +211,7 @@ def _facts(registry):
             for eid, item in sorted(loaded.items()):
                 checked = registry.config_checked.get(eid, {}) if kind == "model" else {}
                 for f in field_facts(item.entry, checked):
-                    yield (kind, eid, item, f), f
+                    yield (kind, eid, item.doc.file, item.doc.where(f.path)), f
 
 
 class Context(NamedTuple):
@@ -247,9 +252,8 @@ RECORD_TABLES: dict[str, RecordTable] = {t.name: t for t in [
     # source's url and title (kvreg/sql/005_provenance.sql).
     RecordTable("field_provenance", FieldFact, _facts, {
         "kind": Derived(S, False, lambda c: c[0], first=True), "entry_id": Derived(S, False, lambda c: c[1], first=True),
-        "file": Derived(S, False, lambda c: c[2].doc.file),
-        "line": Derived(I, False, lambda c: c[2].doc.where(c[3].path)[0]),
-        "col": Derived(I, False, lambda c: c[2].doc.where(c[3].path)[1])}),
+        "file": Derived(S, False, lambda c: c[2]), "line": Derived(I, False, lambda c: c[3][0]),
+        "col": Derived(I, False, lambda c: c[3][1])}),
     RecordTable("precisions", Precision, lambda registry: [(None, p) for p in PRECISIONS]),
     RecordTable("contexts", Context, _contexts),
     RecordTable("tp_sizes", TpSize, _tps),
