@@ -9,7 +9,11 @@ figures are converted to bytes (GiB = 2^30) and keep their printed decimals
 
 from __future__ import annotations
 
+from typing import Annotated, NamedTuple
+
 from kvreg.entry_tables import Derived, EntryTable, columns, rows as entry_rows
+from kvreg.schema.columns import Column
+from kvreg.table_specs import RecordTable
 from kvreg.schema.engine import EngineEntry
 from kvreg.schema.hardware import HardwareEntry
 from kvreg.schema.model import ModelEntry
@@ -58,6 +62,87 @@ OBSERVATIONS = EntryTable(
         "line": _line("id"), "engine_line": _line("engine"), "hardware_line": _line("hardware"),
         "draft_line": _line("settings", "draft_model")})
 
+class ServedModel(NamedTuple):
+    """One model of a served set: each model alone (``served_id`` = the model, role target), and each target +
+    draft (or MTP head) + speculative tokens an observation ran (kvreg/sql views join on ``served_id``)."""
+
+    served_id: Annotated[str, Column()]
+    model_id: Annotated[str, Column()]
+    role: Annotated[str, Column()]
+    num_speculative_tokens: Annotated[int, Column()]
+
+
+class ConvRows(NamedTuple):
+    """Rows of a recurrent group's conv state (kernel − 1): speculative decoding adds num_spec rows."""
+
+    model_id: Annotated[str, Column()]
+    group_idx: Annotated[int, Column()]
+    conv_rows: Annotated[int, Column()]
+
+
+class MaxModelLen(NamedTuple):
+    max_model_len: Annotated[int, Column()]
+
+
+class BatchedTokens(NamedTuple):
+    max_num_batched_tokens: Annotated[int, Column()]
+
+
+def _served(registry):
+    models = registry.entries.get("model", {})
+    for mid in sorted(models):
+        yield None, ServedModel(mid, mid, "target", 0)
+    sets: set[tuple[str, str | None, int]] = set()
+    for item in registry.entries.get("observation", {}).values():
+        o, s = item.entry, item.entry.settings
+        n_spec = s.num_speculative_tokens or 0
+        if o.model and (s.draft_model or n_spec):
+            sets.add((o.model, s.draft_model, n_spec))
+    for target, draft, n_spec in sorted(sets, key=lambda x: (x[0], x[1] or "", x[2])):
+        if target in models and (draft is None or draft in models):
+            sid = served_id(target, draft, n_spec)
+            yield None, ServedModel(sid, target, "target", n_spec)
+            if draft:
+                yield None, ServedModel(sid, draft, "draft", n_spec)
+
+
+def _conv_rows(registry):
+    for mid, item in sorted(registry.entries.get("model", {}).items()):
+        for gi, g in enumerate(item.entry.layer_groups):
+            for t in (g.state or []):
+                if t.role == "conv":
+                    yield None, ConvRows(mid, gi, t.shape[0])
+
+
+def _max_model_lens(registry):
+    lens = set(MAX_MODEL_LEN_LADDER)
+    lens |= {i.entry.settings.max_model_len for i in registry.entries.get("observation", {}).values()
+             if i.entry.settings.max_model_len}
+    for item in registry.entries.get("report", {}).values():
+        lens |= set(item.entry.contexts) | {item.entry.workload.context}
+    return [(None, MaxModelLen(n)) for n in sorted(lens)]
+
+
+def _batched_tokens(registry):
+    batched = {2048, 4096, 8192, 16384}
+    for a in (item.entry.accounting for item in registry.entries.get("engine", {}).values()):
+        if a is not None:
+            batched.add(a.max_num_batched_tokens.value)
+            if a.max_num_batched_tokens_large_gpu is not None:
+                batched.add(a.max_num_batched_tokens_large_gpu.value)
+            for t in (a.mem_fraction_rule.tiers if a.mem_fraction_rule else []):
+                batched.add(t.chunked_prefill_size.value)
+    batched |= {i.entry.settings.max_num_batched_tokens for i in registry.entries.get("observation", {}).values()
+                if i.entry.settings.max_num_batched_tokens}
+    return [(None, BatchedTokens(n)) for n in sorted(batched)]
+
+
+# The engine tables computed throughout (columns: the records' marked fields, kvreg/table_specs.py RecordTable).
+ENGINE_RECORDS: dict[str, RecordTable] = {t.name: t for t in [
+    RecordTable("served_models", ServedModel, _served), RecordTable("recurrent_conv_rows", ConvRows, _conv_rows),
+    RecordTable("max_model_lens", MaxModelLen, _max_model_lens),
+    RecordTable("batched_tokens", BatchedTokens, _batched_tokens)]}
+
 ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "engine_accounting": columns(ACCOUNTING),
     # accounting.mem_fraction_rule.tiers: the defaults by device memory, in order (kvreg/sql/205 engine_memory_pools_at)
@@ -69,10 +154,8 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     # fields marked Column(table="model_profile_geometry") (kvreg/entry_tables.py).
     "model_profile_geometry": columns(PROFILE_GEOMETRY),
     "engine_quirks": columns(QUIRKS),
-    "served_models": {"served_id": (S, False), "model_id": (S, False), "role": (S, False),
-                      "num_speculative_tokens": (I, False)},
-    # Rows of each recurrent group's conv state (kernel − 1): speculative decoding adds num_spec rows.
-    "recurrent_conv_rows": {"model_id": (S, False), "group_idx": (I, False), "conv_rows": (I, False)},
+    "served_models": ENGINE_RECORDS["served_models"].columns(),
+    "recurrent_conv_rows": ENGINE_RECORDS["recurrent_conv_rows"].columns(),
     # One row per observation entry (kvreg/schema/observation.py): the settings and logged figures flattened in,
     # logged GiB figures in bytes; the served set, printed decimals, source url and YAML lines computed here.
     "observations": columns(OBSERVATIONS),
@@ -82,8 +165,8 @@ ENGINE_TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "engine_precision_rules": columns(PRECISION_RULES),
     # hardware compute_capability (CUDA devices; NULL elsewhere)
     "hardware_capabilities": columns(CAPABILITIES),
-    "max_model_lens": {"max_model_len": (I, False)},
-    "batched_tokens": {"max_num_batched_tokens": (I, False)},
+    "max_model_lens": ENGINE_RECORDS["max_model_lens"].columns(),
+    "batched_tokens": ENGINE_RECORDS["batched_tokens"].columns(),
 }
 
 
@@ -107,46 +190,5 @@ def served_id(target: str, draft: str | None, num_spec: int) -> str:
 
 def engine_rows(registry) -> dict[str, list[dict]]:
     """Rows of :data:`ENGINE_TABLES` from validated entries (see kvreg/schema/accounting.py)."""
-    rows: dict[str, list[dict]] = {name: [] for name in ENGINE_TABLES}
-    for spec in ENGINE_SPECS:
-        rows[spec.name] = entry_rows(spec, registry)
-    models = set(registry.entries.get("model", {}))
-    for mid in sorted(models):
-        rows["served_models"].append(dict(served_id=mid, model_id=mid, role="target", num_speculative_tokens=0))
-        m = registry.entries["model"][mid].entry
-        for gi, g in enumerate(m.layer_groups):
-            for t in (g.state or []):
-                if t.role == "conv":
-                    rows["recurrent_conv_rows"].append(dict(model_id=mid, group_idx=gi, conv_rows=t.shape[0]))
-    served_sets: set[tuple[str, str | None, int]] = set()
-    lens = set(MAX_MODEL_LEN_LADDER)
-    batched = {2048, 4096, 8192, 16384}
-    for a in (item.entry.accounting for item in registry.entries.get("engine", {}).values()):
-        if a is not None:
-            batched.add(a.max_num_batched_tokens.value)
-            if a.max_num_batched_tokens_large_gpu is not None:
-                batched.add(a.max_num_batched_tokens_large_gpu.value)
-            for t in (a.mem_fraction_rule.tiers if a.mem_fraction_rule else []):
-                batched.add(t.chunked_prefill_size.value)
-    for item in registry.entries.get("observation", {}).values():
-        o, s = item.entry, item.entry.settings
-        n_spec = s.num_speculative_tokens or 0
-        if o.model and (s.draft_model or n_spec):
-            served_sets.add((o.model, s.draft_model, n_spec))
-        if s.max_model_len:
-            lens.add(s.max_model_len)
-        if s.max_num_batched_tokens:
-            batched.add(s.max_num_batched_tokens)
-    for item in registry.entries.get("report", {}).values():
-        lens |= set(item.entry.contexts) | {item.entry.workload.context}
-    for target, draft, n_spec in sorted(served_sets, key=lambda x: (x[0], x[1] or "", x[2])):
-        if target in models and (draft is None or draft in models):
-            sid = served_id(target, draft, n_spec)
-            rows["served_models"].append(dict(served_id=sid, model_id=target, role="target",
-                                              num_speculative_tokens=n_spec))
-            if draft:
-                rows["served_models"].append(dict(served_id=sid, model_id=draft, role="draft",
-                                                  num_speculative_tokens=n_spec))
-    rows["max_model_lens"] = [dict(max_model_len=n) for n in sorted(lens)]
-    rows["batched_tokens"] = [dict(max_num_batched_tokens=n) for n in sorted(batched)]
-    return rows
+    rows = {spec.name: entry_rows(spec, registry) for spec in ENGINE_SPECS}
+    return rows | {name: t.rows(registry) for name, t in ENGINE_RECORDS.items()}

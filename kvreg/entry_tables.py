@@ -50,11 +50,16 @@ class Row:
 
 @dataclasses.dataclass(frozen=True)
 class Derived:
-    """A column computed here, not stated by a field: pandas dtype, nullable, value of a :class:`Row`."""
+    """A column computed here, not stated by a field: pandas dtype, nullable, value of a :class:`Row`.
+
+    Placed after the field columns, in declaration order, unless ``first`` (before them, after the keys) or
+    ``after`` (behind the column it names: a key, a field column or an earlier derived column)."""
 
     dtype: str
     nullable: bool
     value: Callable[[Row], Any]
+    after: str | None = None
+    first: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +79,14 @@ class EntryTable:
         home: the table a marker without ``table`` belongs to, when not this one (a second table
             of the same rows, holding only the fields marked ``Column(table=name)``).
         exclude: marked fields (by column name) this table leaves out: an :class:`Entry` field
-            another kind's table has (``confidence``) where this kind's table never had it.
+            another kind's table has (``confidence``) where this kind's table never had it; or an
+            index key the table has no column for (a checkpoint's position: ``checkpoint_id`` names it).
+        items: the objects of a step of ``path`` as a function of the object holding it, where they are not
+            just that field's value (``{"checkpoints": all_checkpoints}``: the listed ones, then one generic
+            per unlisted precision; ``{"rental": Price.quotes}``: the one-quote form, then ``rental``).
+            The function is called with the holding object and returns a list of the field's model.
+        A ``path`` may end at a list of scalars marked ``Rows(table, key)``: one row per item, in file order,
+        the item in column ``key`` (a checkpoint's quantized tensor groups).
     """
 
     name: str
@@ -85,6 +97,7 @@ class EntryTable:
     derived: dict[str, Derived] = dataclasses.field(default_factory=dict)
     home: str | None = None
     exclude: tuple[str, ...] = ()
+    items: dict[str, Callable[[Any], list]] = dataclasses.field(default_factory=dict)
 
     @functools.cached_property
     def fields(self) -> list[FieldColumn]:
@@ -110,6 +123,8 @@ class FieldColumn:
     """placed after the other field columns (its marker's or its ``Columns`` block's ``last``)"""
     present: bool = False
     """a ``Columns(present=...)`` flag: whether the block at ``path`` is given, not a field value"""
+    item: bool = False
+    """the row object itself: an item of the ``Rows``-marked list of scalars ``path`` ends at"""
     checks: tuple[tuple[str, Any], ...] = ()
     """the field's value constraints as the column holds them (:func:`constraints`, scaled)"""
 
@@ -294,8 +309,12 @@ def _chain(spec: EntryTable) -> list[type[BaseModel]]:
         ValueError: ``keys`` is not the entry id plus one index per list walked.
     """
     models, lists = [spec.model], 0
-    for name in spec.path:
-        model, _, many = _nested(models[-1].model_fields[name].annotation)
+    for i, name in enumerate(spec.path):
+        info = models[-1].model_fields[name]
+        if i == len(spec.path) - 1 and _marker(info, Rows) is not None:
+            lists += 1          # a list of scalars: its items are the rows (table_fields adds their column)
+            break
+        model, _, many = _nested(info.annotation)
         models.append(model)
         lists += many
     ids = 1 + (spec.kind is None)
@@ -317,10 +336,17 @@ def table_fields(spec: EntryTable) -> list[FieldColumn]:
             column): a bug in the markers, caught at import.
     """
     chain = _chain(spec)
+    scalars = len(chain) == len(spec.path)       # the path ends at a Rows-marked list of scalars
     cols: list[FieldColumn] = []
     for level, model in enumerate(chain):
-        own = (spec.home or spec.name) if level == len(chain) - 1 else None
+        own = (spec.home or spec.name) if level == len(chain) - 1 and not scalars else None
         cols += [dataclasses.replace(c, level=level) for c in field_columns(model, spec.name, own)]
+    if scalars:
+        info = chain[-1].model_fields[spec.path[-1]]
+        item_type = typing.get_args(_unwrap(info.annotation)[0])[0]
+        marker = _marker(info, Rows)
+        cols.append(FieldColumn(marker.key, pandas_dtype(item_type)[0], False, (spec.path[-1],), Column(), chain[-1],
+                                level=len(chain), item=True, checks=tuple(_type_constraints(item_type))))
     cols = [c for c in cols if c.name not in spec.exclude]
     for i, c in enumerate(cols):
         if c.marker.inherit:
@@ -344,93 +370,48 @@ def _key_dtype(spec: EntryTable, key: str) -> tuple[str, bool]:
     return (S, False) if key in ids else (I, False)
 
 
+def place(keys: list[tuple[str, Any]], fields: list[tuple[str, Any]], derived: dict[str, Derived],
+          table: str) -> dict[str, Any]:
+    """Columns in table order: keys, ``first`` derived columns, fields, the other derived columns; then each
+    derived column with ``after`` moved behind the column it names.
+
+    Raises:
+        ValueError: two columns share a name, or ``after`` names no column: a bug in a declaration.
+    """
+    named = (keys + [(n, d) for n, d in derived.items() if d.first] + fields
+             + [(n, d) for n, d in derived.items() if not d.first])
+    names = [n for n, _ in named]
+    if len(set(names)) < len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"table {table}: column {', '.join(twice)} declared twice")
+    for name, d in derived.items():
+        if d.after is not None:
+            at = next((i for i, (n, _) in enumerate(named) if n == name))
+            moved = named.pop(at)
+            to = next((i for i, (n, _) in enumerate(named) if n == d.after), None)
+            if to is None:
+                raise ValueError(f"{table}.{name}: after names no column {d.after}")
+            named.insert(to + 1, moved)
+    return dict(named)
+
+
 def columns(spec: EntryTable) -> dict[str, tuple[str, bool]]:
-    """``{column: (pandas dtype, nullable)}`` of the table, for ``kvreg.tables.TABLES``: keys, fields, derived.
+    """``{column: (pandas dtype, nullable)}`` of the table, for ``kvreg.tables.TABLES``: keys (less the excluded
+    index keys), fields, derived (:func:`place`).
 
     Raises:
         ValueError: two columns of the table share a name (a marker's name repeats a key, a
             derived column or another field's column): a bug in the markers, caught at import.
     """
-    named = ([(k, _key_dtype(spec, k)) for k in spec.keys]
-             + [(c.name, (c.dtype, c.nullable)) for c in spec.fields]
-             + [(name, (d.dtype, d.nullable)) for name, d in spec.derived.items()])
-    cols = dict(named)
-    if len(cols) < len(named):
-        twice = sorted({n for n, _ in named if [m for m, _ in named].count(n) > 1})
-        raise ValueError(f"table {spec.name}: column {', '.join(twice)} declared twice")
-    return cols
+    cols = place([(k, _key_dtype(spec, k)) for k in spec.keys if k not in spec.exclude],
+                 [(c.name, (c.dtype, c.nullable)) for c in spec.fields], spec.derived, spec.name)
+    return {n: (d.dtype, d.nullable) if isinstance(d, Derived) else d for n, d in cols.items()}
 
 
 def column_checks(spec: EntryTable) -> dict[str, tuple[tuple[str, Any], ...]]:
     """``{column: ((op, value), ...)}``: the pydantic constraints of the table's field columns (:func:`constraints`)
     as the column holds them, for the pandera schemas (kvreg/tables.py).  Keys and derived columns have none."""
     return {c.name: c.checks for c in spec.fields if c.checks}
-
-
-@dataclasses.dataclass(frozen=True)
-class KeyedTable:
-    """A base table whose rows are the keys of one dict (or the items of one list) field of an entry kind
-    (a :class:`~kvreg.schema.columns.Rows` marker): entry id, key, and a dict's value."""
-
-    name: str
-    kind: str
-    id_key: str
-    field: str
-    marker: Rows
-    key_type: Any
-    value_type: Any = None
-
-
-def keyed_tables(model: type[BaseModel], kind: str, id_key: str) -> list[KeyedTable]:
-    """The :class:`KeyedTable` of every ``Rows``-marked field of ``model``, in declaration order.
-
-    Raises:
-        TypeError: a marker on a field that is not a dict or a list, or a ``value`` on a list: a marker bug.
-    """
-    out = []
-    for fname, info in model.model_fields.items():
-        m = _marker(info, Rows)
-        if m is None:
-            continue
-        t, _ = _unwrap(info.annotation)
-        origin, args = typing.get_origin(t), typing.get_args(t)
-        if origin is dict and m.value is not None:
-            out.append(KeyedTable(m.table, kind, id_key, fname, m, args[0], args[1]))
-        elif origin is list and m.value is None:
-            out.append(KeyedTable(m.table, kind, id_key, fname, m, args[0]))
-        else:
-            raise TypeError(f"{model.__name__}.{fname}: Rows needs a dict (with value=) or a list (without)")
-    return out
-
-
-def keyed_columns(t: KeyedTable) -> dict[str, tuple[str, bool]]:
-    """``{column: (pandas dtype, nullable)}`` of a keyed table: the entry id, the key, a dict's value (none nullable)."""
-    cols = {t.id_key: (S, False), t.marker.key: (pandas_dtype(t.key_type)[0], False)}
-    if t.value_type is not None:
-        cols[t.marker.value] = (pandas_dtype(t.value_type)[0], False)
-    return cols
-
-
-def keyed_checks(t: KeyedTable) -> dict[str, tuple[tuple[str, Any], ...]]:
-    """The constraints of the key's and the value's types (``Dtype`` values, ``Flops`` > 0), as :func:`column_checks`."""
-    out = {t.marker.key: tuple(_type_constraints(t.key_type))}
-    if t.value_type is not None:
-        out[t.marker.value] = tuple(_type_constraints(t.value_type))
-    return {c: v for c, v in out.items() if v}
-
-
-def keyed_rows(t: KeyedTable, registry) -> list[dict]:
-    """One row per entry (by id) and key (sorted; a list's items once each)."""
-    out = []
-    for eid, item in sorted(registry.entries.get(t.kind, {}).items()):
-        v = getattr(item.entry, t.field)
-        for k in sorted(v if isinstance(v, dict) else set(v)):
-            row = {t.id_key: eid, t.marker.key: k}
-            if t.value_type is not None:
-                x = v[k]
-                row[t.marker.value] = x.value if isinstance(x, _WRAPPERS) else x
-            out.append(row)
-    return out
 
 
 def _read(obj, path: tuple[str, ...], raw: bool = False):
@@ -443,6 +424,8 @@ def _read(obj, path: tuple[str, ...], raw: bool = False):
 
 def _value(chain: tuple, c: FieldColumn):
     obj = chain[c.level]
+    if c.item:
+        return obj
     if c.present:
         return _read(obj, c.path, raw=True) is not None
     v = _read(obj, c.path)
@@ -462,18 +445,19 @@ def _value(chain: tuple, c: FieldColumn):
     return c.marker.fill if v is None else v
 
 
-def _walk(chain: tuple, path: tuple[str, ...], idx: tuple[int, ...] = ()):
+def _walk(chain: tuple, path: tuple[str, ...], idx: tuple[int, ...] = (), items=None):
     if not path:
         yield chain, idx
         return
-    child = getattr(chain[-1], path[0])
+    items = items or {}
+    child = items[path[0]](chain[-1]) if path[0] in items else getattr(chain[-1], path[0])
     if isinstance(child, Cited):
         child = child.value
     if isinstance(child, list):
         for i, x in enumerate(child):
-            yield from _walk(chain + (x,), path[1:], idx + (i,))
+            yield from _walk(chain + (x,), path[1:], idx + (i,), items)
     elif child is not None:
-        yield from _walk(chain + (child,), path[1:], idx)
+        yield from _walk(chain + (child,), path[1:], idx, items)
 
 
 def rows(spec: EntryTable, registry) -> list[dict]:
@@ -482,9 +466,9 @@ def rows(spec: EntryTable, registry) -> list[dict]:
     out = []
     kinds = list(registry.entries) if spec.kind is None else [spec.kind]
     for kind, (eid, item) in ((k, e) for k in kinds for e in sorted(registry.entries.get(k, {}).items())):
-        for chain, idx in _walk((item.entry,), spec.path):
+        for chain, idx in _walk((item.entry,), spec.path, (), spec.items):
             ids = (eid,) if spec.kind is not None else (kind, eid)
-            row = dict(zip(spec.keys, (*ids, *idx)))
+            row = {k: v for k, v in zip(spec.keys, (*ids, *idx)) if k not in spec.exclude}
             row |= {c.name: _value(chain, c) for c in fields}
             at = Row(item, chain[-1], chain, idx)
             row |= {name: d.value(at) for name, d in spec.derived.items()}

@@ -24,11 +24,12 @@ facts of the entry.  Booleans, ids, dates and strings are not numbers.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator
+from typing import Annotated, Iterator
 
 from pydantic import BaseModel
 
 from kvreg.schema.accounting import Cited
+from kvreg.schema.columns import Column
 from kvreg.schema.common import Entry, Measure
 
 FACT_KINDS = ("model", "hardware", "engine", "observation", "throughput")
@@ -42,22 +43,23 @@ SHIPPED_CONFIG_SOURCE = "shipped-config"
 class FieldFact:
     """One number of one entry.
 
-    ``path`` is the key path in the YAML (``("layer_groups", 0, "kv_heads")``); ``value`` is in
-    the field's base unit (bytes, tokens, bytes/s, FLOP/s, a count); ``basis`` is ``own``,
-    ``shipped-config``, ``default`` or ``unsourced``.
+    ``path`` is the key path in the YAML (``("layer_groups", 0, "kv_heads")``), ``field`` the same
+    dotted; ``value`` is in the field's base unit (bytes, tokens, bytes/s, FLOP/s, a count); ``basis``
+    is ``own``, ``shipped-config``, ``default`` or ``unsourced``.  The marked fields are the columns of
+    the ``field_provenance`` table, in this order (kvreg/tables.py ``FIELD_PROVENANCE``).
     """
 
     path: tuple
-    value: float
-    source_id: str | None
-    confidence: str
-    confidence_basis: str
-    note: str | None
-    basis: str
+    field: Annotated[str, Column()] = dataclasses.field(init=False)
+    value: Annotated[float, Column()]
+    source_id: Annotated[str | None, Column()]
+    basis: Annotated[str, Column()]
+    confidence: Annotated[str, Column()]
+    confidence_basis: Annotated[str, Column()]
+    note: Annotated[str | None, Column()]
 
-    @property
-    def field(self) -> str:
-        return ".".join(map(str, self.path))
+    def __post_init__(self):
+        object.__setattr__(self, "field", ".".join(map(str, self.path)))
 
 
 def _is_number(v) -> bool:
@@ -142,7 +144,8 @@ def field_facts(entry: Entry, checked: dict[tuple, object] | None = None) -> lis
             conf, cbasis, note = "estimated", "inferred", note or inferred[key]
         else:
             conf, cbasis = entry.confidence, "entry"
-        out.append(FieldFact(path, value, src, conf, cbasis, note, basis))
+        out.append(FieldFact(path=path, value=value, source_id=src, basis=basis, confidence=conf,
+                             confidence_basis=cbasis, note=note))
     return out
 
 

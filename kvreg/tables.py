@@ -13,23 +13,40 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
+from typing import Annotated, NamedTuple
+
 from kvreg.engine_tables import ENGINE_SPECS, ENGINE_TABLES, engine_rows
-from kvreg.entry_tables import (Derived, EntryTable, KeyedTable, column_checks, columns, keyed_checks, keyed_columns,
-                                keyed_rows, keyed_tables, rows as entry_rows)
-from kvreg.provenance import FACT_KINDS, field_facts
+from kvreg.entry_tables import Derived, EntryTable, column_checks, columns, rows as entry_rows
+from kvreg.provenance import FACT_KINDS, FieldFact, field_facts
+from kvreg.table_specs import (ItemTable, KeyedTable, RecordTable, UnionTable, keyed_checks, keyed_columns, keyed_rows,
+                               keyed_tables)
 from kvreg.throughput_tables import MEASUREMENTS, THROUGHPUT_TABLES, throughput_rows
 from kvreg.registry import Registry
-from kvreg.schema.common import Entry
+from kvreg.schema.columns import Column
+from kvreg.schema.common import Dtype, Entry
 from kvreg.schema.engine import EngineEntry
-from kvreg.schema.hardware import HardwareEntry
-from kvreg.schema.model import ModelEntry
+from kvreg.schema.hardware import HardwareEntry, Price
+from kvreg.schema.model import Checkpoint, ModelEntry, Quantization
 from kvreg.schema.report import ReportEntry
 from kvreg.units import KIB, MIB
+from kvreg.weights import TensorGroup, tensor_groups
+
+class Precision(NamedTuple):
+    """One row of the ``precisions`` table (the fields are its columns)."""
+
+    dtype: Annotated[Dtype, Column()]
+    bytes_per_element: Annotated[float, Column()]
+    for_weights: Annotated[bool, Column()]
+    """usable for weights"""
+    for_kv: Annotated[bool, Column()]
+    """usable for the KV cache"""
+    note: Annotated[str, Column()]
+
 
 # Bytes per element of each precision.  mxfp4: 32 fp4 values share one 8-bit
 # scale (OCP MX spec v1.0) → (32·4+8)/(32·8) = 0.53125; nvfp4: 16 fp4 values
 # share one fp8 scale (NVIDIA Blackwell docs) → (16·4+8)/(16·8) = 0.5625.
-PRECISIONS = [
+PRECISIONS = [Precision(*p) for p in [
     # dtype, bytes/element, usable for weights, for KV cache, note
     ("fp32", 4.0, True, False, "IEEE single"),
     ("bf16", 2.0, True, True, "bfloat16"),
@@ -39,21 +56,34 @@ PRECISIONS = [
     ("int4", 0.5, True, False, "4-bit weights, group scales not counted"),
     ("mxfp4", 0.53125, True, False, "OCP MX fp4: 32 values + one 8-bit scale"),
     ("nvfp4", 0.5625, True, False, "NVIDIA fp4: 16 values + one fp8 scale"),
-]
+]]
 
 # The generic checkpoint of a quantized precision an entry lists no checkpoint for (how its
-# quantized tensors are stored): precision -> (method, weight bits, values per scale (None = one per
-# output channel), scale dtype, zero points).  fp8/int8: llm-compressor FP8_DYNAMIC / W8A8 schemes
-# (per-channel fp32 scales as vLLM's CompressedTensorsW8A8Fp8/Int8 create them); int4: GPTQ
-# symmetric group 128 with fp16 scales; nvfp4: ModelOpt NVFP4 (16 values per fp8 e4m3 scale);
-# mxfp4: OCP MX (32 values per e8m0 scale, one byte).  Quantized groups: QUANTIZED_DEFAULT.
-QUANT_DEFAULTS: dict[str, tuple[str, int, int | None, str, bool]] = {
-    "fp8": ("fp8-per-channel", 8, None, "fp32", False),
-    "int8": ("int8-per-channel", 8, None, "fp32", False),
-    "int4": ("gptq-g128", 4, 128, "fp16", False),
-    "nvfp4": ("nvfp4", 4, 16, "fp8", False),
-    "mxfp4": ("mxfp4", 4, 32, "fp8", False),
+# quantized tensors are stored), as the Quantization block an entry would write: fp8/int8: llm-compressor
+# FP8_DYNAMIC / W8A8 schemes (per-channel fp32 scales as vLLM's CompressedTensorsW8A8Fp8/Int8 create them);
+# int4: GPTQ symmetric group 128 with fp16 scales; nvfp4: ModelOpt NVFP4 (16 values per fp8 e4m3 scale);
+# mxfp4: OCP MX (32 values per e8m0 scale, one byte).  Quantized groups: the block's default, QUANTIZED_DEFAULT.
+QUANT_DEFAULTS: dict[str, Quantization] = {
+    "fp8": Quantization(method="fp8-per-channel", weight_bits=8, scale_dtype="fp32"),
+    "int8": Quantization(method="int8-per-channel", weight_bits=8, scale_dtype="fp32"),
+    "int4": Quantization(method="gptq-g128", weight_bits=4, group_size=128, scale_dtype="fp16"),
+    "nvfp4": Quantization(method="nvfp4", weight_bits=4, group_size=16, scale_dtype="fp8"),
+    "mxfp4": Quantization(method="mxfp4", weight_bits=4, group_size=32, scale_dtype="fp8"),
 }
+
+
+GENERIC_CHECKPOINTS = [Checkpoint(weights_dtype=p.dtype, quantization=QUANT_DEFAULTS.get(p.dtype))
+                       for p in PRECISIONS if p.for_weights]
+"""The generic checkpoint of each weight precision, in :data:`PRECISIONS` order: quantized as
+:data:`QUANT_DEFAULTS` says, a 16/32-bit one unquantized."""
+
+
+def all_checkpoints(m: ModelEntry) -> list[Checkpoint]:
+    """The model's listed checkpoints, then the generic one (:data:`GENERIC_CHECKPOINTS`) of each weight
+    precision it lists none for."""
+    listed = {c.weights_dtype for c in m.checkpoints}
+    return [*m.checkpoints, *(c for c in GENERIC_CHECKPOINTS if c.weights_dtype not in listed)]
+
 
 # Standard context ladder 1Ki … 1Mi tokens (powers of two), plus each model's native context.
 CONTEXT_LADDER = [2**k for k in range(10, 21)]
@@ -113,61 +143,145 @@ ENTRY_TABLES: dict[str, EntryTable] = {t.name: t for t in [
 # Tables of one dict or list field each (a Rows marker): entry id, key, value.
 KEYED_TABLES: dict[str, KeyedTable] = {t.name: t for t in keyed_tables(HardwareEntry, "hardware", "hardware_id")}
 
-# table -> {column: (pandas dtype, nullable)}
+
+def _checkpoint_id(r) -> str:
+    """A listed checkpoint's hf_id (else model:dtype:position); a generic one's model:dtype:generic."""
+    mid, c, i = r.item.entry.id, r.chain[1], r.idx[0]
+    if i >= len(r.item.entry.checkpoints):
+        return f"{mid}:{c.weights_dtype}:generic"
+    return c.hf_id or f"{mid}:{c.weights_dtype}:{i}"
+
+
+def _is_default(r) -> bool:
+    """Generic: the only one of its precision.  Listed: marked default, or the first of its precision when
+    none of that precision is marked."""
+    m, c, i = r.item.entry, r.obj, r.idx[0]
+    if i >= len(m.checkpoints) or c.default:
+        return True
+    same = [j for j, o in enumerate(m.checkpoints) if o.weights_dtype == c.weights_dtype]
+    return same[0] == i and not any(m.checkpoints[j].default for j in same)
+
+
+_CHECKPOINT_ID = Derived(S, False, _checkpoint_id, first=True)
+# One row per checkpoint a model entry lists (listed = true), plus one generic checkpoint per weight precision
+# the entry lists none for (listed = false, quantized as QUANT_DEFAULTS): kvreg/schema/model.py Checkpoint and
+# Quantization markers; checkpoint_bytes the measured size, bytes_source its source.
+CHECKPOINTS = EntryTable(
+    "checkpoints", "model", ModelEntry, ("model_id", "checkpoint_idx"), ("checkpoints",), exclude=("checkpoint_idx",),
+    items={"checkpoints": all_checkpoints}, derived={
+        "checkpoint_id": _CHECKPOINT_ID,
+        "listed": Derived(B, False, lambda r: r.idx[0] < len(r.item.entry.checkpoints), after="weights_dtype"),
+        "is_default": Derived(B, False, _is_default, after="listed"),
+        "bytes_source": Derived(S, True, lambda r: r.obj.bytes.source if r.obj.bytes else None)})
+# Which tensor groups a checkpoint stores quantized (the others in the model's 16-bit dtype): Quantization.quantized.
+CHECKPOINT_QUANTIZED = EntryTable(
+    "checkpoint_quantized", "model", ModelEntry, ("model_id", "checkpoint_idx", "group_idx"),
+    ("checkpoints", "quantization", "quantized"), exclude=("checkpoint_idx", "group_idx"),
+    items={"checkpoints": all_checkpoints}, derived={"checkpoint_id": _CHECKPOINT_ID})
+
+_PRICE_LINE = {"file": _FILE, "line": Derived(I, False, lambda r: r.item.doc.where(("price",))[0])}
+# Prices as read (hardware `price:` blocks): one row per rental quote (USD per device-hour; Price.quotes: the
+# one-quote form, then rental) and one per purchase price (USD per device), columns from the RentalQuote and
+# Purchase markers (kvreg/schema/hardware.py); the rate bases are SQL (kvreg/sql/115_hardware_rates.sql).
+HARDWARE_PRICES = UnionTable("hardware_prices", (
+    EntryTable("hardware_prices", "hardware", HardwareEntry, ("hardware_id", "price_idx"), ("price", "rental"),
+               items={"rental": Price.quotes}, derived={
+                   "price_kind": Derived(S, False, lambda r: "rental", first=True),
+                   "source_id": Derived(S, True, lambda r: r.obj.usd_per_hour.source), **_PRICE_LINE}),
+    EntryTable("hardware_prices", "hardware", HardwareEntry, ("hardware_id",), ("price", "purchase"), derived={
+        "price_idx": Derived(I, False, lambda r: len(r.chain[1].quotes()), first=True),
+        "price_kind": Derived(S, False, lambda r: "purchase", first=True),
+        "source_id": Derived(S, True, lambda r: r.obj.usd.source), **_PRICE_LINE}),
+))
+
+# Report definitions (reports/*.yaml): one row per item a report lists (kvreg/schema/report.py Item markers), for
+# the reference check and for the report queries; item_value holds numeric items (context tokens, TP size).
+REPORT_ITEMS = ItemTable("report_items", "report", ReportEntry, "report_id")
+
+
+def _model_tensors(registry):
+    for mid, item in sorted(registry.entries.get("model", {}).items()):
+        for t in tensor_groups(item.entry):
+            yield mid, t
+
+
+def _facts(registry):
+    for kind, loaded in registry.entries.items():
+        if kind in FACT_KINDS:
+            for eid, item in sorted(loaded.items()):
+                checked = registry.config_checked.get(eid, {}) if kind == "model" else {}
+                for f in field_facts(item.entry, checked):
+                    yield (kind, eid, item.doc.file, item.doc.where(f.path)), f
+
+
+class Context(NamedTuple):
+    """A context length of the axis every scenario view crosses: the ladder, each model's native context,
+    each report's contexts and workload context."""
+
+    context_tokens: Annotated[int, Column()]
+    label: Annotated[str, Column()]
+    """``32Ki`` (:func:`context_label`)"""
+
+
+class TpSize(NamedTuple):
+    tp: Annotated[int, Column()]
+
+
+class BatchSize(NamedTuple):
+    batch: Annotated[int, Column()]
+
+
+def _contexts(registry):
+    natives = {int(i.entry.native_context.value) for i in registry.entries.get("model", {}).values()}
+    reports = [i.entry for i in registry.entries.get("report", {}).values()]
+    asked = {c for r in reports for c in r.contexts} | {r.workload.context for r in reports}
+    return [(None, Context(c, context_label(c))) for c in sorted(set(CONTEXT_LADDER) | natives | asked)]
+
+
+def _tps(registry):
+    asked = {t for i in registry.entries.get("report", {}).values() for t in i.entry.tp}
+    return [(None, TpSize(t)) for t in sorted(set(TP_SIZES) | asked)]
+
+
+# Tables computed throughout (their columns the records' marked fields, kvreg/table_specs.py RecordTable).
+RECORD_TABLES: dict[str, RecordTable] = {t.name: t for t in [
+    # The model's weight tensors by group (kvreg/weights.py TensorGroup): elements and how TP splits them.
+    RecordTable("weight_tensors", TensorGroup, _model_tensors,
+                {"model_id": Derived(S, False, lambda mid: mid, first=True)}),
+    # One row per number a fact entry states (kvreg/provenance.py FieldFact); the `provenance` view adds the
+    # source's url and title (kvreg/sql/005_provenance.sql).
+    RecordTable("field_provenance", FieldFact, _facts, {
+        "kind": Derived(S, False, lambda c: c[0], first=True), "entry_id": Derived(S, False, lambda c: c[1], first=True),
+        "file": Derived(S, False, lambda c: c[2]), "line": Derived(I, False, lambda c: c[3][0]),
+        "col": Derived(I, False, lambda c: c[3][1])}),
+    RecordTable("precisions", Precision, lambda registry: [(None, p) for p in PRECISIONS]),
+    RecordTable("contexts", Context, _contexts),
+    RecordTable("tp_sizes", TpSize, _tps),
+    RecordTable("batch_sizes", BatchSize, lambda registry: [(None, BatchSize(b)) for b in BATCH_SIZES]),
+]}
+
+_SPECS = {"hardware_prices": HARDWARE_PRICES, "report_items": REPORT_ITEMS, **RECORD_TABLES}
+"""The tables of kvreg/table_specs.py specs, by name."""
+
+# table -> {column: (pandas dtype, nullable)}, in the database's table order
 TABLES: dict[str, dict[str, tuple[str, bool]]] = {
     "models": columns(ENTRY_TABLES["models"]),
     "layer_groups": columns(ENTRY_TABLES["layer_groups"]),
     "state_tensors": columns(ENTRY_TABLES["state_tensors"]),
-    # One row per checkpoint a model entry lists (listed = true), plus one generic checkpoint per
-    # weight precision the entry lists none for (listed = false, priced by QUANT_DEFAULTS).
-    "checkpoints": {
-        "model_id": (S, False), "checkpoint_id": (S, False), "hf_id": (S, True), "weights_dtype": (S, False),
-        "listed": (B, False), "is_default": (B, False), "method": (S, True), "weight_bits": (I, True),
-        "group_size": (I, True), "scale_dtype": (S, True), "zero_points": (B, False),
-        "checkpoint_bytes": (I, True), "bytes_source": (S, True),
-    },
-    # Which tensor groups a checkpoint stores quantized (the others in the model's 16-bit dtype).
-    "checkpoint_quantized": {"model_id": (S, False), "checkpoint_id": (S, False), "tensor_group": (S, False)},
-    # The model's weight tensors by group (kvreg/weights.py): elements and how TP splits them.
-    "weight_tensors": {
-        "model_id": (S, False), "tensor_group": (S, False), "part": (S, False), "elements": (I, False),
-        "shard": (S, False), "shard_parts": (I, True), "dtype": (S, True),
-    },
+    "checkpoints": columns(CHECKPOINTS),
+    "checkpoint_quantized": columns(CHECKPOINT_QUANTIZED),
+    "weight_tensors": RECORD_TABLES["weight_tensors"].columns(),
     "hardware": columns(ENTRY_TABLES["hardware"]),
-    # Prices as read (hardware `price:` blocks): one row per rental quote (USD per device-hour) and one
-    # per purchase price (USD per device); the rate bases are SQL (kvreg/sql/115_hardware_rates.sql).
-    "hardware_prices": {
-        "hardware_id": (S, False), "price_idx": (I, False), "price_kind": (S, False), "usd": (F, False),
-        "provider": (S, False), "date": (S, True), "source_id": (S, True),
-        "file": (S, False), "line": (I, False),
-    },
+    "hardware_prices": HARDWARE_PRICES.columns(),
     # peak_flops and native_precisions (kvreg/schema/hardware.py Rows markers): one row per dtype
     **{t.name: keyed_columns(t) for t in KEYED_TABLES.values()},
     "residents": columns(ENTRY_TABLES["residents"]),
     "engines": columns(ENTRY_TABLES["engines"]),
     "sources": columns(ENTRY_TABLES["sources"]),
-    # One row per number a fact entry states (kvreg/provenance.py); the `provenance` view adds the
-    # source's url and title (kvreg/sql/005_provenance.sql).
-    "field_provenance": {
-        "kind": (S, False), "entry_id": (S, False), "field": (S, False), "value": (F, False),
-        "source_id": (S, True), "basis": (S, False), "confidence": (S, False),
-        "confidence_basis": (S, False), "note": (S, True), "file": (S, False), "line": (I, False),
-        "col": (I, False),
-    },
-    "precisions": {
-        "dtype": (S, False), "bytes_per_element": (F, False), "for_weights": (B, False),
-        "for_kv": (B, False), "note": (S, False),
-    },
-    "contexts": {"context_tokens": (I, False), "label": (S, False)},
-    "tp_sizes": {"tp": (I, False)},
-    "batch_sizes": {"batch": (I, False)},
+    "field_provenance": RECORD_TABLES["field_provenance"].columns(),
+    **{n: RECORD_TABLES[n].columns() for n in ("precisions", "contexts", "tp_sizes", "batch_sizes")},
     "hardware_efficiency": columns(ENTRY_TABLES["hardware_efficiency"]),
-    # Report definitions (reports/*.yaml): one row per item a report lists, for the reference check
-    # and for the report queries; item_value holds numeric items (context tokens, TP size).
-    "report_items": {
-        "report_id": (S, False), "item_kind": (S, False), "item_idx": (I, False), "item_id": (S, False),
-        "item_value": (I, True), "key": (S, False), "file": (S, False), "line": (I, False),
-    },
+    "report_items": REPORT_ITEMS.columns(),
     # One row per report: its workload, engine_settings (NULL = each release's default, passed to the macros'
     # knob parameters) and cost_basis, flattened (kvreg/schema/report.py markers); tpot_ms in seconds.
     "report_workloads": columns(ENTRY_TABLES["report_workloads"]),
@@ -177,9 +291,11 @@ TABLES: dict[str, dict[str, tuple[str, bool]]] = {
 
 # The pydantic constraints of the marked fields (entry_tables.column_checks): the frames are checked
 # against the same bounds, enum values and patterns validation enforces, declared once on the field.
-MARKED_TABLES: dict[str, EntryTable] = {s.name: s for s in [*ENTRY_TABLES.values(), *ENGINE_SPECS, MEASUREMENTS]}
+MARKED_TABLES: dict[str, EntryTable] = {s.name: s for s in [*ENTRY_TABLES.values(), *ENGINE_SPECS, MEASUREMENTS,
+                                                             CHECKPOINTS, CHECKPOINT_QUANTIZED]}
 CHECKS: dict[str, dict[str, tuple]] = {name: column_checks(spec) for name, spec in MARKED_TABLES.items()}
 CHECKS |= {name: keyed_checks(t) for name, t in KEYED_TABLES.items()}
+CHECKS |= {t.name: t.checks() for t in [HARDWARE_PRICES, *RECORD_TABLES.values()]}
 _PANDERA = {"gt": pa.Check.gt, "ge": pa.Check.ge, "lt": pa.Check.lt, "le": pa.Check.le,
             "isin": lambda v: pa.Check.isin(list(v)), "pattern": pa.Check.str_contains}
 
@@ -204,106 +320,13 @@ def context_label(tokens: int) -> str:
     return f"{tokens:,}"
 
 
-def _checkpoint_rows(rows: dict[str, list[dict]], mid: str, m) -> None:
-    """The model's checkpoints (listed + one generic per unlisted weight precision) and tensor groups."""
-    from kvreg.schema.model import QUANTIZED_DEFAULT
-    from kvreg.weights import tensor_groups
-
-    for t in tensor_groups(m):
-        rows["weight_tensors"].append(dict(model_id=mid, tensor_group=t.name, part=t.part, elements=t.elements,
-                                           shard=t.shard, shard_parts=t.parts, dtype=t.dtype))
-    first: dict[str, int] = {}
-    for i, c in enumerate(m.checkpoints):
-        first.setdefault(c.weights_dtype, i)
-    for i, c in enumerate(m.checkpoints):
-        cid = c.hf_id or f"{mid}:{c.weights_dtype}:{i}"
-        q = c.quantization
-        default = c.default or (first[c.weights_dtype] == i
-                                and not any(o.default for o in m.checkpoints if o.weights_dtype == c.weights_dtype))
-        rows["checkpoints"].append(dict(
-            model_id=mid, checkpoint_id=cid, hf_id=c.hf_id, weights_dtype=c.weights_dtype, listed=True,
-            is_default=default, method=q.method if q else None, weight_bits=q.weight_bits if q else None,
-            group_size=q.group_size if q else None, scale_dtype=q.scale_dtype if q else None,
-            zero_points=bool(q and q.zero_points), checkpoint_bytes=round(c.bytes.value) if c.bytes else None,
-            bytes_source=c.bytes.source if c.bytes else None))
-        for g in (q.quantized if q else []):
-            rows["checkpoint_quantized"].append(dict(model_id=mid, checkpoint_id=cid, tensor_group=g))
-    for dtype, bpe, for_weights, *_ in PRECISIONS:
-        if not for_weights or dtype in first:
-            continue
-        cid = f"{mid}:{dtype}:generic"
-        quant = QUANT_DEFAULTS.get(dtype)
-        rows["checkpoints"].append(dict(
-            model_id=mid, checkpoint_id=cid, hf_id=None, weights_dtype=dtype, listed=False, is_default=True,
-            method=quant[0] if quant else None, weight_bits=quant[1] if quant else None,
-            group_size=quant[2] if quant else None, scale_dtype=quant[3] if quant else None,
-            zero_points=bool(quant and quant[4]), checkpoint_bytes=None, bytes_source=None))
-        for g in (QUANTIZED_DEFAULT if quant else []):
-            rows["checkpoint_quantized"].append(dict(model_id=mid, checkpoint_id=cid, tensor_group=g))
-
-
 def _rows(registry: Registry) -> dict[str, list[dict]]:
-    rows: dict[str, list[dict]] = {name: [] for name in TABLES}
-    for kind, loaded in registry.entries.items():
-        if kind not in FACT_KINDS:
-            continue
-        for eid, item in sorted(loaded.items()):
-            checked = registry.config_checked.get(eid, {}) if kind == "model" else {}
-            for f in field_facts(item.entry, checked):
-                line, col = item.doc.where(f.path)
-                rows["field_provenance"].append(dict(
-                    kind=kind, entry_id=eid, field=f.field, value=f.value, source_id=f.source_id, basis=f.basis,
-                    confidence=f.confidence, confidence_basis=f.confidence_basis, note=f.note,
-                    file=item.doc.file, line=line, col=col))
-    for name, spec in ENTRY_TABLES.items():
-        rows[name] = entry_rows(spec, registry)
-    for name, keyed in KEYED_TABLES.items():
-        rows[name] = keyed_rows(keyed, registry)
-    for mid, item in sorted(registry.entries.get("model", {}).items()):
-        _checkpoint_rows(rows, mid, item.entry)
-    for hid, item in sorted(registry.entries.get("hardware", {}).items()):
-        h, doc = item.entry, item.doc
-        if h.price is not None:
-            line = doc.where(("price",))[0]
-            for qi, q in enumerate(h.price.quotes()):
-                rows["hardware_prices"].append(dict(
-                    hardware_id=hid, price_idx=qi, price_kind="rental", usd=q.usd_per_hour.value,
-                    provider=q.provider, date=str(q.date), source_id=q.usd_per_hour.source, file=doc.file, line=line))
-            if h.price.purchase is not None:
-                pu = h.price.purchase
-                rows["hardware_prices"].append(dict(
-                    hardware_id=hid, price_idx=len(h.price.quotes()), price_kind="purchase", usd=pu.usd.value,
-                    provider=pu.kind, date=pu.date, source_id=pu.usd.source, file=doc.file, line=line))
-    rows["precisions"] = [dict(dtype=d, bytes_per_element=b, for_weights=w, for_kv=k, note=n)
-                          for d, b, w, k, n in PRECISIONS]
-    natives = {r["native_context_tokens"] for r in rows["models"]}
-    _report_rows(registry, rows)
-    asked = {r["item_value"] for r in rows["report_items"] if r["item_kind"] == "context"}
-    asked |= {r["context_tokens"] for r in rows["report_workloads"]}
-    tps = {r["item_value"] for r in rows["report_items"] if r["item_kind"] == "tp"}
-    rows["contexts"] = [dict(context_tokens=c, label=context_label(c))
-                        for c in sorted(set(CONTEXT_LADDER) | natives | asked)]
-    rows["tp_sizes"] = [dict(tp=t) for t in sorted(set(TP_SIZES) | tps)]
-    rows["batch_sizes"] = [dict(batch=b) for b in BATCH_SIZES]
+    rows = {spec.name: entry_rows(spec, registry) for spec in [*ENTRY_TABLES.values(), CHECKPOINTS, CHECKPOINT_QUANTIZED]}
+    rows |= {name: keyed_rows(keyed, registry) for name, keyed in KEYED_TABLES.items()}
+    rows |= {name: spec.rows(registry) for name, spec in _SPECS.items()}
     rows.update(engine_rows(registry))
     rows.update(throughput_rows(registry))
     return rows
-
-
-_REPORT_LISTS = [("model", "models"), ("hardware", "hardware"), ("engine", "engines"),
-                 ("weights_dtype", "weights_dtypes"), ("kv_dtype", "kv_dtypes"), ("tp", "tp"), ("context", "contexts")]
-
-
-def _report_rows(registry: Registry, rows: dict[str, list[dict]]) -> None:
-    """report_items: one row per listed id/value, with its YAML line."""
-    for rid, item in sorted(registry.entries.get("report", {}).items()):
-        r, doc = item.entry, item.doc
-        for kind, field in _REPORT_LISTS:
-            for i, v in enumerate(getattr(r, field)):
-                numeric = kind in ("tp", "context")
-                rows["report_items"].append(dict(
-                    report_id=rid, item_kind=kind, item_idx=i, item_id=str(v), item_value=v if numeric else None,
-                    key=f"{field}.{i}", file=doc.file, line=doc.where((field, i))[0]))
 
 
 def frames(registry: Registry) -> dict[str, pd.DataFrame]:
@@ -319,8 +342,8 @@ def frames(registry: Registry) -> dict[str, pd.DataFrame]:
     if registry.frames is not None:
         return registry.frames
     out = {}
-    for name, rows in _rows(registry).items():
-        df = pd.DataFrame(rows, columns=list(TABLES[name]))
-        out[name] = SCHEMAS[name].validate(df)
+    rows = _rows(registry)
+    for name, cols in TABLES.items():
+        out[name] = SCHEMAS[name].validate(pd.DataFrame(rows[name], columns=list(cols)))
     registry.frames = out
     return out

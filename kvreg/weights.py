@@ -44,7 +44,9 @@ are left out.
 from __future__ import annotations
 
 import dataclasses
+from typing import Annotated
 
+from kvreg.schema.columns import Column
 from kvreg.schema.model import ModelEntry
 
 ATTENTION_KINDS = ("full", "sliding", "chunked", "shared")
@@ -55,15 +57,17 @@ class TensorGroup:
     """One group: ``elements`` (whole model), ``shard`` (vocab / split / replicated), ``parts``.
 
     ``parts`` is the number of heads a ``split`` group is cut along (k/v projections: KV heads,
-    replicated once tp exceeds them); None splits evenly by tp.
+    replicated once tp exceeds them); None splits evenly by tp.  The fields are the columns of the
+    ``weight_tensors`` table (kvreg/tables.py ``WEIGHT_TENSORS``: their ``Column`` markers, dtypes from
+    the annotations).
     """
 
-    name: str
-    part: str
-    elements: int
-    shard: str
-    parts: int | None = None
-    dtype: str | None = None
+    name: Annotated[str, Column("tensor_group")]
+    part: Annotated[str, Column()]
+    elements: Annotated[int, Column()]
+    shard: Annotated[str, Column()]
+    parts: Annotated[int | None, Column("shard_parts")] = None
+    dtype: Annotated[str | None, Column()] = None
 
 
 def _recurrent_elements(hidden: int, g) -> int:

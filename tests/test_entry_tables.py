@@ -19,12 +19,13 @@ from kvreg.registry import KINDS, Loaded, load_registry
 from kvreg.schema.columns import Column, Columns
 from kvreg.schema.common import Bytes, Measure, Tokens
 from kvreg.schema.model import ModelEntry
-from kvreg.tables import ENTRY_TABLES, SCHEMAS, TABLES
+from kvreg.tables import CHECKPOINT_QUANTIZED, CHECKPOINTS, ENTRY_TABLES, HARDWARE_PRICES, SCHEMAS, TABLES
 from kvreg.throughput_tables import MEASUREMENTS
 from tests.registry_factory import write_project
 
 SPECS = [*ENTRY_TABLES.values(), PROFILE_GEOMETRY, ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS,
-         PLATFORMS, PRECISION_RULES, CAPABILITIES, MEASUREMENTS, OBSERVATIONS]
+         PLATFORMS, PRECISION_RULES, CAPABILITIES, MEASUREMENTS, OBSERVATIONS, CHECKPOINTS, CHECKPOINT_QUANTIZED,
+         *HARDWARE_PRICES.parts]
 # The unit a field's type carries (kvreg/schema/common.py _UnitJson kinds) → what its column name must say.
 # Engine settings keep the engine's own spelling (vLLM's --max-model-len, tokens), as its logs and the macros'
 # knob parameters name them.
@@ -59,7 +60,12 @@ def _marked_fields() -> set[tuple[type, str]]:
 def test_a_converted_table_is_its_keys_its_marked_fields_and_its_derived_columns(spec):
     fields = [c.name for c in table_fields(spec)]
     assert fields, f"{spec.name}: no marked field"
-    assert list(TABLES[spec.name]) == [*spec.keys, *fields, *spec.derived]
+    keys = [k for k in spec.keys if k not in spec.exclude]
+    assert sorted(TABLES[spec.name]) == sorted([*keys, *fields, *spec.derived])
+    placed = [n for n, d in spec.derived.items() if d.first or d.after]
+    # in order: keys, fields, derived — but for the derived columns placed first or after another column
+    assert [c for c in TABLES[spec.name] if c not in placed] == [*keys, *fields, *(n for n in spec.derived
+                                                                                    if n not in placed)]
     assert list(SCHEMAS[spec.name].columns) == list(TABLES[spec.name])
 
 
@@ -388,7 +394,7 @@ def test_a_dict_or_list_field_marked_rows_is_a_table_of_its_own():
 
 
 def test_rows_on_a_field_that_is_no_dict_or_list_is_refused():
-    from kvreg.entry_tables import keyed_tables
+    from kvreg.table_specs import keyed_tables
     from kvreg.schema.columns import Rows
 
     class Bad(BaseModel):

@@ -3,7 +3,8 @@
 ``python tools/compare_base_tables.py [REV]`` (default ``main``) archives REV into a temporary folder,
 builds the working tree's registry with that code and with the working tree's code (each in its own
 process, database in the temporary folder), and compares every base table: ``DESCRIBE`` (column names,
-order, types, nullability) and ``md5(string_agg(row))`` in table order, and every view's ``DESCRIBE``
+order, types, nullability) and ``md5(string_agg(row))`` in table order and sorted by every column, and every
+view's ``DESCRIBE``
 (the columns the views pass on).  Columns are compared by name: a table whose columns only moved
 (a converted table taking its markers' declaration order) is reported as such, with both orders,
 and does not fail.  Exit status 1 when any differs in rows, names or types.
@@ -33,9 +34,13 @@ for (t,) in con.execute("SELECT table_name FROM information_schema.tables WHERE 
                         "AND table_name <> 'build_info' ORDER BY table_name").fetchall():
     desc = [list(map(str, r)) for r in con.execute(f'DESCRIBE "{t}"').fetchall()]
     cols = ", ".join(f'"{c}"' for c in sorted(r[0] for r in desc))
-    n, digest = con.execute(f'SELECT count(*), md5(coalesce(string_agg(CAST(x AS VARCHAR), chr(10)), \'\')) '
-                            f'FROM (SELECT {cols} FROM "{t}") AS x').fetchone()
-    out[t] = {"describe": sorted(desc), "order": [r[0] for r in desc], "rows": n, "md5": digest}
+    # md5 of the rows in table order (rowid: the order the frame was loaded in) and sorted by every column
+    n, digest, by_value = con.execute(
+        f'SELECT count(*), md5(coalesce(string_agg(s, chr(10) ORDER BY r), \'\')), '
+        f'md5(coalesce(string_agg(s, chr(10) ORDER BY s), \'\')) '
+        f'FROM (SELECT rowid AS r, CAST(ROW({cols}) AS VARCHAR) AS s FROM "{t}")').fetchone()
+    out[t] = {"describe": sorted(desc), "order": [r[0] for r in desc], "rows": n, "md5": digest,
+              "md5_sorted": by_value}
 for (t,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW' "
                         "ORDER BY table_name").fetchall():
     desc = [list(map(str, r)) for r in con.execute(f'DESCRIBE "{t}"').fetchall()]

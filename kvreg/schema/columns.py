@@ -85,3 +85,17 @@ class Columns:
     prefix: str = ""
     present: str | None = None
     last: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Item:
+    """On a list field of ids or numbers: each item is a row of the entry kind's items table, one table for
+    several such fields (a report's ``models``, ``hardware`` … ``contexts`` → ``report_items``).
+
+    Attributes:
+        table: the items table (kvreg/table_specs.py :class:`~kvreg.table_specs.ItemTable`).
+        kind: the ``item_kind`` of this field's rows (``model``, ``context``).
+    """
+
+    table: str
+    kind: str

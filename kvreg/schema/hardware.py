@@ -45,9 +45,9 @@ LooseDate = Annotated[str, Field(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$")]
 class RentalQuote(Strict):
     """One on-demand rental price of one accelerator (or host) per hour, at one provider, on one day."""
 
-    usd_per_hour: Measure[Usd]
-    provider: str
-    date: dt.date
+    usd_per_hour: Annotated[Measure[Usd], Column("usd")]
+    provider: Annotated[str, Column()]
+    date: Annotated[dt.date, Column()]
 
 
 class Purchase(Strict):
@@ -57,9 +57,9 @@ class Purchase(Strict):
     is when it was seen (``2026``, ``2026-04`` or ``2026-04-07``), absent when the source is undated.
     """
 
-    usd: Measure[Usd]
-    kind: str
-    date: LooseDate | None = None
+    usd: Annotated[Measure[Usd], Column()]
+    kind: Annotated[str, Column("provider")]
+    date: Annotated[LooseDate | None, Column()] = None
 
 
 class Price(Strict):

@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
-from kvreg.schema.columns import Column, Columns
+from kvreg.schema.columns import Column, Columns, Rows
 from kvreg.schema.common import Bytes, Count, Dtype, Entry, Measure, Strict, Tokens
 
 Kind = Literal["full", "sliding", "chunked", "mla", "recurrent", "shared", "mlp"]
@@ -171,13 +171,14 @@ class Quantization(Strict):
     block fp8 (DeepSeek/Qwen ``weight_block_size`` [128, 128]) = 8 bits, group 16384, fp32 scale.
     """
 
-    method: str
-    weight_bits: Literal[2, 3, 4, 8, 16]
-    group_size: PositiveInt | None = None
-    scale_dtype: Dtype = "fp32"
-    zero_points: bool = False
+    method: Annotated[str, Column()]
+    weight_bits: Annotated[Literal[2, 3, 4, 8, 16], Column()]
+    group_size: Annotated[PositiveInt | None, Column()] = None
+    scale_dtype: Annotated[Dtype, Column()] = "fp32"
+    zero_points: Annotated[bool, Column(fill=False)] = False
     tensor_scales: int = Field(default=0, ge=0)
-    quantized: list[TensorGroup] = Field(default_factory=lambda: list(QUANTIZED_DEFAULT))
+    quantized: Annotated[list[TensorGroup], Rows("checkpoint_quantized", "tensor_group")] = Field(
+        default_factory=lambda: list(QUANTIZED_DEFAULT))
     note: str | None = None
 
 
@@ -191,11 +192,11 @@ class Checkpoint(Strict):
     (``quantization``, or the precision's whole width when absent) derives the bytes.
     """
 
-    hf_id: str | None = None
-    weights_dtype: Dtype
+    hf_id: Annotated[str | None, Column()] = None
+    weights_dtype: Annotated[Dtype, Column()]
     default: bool = False
-    quantization: Quantization | None = None
-    bytes: Measure[Bytes] | None = None
+    quantization: Annotated[Quantization | None, Columns()] = None
+    bytes: Annotated[Measure[Bytes] | None, Column("checkpoint_bytes")] = None
     note: str | None = None
 
 

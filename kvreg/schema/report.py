@@ -15,7 +15,7 @@ from pydantic_core import PydanticCustomError
 
 import fractions
 
-from kvreg.schema.columns import Column, Columns
+from kvreg.schema.columns import Column, Columns, Item
 from kvreg.schema.common import Dtype, Entry, EntryId, Source, Strict, Tokens
 
 
@@ -147,13 +147,14 @@ class ReportEntry(Entry):
     title: str
     period: str
     audience: str | None = None
-    models: Annotated[list[EntryId], Field(min_length=1)]
-    hardware: Annotated[list[EntryId], Field(min_length=1)]
-    engines: Annotated[list[EntryId], Field(min_length=1)] = ["first-principles"]
-    weights_dtypes: Annotated[list[Dtype], Field(min_length=1)] = ["bf16"]
-    kv_dtypes: Annotated[list[Dtype], Field(min_length=1)] = ["bf16"]
-    tp: Annotated[list[PositiveInt], Field(min_length=1)] = [1]
-    contexts: Annotated[list[Tokens], Field(min_length=1)]
+    # each list's items are rows of report_items (kvreg/table_specs.py ItemTable), item_kind the marker's
+    models: Annotated[list[EntryId], Field(min_length=1), Item("report_items", "model")]
+    hardware: Annotated[list[EntryId], Field(min_length=1), Item("report_items", "hardware")]
+    engines: Annotated[list[EntryId], Field(min_length=1), Item("report_items", "engine")] = ["first-principles"]
+    weights_dtypes: Annotated[list[Dtype], Field(min_length=1), Item("report_items", "weights_dtype")] = ["bf16"]
+    kv_dtypes: Annotated[list[Dtype], Field(min_length=1), Item("report_items", "kv_dtype")] = ["bf16"]
+    tp: Annotated[list[PositiveInt], Field(min_length=1), Item("report_items", "tp")] = [1]
+    contexts: Annotated[list[Tokens], Field(min_length=1), Item("report_items", "context")]
     workload: Annotated[Workload, Columns()]
     engine_settings: Annotated[EngineSettings, Columns()] = EngineSettings()
     # the registry the previous report was built from: a git revision, a previous report's registry stamp (its
