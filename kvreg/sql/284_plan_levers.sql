@@ -159,15 +159,16 @@ SELECT j.*,
                       floor((j.ru_flip_usd_per_device_hour - 1e-6) * 100) / 100, j.ru_usd_per_hour / j.ru_devices)}
            END,
            CASE WHEN j.hold_efficiency IS NOT NULL THEN {'lever': 'bandwidth_efficiency', 'line':
-               format('bandwidth efficiency (sized at {:.3f} on {}): {} {} down to {:.3f}, more below',
-                      j.bandwidth_efficiency, j.hardware_id, j.devices,
-                      CASE WHEN j.devices = 1 THEN 'device holds' ELSE 'devices hold' END,
+               format('bandwidth efficiency (sized at {:.3f} on {}): this configuration keeps its {} device{} down to'
+                      || ' {:.3f} (more below)',
+                      j.bandwidth_efficiency, j.hardware_id, j.devices, CASE WHEN j.devices = 1 THEN '' ELSE 's' END,
                       ceil(j.hold_efficiency * 1000) / 1000)
                || CASE WHEN j.flip_efficiency IS NOT NULL AND j.flip_efficiency < j.hold_efficiency
-                       THEN format('; below {:.3f} the runner-up is cheaper', ceil(j.flip_efficiency * 1000) / 1000)
+                       THEN format('; below {:.3f} every {} configuration costs more than the runner-up',
+                                   ceil(j.flip_efficiency * 1000) / 1000, j.hardware_id)
                        ELSE '' END
                || CASE WHEN j.fewer_efficiency IS NOT NULL
-                       THEN format('; from {:.3f} up {} device{} would do', ceil(j.fewer_efficiency * 1000) / 1000,
+                       THEN format('; from {:.3f} up, {} device{} would do', ceil(j.fewer_efficiency * 1000) / 1000,
                                    j.fewer_devices, CASE WHEN j.fewer_devices = 1 THEN '' ELSE 's' END)
                        ELSE '' END}
            END,
