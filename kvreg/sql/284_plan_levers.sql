@@ -88,7 +88,8 @@ flip AS (
     GROUP BY r.model_id
 ),
 bt AS (
-    -- the recommended configurations' admission at every setting of the batched_tokens axis (and their own)
+    -- the recommended configurations' admission at every setting of the batched_tokens axis (and their own); with no
+    -- engine row recommended the lists are [''] (no id), never NULL (= every model, hardware and engine)
     SELECT e.* FROM engine_capacity_at(
         (SELECT list(DISTINCT workload_context_tokens) FROM query_table(ranked)),
         batched_axis := (SELECT list(DISTINCT t ORDER BY t) FROM (
@@ -97,11 +98,11 @@ bt AS (
                              WHERE rank_in_model = 1 AND pool_basis = 'engine' AND max_num_batched_tokens IS NOT NULL)),
         gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs, enforce_eager := enforce_eager,
         num_speculative_tokens := num_speculative_tokens, block_size := block_size,
-        only_models := (SELECT list(DISTINCT model_id) FROM query_table(ranked)
+        only_models := (SELECT coalesce(list(DISTINCT model_id), ['']) FROM query_table(ranked)
                         WHERE rank_in_model = 1 AND pool_basis = 'engine'),
-        only_hardware := (SELECT list(DISTINCT hardware_id) FROM query_table(ranked)
+        only_hardware := (SELECT coalesce(list(DISTINCT hardware_id), ['']) FROM query_table(ranked)
                           WHERE rank_in_model = 1 AND pool_basis = 'engine'),
-        only_engines := (SELECT list(DISTINCT engine_id) FROM query_table(ranked)
+        only_engines := (SELECT coalesce(list(DISTINCT engine_id), ['']) FROM query_table(ranked)
                          WHERE rank_in_model = 1 AND pool_basis = 'engine')) e
 ),
 bopt AS (
