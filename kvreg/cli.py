@@ -444,11 +444,17 @@ def calibrate(fmt, speed, project, db):
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Feasible rows shown.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: every option in rank order (columns of ranked_plans), with the settings given.")
+@click.option("--efficiency-basis", "efficiency_basis", type=click.Choice(["fitted", "vendor_measured"]),
+              default="fitted", show_default=True,
+              help="fitted: the measured efficiency fits (a device with none at its entry's stated figure);"
+                   " vendor_measured: a stated figure replaced by the same vendor's lowest measured one (the"
+                   " report's second plan of a † call).")
 @engine_knob_options
 @project_option
 @db_option
 def plan(model, users, context, input_tokens, output_tokens, shared_prefix_tokens, parallel_samples, request_rate,
-         tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, fmt, project, db, **knobs):
+         tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, fmt, efficiency_basis, project, db,
+         **knobs):
     """Accelerators a workload needs: replicas, GPUs, $/hour and the binding constraint, cheapest first."""
     from kvreg.build import connect
     from kvreg.fit import UsageError
@@ -466,7 +472,8 @@ def plan(model, users, context, input_tokens, output_tokens, shared_prefix_token
         result = run_plan(con, model, users=users, context_tokens=context_tokens, tpot_s=tpot_ms / 1e3,
                           ttft_s=None if ttft_ms is None else ttft_ms / 1e3, weights_dtypes=list(weights_dtypes),
                           kv_dtypes=list(kv_dtypes), engine=engine,
-                          hardware=list(hardware), knobs=_knobs(knobs), workload=workload)
+                          hardware=list(hardware), knobs=_knobs(knobs), workload=workload,
+                          efficiency_basis=efficiency_basis)
     except UsageError as exc:
         raise click.UsageError(str(exc))
     if fmt == "json":

@@ -54,6 +54,12 @@ class PlanResult:
     support_unchecked: bool = False
     # why the engine gives no row at all for this model, when it does not model its layout (engine_fit, DeepSeek-V4)
     layout_notes: list[str] = dataclasses.field(default_factory=list)
+    efficiency_basis: str = "fitted"   # the plans macro's efficiency_basis
+    # plan_levers (kvreg/sql/284) row of the recommendation: what would change the answer; None without one
+    levers: dict | None = None
+    # plan_measured_basis (286) row: the recommendation sized at the vendor's measured figure (a † call); else None
+    measured: dict | None = None
+    stated: set = dataclasses.field(default_factory=set)   # hardware whose bandwidth efficiency is the stated guess
 
     @property
     def ranked(self) -> list[dict]:
@@ -201,7 +207,8 @@ def resolve_workload(users: int | None, context_tokens: int | None, workload: di
 def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot_s: float,
          ttft_s: float | None = None, weights_dtypes: list[str] | None = None, kv_dtypes: list[str] | None = None,
          engine: str = "first-principles", hardware: list[str] | None = None,
-         knobs: dict | None = None, workload: dict | None = None) -> PlanResult:
+         knobs: dict | None = None, workload: dict | None = None,
+         efficiency_basis: str = "fitted") -> PlanResult:
     """Every hardware × precision × TP configuration for the workload, ranked by ``ranked_plans``.
 
     Args:
@@ -219,13 +226,22 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
         hardware: hardware ids to compare; default every hardware entry.
         knobs: engine settings by name (:data:`KNOBS`); a missing or None value is the release default.
         workload: :data:`WORKLOAD_FIELDS` by name (see :func:`resolve_workload`); None values are not given.
+        efficiency_basis: the ``plans`` macro's: 'fitted' (speed_efficiency's figures) or 'vendor_measured' (a
+            device's stated bandwidth efficiency replaced by the same vendor's lowest measured one, 274).
 
     Returns:
         A :class:`PlanResult`.
 
     Raises:
-        UsageError: an unknown id or dtype, a non-positive workload figure or an out-of-range setting.
+        UsageError: an unknown id or dtype, a non-positive workload figure, an out-of-range setting or an
+            efficiency basis other than 'fitted' and 'vendor_measured'.
     """
+    from kvreg.plan_levers import EFFICIENCY_BASES, levers_for
+
+    if efficiency_basis not in EFFICIENCY_BASES:
+        raise UsageError(f"efficiency basis {efficiency_basis!r} is not one of {', '.join(EFFICIENCY_BASES)}"
+                         " ('fitted': the measured fits; 'vendor_measured': a stated figure replaced by the same"
+                         " vendor's lowest measured one)")
     users, context_tokens = resolve_workload(users, context_tokens, workload)
     if (users is not None and users < 1) or context_tokens < 1 or not tpot_s > 0 or (ttft_s is not None and not ttft_s > 0):
         raise UsageError("users, context, TPOT (and TTFT when given) must be positive")
@@ -254,11 +270,13 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
         check_known(con, "precisions WHERE for_kv", "dtype", d, "KV dtype")
     for h in hardware or []:
         check_known(con, "hardware", "hardware_id", h, "hardware")
-    rows = dict_rows(con.execute(
-        "SELECT * FROM ranked_plans(?, ?, ?, ttft_s := ?, models := ?, engines := ?, weights_dtypes := ?,"
-        f" kv_dtypes := ?, hardware := ?, {_KNOB_SQL}, {_WORKLOAD_SQL}) ORDER BY rank_in_model",
-        [users, context_tokens, tpot_s, ttft_s, [model], [engine], list(weights_dtypes), list(kv_dtypes),
-         list(hardware) if hardware else None, *knob_params(knobs), *(given.get(k) for k in WORKLOAD_FIELDS)]))
+    params = [users, context_tokens, tpot_s, ttft_s, [model], [engine], list(weights_dtypes), list(kv_dtypes),
+              list(hardware) if hardware else None, *knob_params(knobs), *(given.get(k) for k in WORKLOAD_FIELDS)]
+    ranked_sql = ("SELECT * FROM ranked_plans(?, ?, ?, ttft_s := ?, models := ?, engines := ?, weights_dtypes := ?,"
+                  f" kv_dtypes := ?, hardware := ?, {_KNOB_SQL}, {_WORKLOAD_SQL}, efficiency_basis := ?)")
+    # kept as a temp table: plan_levers and plan_measured_basis (kvreg/sql/284, 286) read the same rows
+    con.execute(f"CREATE OR REPLACE TEMP TABLE plan_ranked AS {ranked_sql}", params + [efficiency_basis])
+    rows = dict_rows(con.execute("SELECT * FROM plan_ranked ORDER BY rank_in_model"))
     by_list: dict[str, list[dict]] = {"priced": [], "no price": [], "other basis": [], "infeasible": []}
     for r in rows:
         by_list[r["rank_list"]].append(r)
@@ -271,7 +289,8 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
                       con.execute("SELECT native_context_tokens FROM models WHERE model_id = ?", [model]).fetchone()[0],
                       engine != "first-principles" and not con.execute(
                           "SELECT count(*) FROM engine_platforms WHERE engine_id = ?", [engine]).fetchone()[0],
-                      [] if rows else [n for d in kv_dtypes for n in unmodelled_layout(con, model, engine, d)])
+                      [] if rows else [n for d in kv_dtypes for n in unmodelled_layout(con, model, engine, d)],
+                      efficiency_basis, *levers_for(con, rows, ranked_sql, params, knobs, efficiency_basis))
 
 
 def settings_line(row: dict, engine: str) -> str | None:
@@ -306,11 +325,15 @@ def plan_json(r: PlanResult) -> dict:
     return {"model": r.model_id, "engine": r.engine_id, "users": r.users, "context_tokens": r.context_tokens,
             "workload": {k: r.workload.get(k) for k in WORKLOAD_FIELDS},
             "tpot_s": r.tpot_s, "ttft_s": r.ttft_s, "weights_dtypes": r.weights_dtypes, "kv_dtypes": r.kv_dtypes,
-            "settings": r.knobs, "rate_basis": r.basis, "options": r.ranked, "warnings": plan_warnings(r)}
+            "settings": r.knobs, "rate_basis": r.basis, "efficiency_basis": r.efficiency_basis,
+            "stated_efficiency_hardware": sorted(r.stated), "what_would_change": r.levers,
+            "measured_basis": r.measured, "options": r.ranked, "warnings": plan_warnings(r)}
 
 
 def plan_warnings(r: PlanResult) -> list[str]:
-    """Plain-language warnings: a context beyond the model's native context; why the engine gives no row at all when
+    """Plain-language warnings: a context beyond the model's native context; a recommendation sized on decode speed
+    at a stated (unmeasured) bandwidth efficiency, with the count at the vendor's measured figure (†); why the engine
+    gives no row at all when
     it does not model the model's cache layout (DeepSeek-V4's compressed attention, engine_fit); an engine release
     whose platform support is not recorded (engine_support, 058: its devices and precisions are then not checked)."""
     out = []
@@ -318,6 +341,10 @@ def plan_warnings(r: PlanResult) -> list[str]:
         out.append(f"Warning: {r.context_tokens:,} tokens is beyond {r.model_id}'s native context"
                    f" ({r.native_context_tokens:,} tokens); the model was not trained for it.")
     out += [f"Warning: {n}." for n in r.layout_notes]
+    if r.measured is not None:   # the report's † (kvreg/sql/286 plan_measured_basis)
+        from kvreg.plan_levers import measured_warning
+
+        out.append("Warning: " + measured_warning(r.measured))
     if r.support_unchecked:
         out.append(f"Warning: {r.engine_id} records no platform support (no support: block in its entry), so"
                    " kvreg did not check that it runs each device and precision (engine_support.checked = false).")
@@ -398,14 +425,17 @@ def replicas_wording(replicas: int, tp: int, devices: int) -> str:
             f"{'' if devices == 1 else 's'}")
 
 
-def _plan_table(rows: list[dict]) -> list[str]:
+def _plan_table(rows: list[dict], stated: set | frozenset = frozenset()) -> list[str]:
+    """The options as a text table; ``tpot†`` marks a row whose decode speed binds at a stated (unmeasured)
+    bandwidth efficiency (``stated``: those hardware ids), as the report marks its summary."""
     table = [("hardware", "weights", "KV", "TP", "capacity/replica", "rate limit", "replicas", "batch",
               "GPUs", "$/hour", "binding", "TPOT at batch", "rate basis")]
     for p in rows:
+        dagger = "†" if p["binding_constraint"] == "tpot" and p["hardware_id"] in stated else ""
         table.append((p["hardware_id"], p["weights_dtype"], p["kv_dtype"], p["tp"],
                       f.count(p["max_seqs_per_replica"]), f.count(p["rate_max_batch"]), f.count(p["replicas"]),
                       f.count(p["batch_per_replica"]), f.count(p["gpus"]), f.usd(p["usd_per_hour"]),
-                      p["binding_constraint"], f.ms(p["tpot_at_batch_s"]), p["rate_basis"]))
+                      p["binding_constraint"] + dagger, f.ms(p["tpot_at_batch_s"]), p["rate_basis"]))
     return _table(table)
 
 
@@ -424,13 +454,13 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
     unpriced_hw = ", ".join(sorted({p["hardware_id"] for p in r.unpriced}))
     if r.feasible:
         out.append(f"Cheapest first. {rule}")
-        out += _plan_table(r.feasible[:top])
+        out += _plan_table(r.feasible[:top], r.stated)
         if len(r.feasible) > top:
             out.append(f"({len(r.feasible) - top} more priced configurations not shown)")
     if r.unpriced:
         out.append(f"No price in the registry for {unpriced_hw}: ranked on their own, fewest GPUs first"
                    f" (not comparable in $/hour).{'' if r.feasible else ' ' + rule}")
-        out += _plan_table(r.unpriced[:top])
+        out += _plan_table(r.unpriced[:top], r.stated)
         if len(r.unpriced) > top:
             out.append(f"({len(r.unpriced) - top} more configurations without a price not shown)")
     if best is not None:
@@ -447,6 +477,17 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
         shown = {p["hardware_id"]: p.get("efficiency_evidence") for p in (r.feasible or r.unpriced)[:top]}
         out.append("Efficiency used: " + "; ".join(f"{hw}: {ev or 'none (bandwidth ceiling)'}"
                                                    for hw, ev in shown.items()) + ".")
+        out.append("Efficiency basis: " + ("fitted (the measured fits; a device with none at its entry's stated figure)"
+                                           if r.efficiency_basis == "fitted" else
+                                           "vendor_measured (a stated figure replaced by the same vendor's lowest"
+                                           " measured one)") + ".")
+        if any(p["binding_constraint"] == "tpot" and p["hardware_id"] in r.stated
+               for p in (r.feasible or r.unpriced)[:top]):
+            out.append("† decode speed binds at a bandwidth efficiency nobody has measured on this device, its"
+                       " architecture or its other engines (the hardware entry's stated figure).")
+        from kvreg.plan_levers import lever_lines
+
+        out += lever_lines(r.levers)
     else:
         out.append("No configuration serves this workload.")
         worst = r.infeasible[0] if r.infeasible else None

@@ -134,3 +134,31 @@ def test_log_axes_have_no_zero_tick_and_name_their_units(small_team):
         assert "0" not in labels, labels              # a log axis has no zero
     cost = small_team[small_team.index('id="cost-chart"'):]
     assert "US dollars per million output tokens (log scale)" in cost[:cost.index("</svg>")]
+
+
+def test_dropouts_agree_with_the_plans_reasons(small_team):
+    """Each device that drops out of the small-team report gives the reasons ``kvreg plan`` gives ("Cannot serve it",
+    the same ``plans`` reason column through ranked_plans), and no device drops out that the plans serve."""
+    from kvreg.api import connect
+
+    report = yaml.safe_load((ROOT / "reports" / "2026-q4-small-team.yaml").read_text())
+    con = connect(ROOT)
+    rows = con.execute(
+        "SELECT model_id, hardware_id, engine_id, feasible, reason FROM ranked_plans(30, 131072, 0.1, models := ?,"
+        " hardware := ?, engines := ?, weights_dtypes := ?, kv_dtypes := ?, tps := [1])",
+        [report["models"], report["hardware"], report["engines"], report["weights_dtypes"],
+         report["kv_dtypes"]]).fetchall()
+    drops = dict(zip(report["models"], (_text(m) for m in re.findall(r"Devices that drop out:(.*?)</li>",
+                                                                      small_team, re.S))))
+    for model in report["models"]:
+        text = drops.get(model, "")
+        for hw in report["hardware"]:
+            mine = [r for r in rows if r[0] == model and r[1] == hw]
+            served = {r[2] for r in mine if r[3]}
+            # gone everywhere: every reason; gone under one release that does not run there: its platform reason
+            why = ({r[4] for r in mine} if not served else
+                   {r[4] for r in mine if r[2] not in served and r[4].startswith("platform:")})
+            if not why:
+                assert f"{hw}:" not in text, (model, hw)
+            for reason in why:
+                assert f"{hw}: " in text and reason in text, (model, hw, reason)

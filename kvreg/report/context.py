@@ -214,6 +214,7 @@ class ModelSection:
     unpriced: list = dataclasses.field(default_factory=list)  # unpriced_options.sql rows, fewest devices first
     shown: Any | None = None  # shown_precisions.sql row: the precisions and engine the charts and the PDF appendix show
     guess: Any | None = None  # guess_plans.sql row: a † call sized again at the same vendor's measured efficiency
+    levers: Any | None = None  # levers.sql row (plan_levers, kvreg/sql/284): what would change the answer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -512,6 +513,8 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     grid = _by_model(rows(con, "report_grid_ordered"))
     options = _by_model(rows(con, "report_options_ordered"))
     sens = {r.model_id: r for r in rows(con, "sensitivity")}
+    lever_knobs = {k: v for k, v in knob_params(workload).items() if k != "max_num_batched_tokens"}
+    levers = {r.model_id: r for r in rows(con, "levers", lever_knobs)} if avail.plans else {}
     per_seq = _by_model(rows(con, "per_sequence", p))
     pools = _by_model(rows(con, "pools"))
     chart_cap = _by_model(rows(con, "report_chart_capacity_ordered", p))
@@ -553,7 +556,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
             per_sequence=per_seq.get(mid, []), pools=pools.get(mid, []), quirks=quirks.get(mid, []),
             charts={k: v for k, v in svg.items() if v}, naive_gap=gaps.get(mid, []),
             dropouts=drops.get(mid, []), unpriced=unpriced.get(mid, []), shown=shown.get(mid),
-            guess=guesses.get(mid)))
+            guess=guesses.get(mid), levers=levers.get(mid)))
 
     summary_charts = {}
     if charts:

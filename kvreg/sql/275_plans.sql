@@ -21,7 +21,7 @@
 --   bandwidth efficiency that is only the hardware entry's stated figure by the same vendor's lowest measured one
 --   under the engine family (plan_efficiency, 274: e.g. mi355x 0.45 stated → mi300x 0.23 measured), every other
 --   row unchanged, so a call resting on a guess can be sized again at the nearest evidence (the report's †
---   calls).  Any other value is an error.
+--   calls).  Any other value is an error naming the two (any caller, any column read).
 -- Units: sequences, devices, seconds, tokens, USD per hour, bytes.
 --   max_seqs_per_replica  capacity_at's max_seqs at the context: the sequences the engine release admits
 --                         (pool_basis 'engine'), or floor(KV pool per rank ÷ per-rank bytes of one sequence)
@@ -67,6 +67,9 @@
 --                         (linear beyond every window; NULL when the cache does not grow with context, or
 --                         when the configuration fails for a reason no shorter context mends, or misses the
 --                         TTFT: this bound is memory's and the TPOT's, not the prefill's)
+--   params_total, params_active, moe_experts, moe_experts_per_token, flop_per_token, ceiling_bw, ceiling_peak,
+--   allreduce_s_per_token, moe_act_bytes  the decode step's inputs (decode_step_s, 104) at the replica's ceilings,
+--                         so plan_levers (284) costs a batch at another efficiency with the same formula
 -- Source: kv-cache-chapter.txt §2.4–2.5 (step = (P·p + B·s·k) ÷ BW), Megatron-LM all-reduces (see roofline).
 CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL, gpu_memory_utilization := NULL,
                               max_num_seqs := NULL, max_num_batched_tokens := NULL, enforce_eager := NULL,
@@ -145,11 +148,9 @@ base AS (
     -- the efficiencies (274): speed_efficiency's, or with efficiency_basis 'vendor_measured' the same vendor's lowest
     -- measured bandwidth figure where this device's is only the entry's stated one
     LEFT JOIN (SELECT pe.hardware_id, pe.engine_family, pe.compute_efficiency,
-                      CASE WHEN coalesce(efficiency_basis, 'fitted') NOT IN ('fitted', 'vendor_measured')
-                           THEN error('plans: efficiency_basis is ''fitted'' or ''vendor_measured''')
-                           WHEN efficiency_basis = 'vendor_measured' AND pe.vendor_bandwidth_efficiency IS NOT NULL
+                      CASE WHEN efficiency_basis::VARCHAR = 'vendor_measured' AND pe.vendor_bandwidth_efficiency IS NOT NULL
                            THEN pe.vendor_bandwidth_efficiency ELSE pe.bandwidth_efficiency END AS bandwidth_efficiency,
-                      CASE WHEN efficiency_basis = 'vendor_measured' AND pe.vendor_bandwidth_efficiency IS NOT NULL
+                      CASE WHEN efficiency_basis::VARCHAR = 'vendor_measured' AND pe.vendor_bandwidth_efficiency IS NOT NULL
                            THEN pe.vendor_evidence ELSE pe.evidence END AS evidence
                FROM plan_efficiency pe) se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
     LEFT JOIN tp_sharding ts ON ts.model_id = p.model_id AND ts.tp = p.tp   -- a served set (target + draft): NULL
@@ -341,8 +342,17 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
                  - r.constant_rank_bytes * r.tp) / r.growing_token_bytes,
                 CASE WHEN r.flop_per_context_token > 0
                      THEN ((tpot_s - coalesce(r.ar_s, 0) / r.ec) * r.peak - r.constant_flop) / r.flop_per_context_token END
-            )))::BIGINT END AS max_context_tokens
+            )))::BIGINT END AS max_context_tokens,
+       -- the decode step's inputs at the replica's ceilings (decode_step_s), for plan_levers (kvreg/sql/284) to
+       -- cost the recommended row's batch at another bandwidth efficiency with the same formula
+       r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token, r.flop_per_token,
+       r.ceiling_bw, r.ceiling_peak, r.ar_s AS allreduce_s_per_token, r.moe_act_bytes
 FROM run r
+-- a bad efficiency_basis is an error naming the allowed values, whatever the caller reads (a constant: DuckDB folds
+-- it before any row; ::VARCHAR so a number is named, not a conversion error)
+WHERE CASE WHEN coalesce(efficiency_basis::VARCHAR, 'fitted') IN ('fitted', 'vendor_measured') THEN TRUE
+           ELSE error('plans: efficiency_basis is ''fitted'' (the default) or ''vendor_measured'', not '''
+                      || efficiency_basis::VARCHAR || '''') END
 ;
 
 -- plan_usd_per_million_output_tokens(usd_per_hour, replicas, batch_per_replica, tpot_at_batch_s): scalar macro,

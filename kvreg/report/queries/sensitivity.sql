@@ -31,7 +31,7 @@
 --   ru_*                    the runner-up: the cheapest option that meets the workload on other hardware, same
 --                           engine; ru_extra = its cost ÷ the recommendation's − 1
 --   ru_flip_usd_per_device_hour  the runner-up's price per device-hour at which the two cost the same
---                           (recommended $/h ÷ runner-up devices); ru_flip_change its change in price (−0.2 = 20 % lower)
+--                           (plan_flip_usd_per_device_hour, 283); ru_flip_change its change in price (−0.2 = 20 % lower)
 WITH rec AS (SELECT * FROM report_options WHERE rank_in_model = 1 AND meets),
 ru AS (
     SELECT o.model_id, arg_min(o.hardware_id, o.rank_in_model) AS ru_hardware_id,
@@ -112,8 +112,9 @@ SELECT o.model_id, o.users, o.users_capacity, o.devices, o.naive_devices,
        any_value(COLUMNS(l.* EXCLUDE (model_id))), any_value(nb.binding_name) AS next_constraint_name,
        any_value(COLUMNS(u.* EXCLUDE (model_id))),
        any_value(u.ru_usd_per_hour / o.usd_per_hour - 1) AS ru_extra,
-       any_value(o.usd_per_hour / u.ru_devices) AS ru_flip_usd_per_device_hour,
-       any_value(o.usd_per_hour / u.ru_devices / u.ru_price_usd_per_hour - 1) AS ru_flip_change
+       any_value(plan_flip_usd_per_device_hour(o.usd_per_hour, u.ru_devices)) AS ru_flip_usd_per_device_hour,
+       any_value(plan_flip_usd_per_device_hour(o.usd_per_hour, u.ru_devices) / u.ru_price_usd_per_hour - 1)
+           AS ru_flip_change
 FROM rec o
 JOIN models m ON m.model_id = o.model_id
 JOIN report_capacity_axis c ON c.model_id = o.model_id AND c.hardware_id = o.hardware_id AND c.engine_id = o.engine_id
