@@ -123,7 +123,7 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         check_known(con, "hardware", "hardware_id", hardware, "hardware")
         check_known(con, "engines", "engine_id", engine, "engine")
         check_known(con, "precisions WHERE for_weights", "dtype", weights_dtype, "weights dtype")
-        check_block_size(con, [engine], (knobs or {}).get("block_size"))
+        check_block_size(con, [engine], (knobs or {}).get("block_size"), model=model)
         cur = con.execute(
             f"SELECT * FROM capacity_at(?::BIGINT[], {knob_sql}) WHERE model_id = ? AND hardware_id = ?"
             " AND engine_id = ? AND weights_dtype = ? AND kv_dtype = ? AND tp = ? ORDER BY context_tokens",

@@ -95,14 +95,37 @@ def allowed_block_sizes(con, engine: str) -> list[int] | None:
     return [int(x) for x in row[0].split(",")] if row and row[0] else None
 
 
-def check_block_size(con, engines: list[str], block_size: int | None, option: str = "--block-size") -> None:
+def compressed_block_size(con, engine: str, model: str) -> int | None:
+    """The block (tokens) ``engine`` lays ``model``'s compressed attention out in (DeepSeek-V4: the sparse SWA
+    backend's preferred 256, engine_accounting.compressed_block_tokens), or None when the model has no
+    compressed layer or the release does not model that layout."""
+    row = con.execute(
+        "SELECT a.compressed_block_tokens FROM engine_accounting a WHERE a.engine_id = ? AND a.compressed_mla_modelled"
+        " AND EXISTS (SELECT 1 FROM layer_groups g WHERE g.model_id = ? AND g.kind = 'full'"
+        " AND g.compress_tokens IS NOT NULL)", [engine, model]).fetchone()
+    return int(row[0]) if row else None
+
+
+def check_block_size(con, engines: list[str], block_size: int | None, option: str = "--block-size",
+                     model: str | None = None) -> None:
     """Raise :class:`UsageError` when ``block_size`` is set and one of ``engines`` does not accept it.
 
     The message names the option, the release and its allowed values (the SQL macros would give no rows for
-    such a release: refused here first, never an empty or silently unchanged figure)."""
+    such a release: refused here first, never an empty or silently unchanged figure).  For a ``model`` with
+    compressed attention (DeepSeek-V4) under a release that models its layout, the one size is the layout's
+    block: vLLM takes the sparse SWA backend's 256 unless told otherwise (platforms/interface.py 0.22.0:489-501),
+    and any other size fails its page match (v1/core/kv_cache_utils.py 0.22.0:1549), so kvreg gives no row."""
     if block_size is None:
         return
     for e in engines:
+        compressed = compressed_block_size(con, e, model) if model else None
+        if compressed is not None:
+            if block_size != compressed:
+                raise UsageError(f"{option} {block_size}: under {e}, {model}'s compressed attention is laid out in"
+                                 f" {compressed}-token blocks (the sparse SWA backend's size); another size fails"
+                                 f" vLLM's page match, so kvreg has no figure for it. Use {option} {compressed} or"
+                                 " leave it unset")
+            continue
         allowed = allowed_block_sizes(con, e)
         if allowed is None:
             raise UsageError(f"{option} {block_size}: engine {e} has no block-size knob in kvreg (only vLLM"
@@ -221,7 +244,7 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
     check_known(con, "models", "model_id", model, "model")
     check_known(con, "engines", "engine_id", engine, "engine")
     check_knobs(knobs)
-    check_block_size(con, [engine], (knobs or {}).get("block_size"))
+    check_block_size(con, [engine], (knobs or {}).get("block_size"), model=model)
     if not weights_dtypes:
         weights_dtypes = [con.execute("SELECT dtype FROM models WHERE model_id = ?", [model]).fetchone()[0]]
     kv_dtypes = kv_dtypes or ["bf16"]

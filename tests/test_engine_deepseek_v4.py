@@ -108,6 +108,26 @@ def test_no_engine_figure_where_the_layout_is_not_modelled(con):
                        " WHERE model_id LIKE 'deepseek-v4-%'").fetchone()[0] == 0
 
 
+def test_block_size_is_the_layouts_own_256_set_or_not(con):
+    # Unset, vLLM takes the sparse SWA backend's preferred 256 for V4 (platforms/interface.py 0.22.0:489-501,
+    # sparse_swa.py 0.22.0:105-107), not the release's 16: the settings say 256, and --block-size 256 (which the
+    # release's list for other models, 16-128, lacks) gives the same rows; 64 is refused by name, never "no rows".
+    import pytest
+
+    from kvreg.plan import UsageError, check_block_size
+
+    q = ("SELECT block_size, block_size_is_default, num_blocks FROM engine_capacity_at([32768], block_size := {})"
+         " WHERE engine_id = ? AND model_id = 'deepseek-v4-flash' AND hardware_id = 'h200' AND kv_dtype = 'fp8'"
+         " AND tp = 2 AND weights_dtype = 'fp8' ORDER BY ALL")
+    unset, at256 = (rows(con, q.format(b), [ENGINE]) for b in ("NULL", "256"))
+    assert unset and unset == at256 and {(r["block_size"], r["block_size_is_default"]) for r in unset} == {(256, True)}
+    check_block_size(con, [ENGINE], 256, model="deepseek-v4-flash")
+    with pytest.raises(UsageError, match="laid out in 256-token blocks"):
+        check_block_size(con, [ENGINE], 64, model="deepseek-v4-flash")
+    with pytest.raises(UsageError, match="allowed: 16, 32, 64, 128"):
+        check_block_size(con, [ENGINE], 256, model="llama-3.1-8b")
+
+
 def test_fit_says_why_a_release_gives_no_figure(con):
     from kvreg.engine_fit import engine_fit, render_engine
 

@@ -71,7 +71,8 @@ LEFT JOIN hit h ON h.engine_id = c.engine_id AND h.architecture IS NOT DISTINCT 
 --     this layer's block is the one it has with no knob (false for --block-size 16 on an MLA layer whose release
 --     default is 64: a user-set size replaces the backend's preference); mla_block_size_forced: the knob was
 --     given and an mla layer kept the release's MLA block instead;
---   a knob the release does not accept (engine_accounting.block_sizes; NULL = not modelled) gives no rows for it:
+--   a knob the release does not accept (engine_accounting.block_sizes, or for a compressed-attention model the
+--     layout's compressed_block_tokens; NULL = not modelled) gives no rows for it:
 --     the CLI and report definitions refuse it first, naming the allowed values;
 --   in_pool: false for layers that hold neither KV nor state (shared layers reuse another's KV;
 --     MLP/MoE-only blocks have no token mixer: vLLM's get_kv_cache_spec only visits attention and
@@ -82,7 +83,8 @@ LEFT JOIN hit h ON h.engine_id = c.engine_id AND h.architecture IS NOT DISTINCT 
 CREATE OR REPLACE MACRO engine_layer_specs_at(block_size := NULL) AS TABLE
 WITH mix AS (
     SELECT s.served_id, bool_or(g.kind IN ('full', 'mla')) AS has_unbounded, bool_or(g.kind = 'mla') AS has_mla,
-           coalesce(bool_or(g.index_head_dim IS NOT NULL) FILTER (WHERE g.kind = 'mla'), false) AS mla_sparse
+           coalesce(bool_or(g.index_head_dim IS NOT NULL) FILTER (WHERE g.kind = 'mla'), false) AS mla_sparse,
+           bool_or(g.kind = 'full' AND g.compress_tokens IS NOT NULL) AS has_compressed
     FROM served_models s JOIN layer_groups g ON g.model_id = s.model_id
     GROUP BY ALL
 ),
@@ -119,6 +121,9 @@ spec AS (
                           AND v.sparse = m.mla_sparse
     WHERE block_size IS NULL
        OR list_contains(list_transform(string_split(a.block_sizes, ','), lambda x: x::BIGINT), block_size::BIGINT)
+       -- compressed attention (DeepSeek-V4) takes its layout's block (engine_compressed_buckets_at), which the
+       -- release's list for other models need not hold
+       OR (m.has_compressed AND a.compressed_mla_modelled AND block_size::BIGINT = a.compressed_block_tokens)
 )
 SELECT p.engine_id, p.model_id, p.layer_model_id, p.role, p.group_idx, p.kind, p.storage_kind, p.kv_dtype, p.tp,
        p.mla_block_tokens, p.mla_sparse, p.layer_count,

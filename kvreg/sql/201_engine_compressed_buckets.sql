@@ -6,7 +6,7 @@
 --   full group that carries compress) × kv_dtype (compressed_kv_dtypes) × tp × cache set; a cache set is one
 --   UniformTypeKVCacheSpecs vLLM builds: 'mla' (every compressed KV and indexer cache), and one per
 --   SlidingWindowMLASpec (block, window): the sliding window, each compressor ratio's state.
--- Inputs: engine_accounting (compressed_*), engines, served_models, layer_groups, state_tensors, precisions.
+-- Inputs: engine_accounting (compressed_*), served_models, layer_groups, state_tensors, precisions.
 -- Units: bytes (pages), tokens (block_tokens, window_tokens), layers.
 -- Rules (vLLM 0.22.0, 0.26.0 the same functions):
 --   caches: every layer a sliding-window cache of sliding_block_tokens entries (v1/attention/backends/mla/sparse_swa.py
@@ -157,13 +157,14 @@ SELECT g.engine_id, g.model_id, k.kv_dtype, t.tp, 0::BIGINT AS mla_block_tokens,
        'layer_tuples' AS layout_mode, g.block_tokens AS base_block_tokens, g.block_tokens AS attn_block_tokens,
        g.block_tokens, g.set_page_bytes AS raw_page_bytes, g.tuple_bytes AS page_bytes, w.group_size,
        g.request_groups, NULL::DOUBLE AS pool_ratio, 0 AS num_speculative_tokens,
-       coalesce(block_size, e.block_size_tokens)::BIGINT AS block_size,
+       -- unset, vLLM takes the sparse SWA backend's preferred block for this layout (platforms/interface.py 0.22.0:489-501
+       -- Phase 1, sparse_swa.py 0.22.0:105-107), not the release's 16
+       coalesce(block_size::BIGINT, a.cblock) AS block_size,
        block_size IS NULL OR block_size::BIGINT = a.cblock AS block_size_is_default,
        false AS mla_block_size_forced
 FROM grouped g
 JOIN whole w USING (engine_id, model_id)
 JOIN acc a USING (engine_id)
-JOIN engines e ON e.engine_id = g.engine_id
 CROSS JOIN (SELECT DISTINCT kv_dtype FROM kv_layer_costs) k
 CROSS JOIN tp_sizes t
 WHERE list_contains(a.kv_dtypes, k.kv_dtype)

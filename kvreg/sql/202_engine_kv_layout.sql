@@ -15,7 +15,8 @@
 --   min_block_tokens: the smallest attention block size (the ≤0.20 token report multiplies by it); layer_tuples:
 --     the compressed (MLA) cache block.
 --   Quirk flags say whether a release rule changes this model's figure (engine_quirks.trigger).
---   block_size, block_size_is_default: the setting (the knob, else the release's block size; engine_layer_specs_at);
+--   block_size, block_size_is_default: the setting (the knob, else the release's block size; engine_layer_specs_at;
+--     layer_tuples: the compressed layout's, engine_compressed_buckets_at: unset = the sparse SWA backend's 256);
 --   mla_block_size_forced: the knob was given but the release keeps its MLA backend's block for the mla layers.
 -- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_kv_layout_at(block_size := NULL) AS TABLE
@@ -40,7 +41,9 @@ WITH agg AS (
            CASE WHEN any_value(b.layout_mode) = 'layer_tuples' THEN max(b.block_tokens) FILTER (WHERE b.storage_kind = 'mla')
                 ELSE min(b.block_tokens) FILTER (WHERE b.storage_kind <> 'recurrent') END AS min_block_tokens,
            max(b.block_tokens) FILTER (WHERE b.storage_kind <> 'recurrent') AS max_block_tokens,
-           bool_or(b.storage_kind <> 'recurrent' AND b.attn_block_tokens > b.base_block_tokens) AS recurrent_page_alignment
+           bool_or(b.storage_kind <> 'recurrent' AND b.attn_block_tokens > b.base_block_tokens) AS recurrent_page_alignment,
+           -- layer_tuples: the setting as the compressed layout has it (unset = the backend's 256, not the release's 16)
+           any_value(b.block_size) AS tuple_block_size, bool_and(b.block_size_is_default) AS tuple_block_size_is_default
     FROM engine_kv_buckets_at(block_size := block_size) b
     GROUP BY ALL
 ),
@@ -67,7 +70,10 @@ SELECT a.engine_id, a.model_id, a.kv_dtype, a.tp, a.mla_block_tokens, f.mla_spar
        f.mla_block_size, f.sliding_prefill_reserve, a.recurrent_page_alignment,
        a.padding_layers > 0 AS has_padding_layers,
        a.layout_mode = 'swa_pools' AS swa_pool_ratio,
-       f.block_size, f.block_size_is_default, f.mla_block_size_forced
+       CASE WHEN a.layout_mode = 'layer_tuples' THEN a.tuple_block_size ELSE f.block_size END AS block_size,
+       CASE WHEN a.layout_mode = 'layer_tuples' THEN a.tuple_block_size_is_default ELSE f.block_size_is_default END
+           AS block_size_is_default,
+       f.mla_block_size_forced
 FROM agg a JOIN flags f USING (engine_id, model_id, kv_dtype, tp, mla_block_tokens);
 
 -- engine_kv_layout: engine_kv_layout_at at the release default block size (columns, grain and units as above).
