@@ -1,5 +1,6 @@
-"""DeepSeek-V4 in the engine family: vLLM 0.22–0.32's layer-tuple layout, worked by hand (docs/engine.md
-"DeepSeek-V4: layer tuples"), and the vllm-project/vllm#51041 startup it explains.
+"""DeepSeek-V4 in the engine family: vLLM 0.22–0.32's layer-tuple layout and 0.33's block-outermost packing, worked by
+hand (docs/engine.md "DeepSeek-V4: layer tuples", "DeepSeek-V4 in 0.33: block-outermost packing"), and the
+vllm-project/vllm#51041 startup the first explains.
 
 Flash: 43 layers, compress_ratios 0, 0, then 4 / 128 alternating: 21 ratio-4 layers, 20 ratio-128 layers.
 Pages (fp8_ds_mla, 584 B per 512-wide entry, every page rounded up to 576 B; vLLM 0.22.0 sources in the docs):
@@ -18,6 +19,7 @@ from tests.conftest import one
 
 GIB = 2**30
 ENGINE = "vllm-0.22-0.26"
+E033 = "vllm-0.33"
 
 
 def rows(con, sql, params=()):
@@ -98,11 +100,11 @@ def test_issue_51041_flash_h20_tp2(con):
 
 
 def test_no_engine_figure_where_the_layout_is_not_modelled(con):
-    # vLLM 0.33 packs V4's caches another way, the older releases and SGLang / TRT-LLM have no V4 layout, and
-    # 0.22–0.26 is modelled for fp8 KV only: no bucket, so no engine row — never the generic grouping's number.
-    got = con.execute("SELECT DISTINCT engine_id, kv_dtype FROM engine_kv_layout"
+    # The older releases and SGLang / TRT-LLM have no V4 layout, and 0.22–0.26 and 0.33 are modelled for fp8 KV only:
+    # no bucket, so no engine row — never the generic grouping's number.
+    got = con.execute("SELECT DISTINCT engine_id, kv_dtype, layout_mode FROM engine_kv_layout"
                       " WHERE model_id LIKE 'deepseek-v4-%'").fetchall()
-    assert set(got) == {(ENGINE, "fp8")}
+    assert set(got) == {(ENGINE, "fp8", "layer_tuples"), (E033, "fp8", "block_outermost")}
     # A --block-size other than the backend's 256 leaves vLLM's page match unmet: no row either.
     assert con.execute("SELECT count(*) FROM engine_kv_layout_at(block_size := 64)"
                        " WHERE model_id LIKE 'deepseek-v4-%'").fetchone()[0] == 0
@@ -131,10 +133,13 @@ def test_block_size_is_the_layouts_own_256_set_or_not(con):
 def test_fit_says_why_a_release_gives_no_figure(con):
     from kvreg.engine_fit import engine_fit, render_engine
 
-    rows, quirks = engine_fit(con, "deepseek-v4-flash", "h200", "vllm-0.33", "fp8", "fp8", 1, [32768])
-    text = render_engine("vllm-0.33", rows, quirks, [])
+    rows, quirks = engine_fit(con, "deepseek-v4-flash", "h200", "vllm-0.21", "fp8", "fp8", 1, [32768])
+    text = render_engine("vllm-0.21", rows, quirks, [])
     assert not rows and "no rows" in text
-    assert "vllm-0.33 gives no figure for it at KV fp8" in text and "vllm-0.22-0.26 (KV fp8)" in text
+    assert "vllm-0.21 gives no figure for it at KV fp8" in text
+    assert "vllm-0.22-0.26 (KV fp8), vllm-0.33 (KV fp8)" in text
+    rows, quirks = engine_fit(con, "deepseek-v4-flash", "h200", E033, "fp8", "bf16", 1, [32768])
+    assert not rows and "vllm-0.33 gives no figure for it at KV bf16" in render_engine(E033, rows, quirks, [])
     rows, quirks = engine_fit(con, "deepseek-v4-flash", "h200", ENGINE, "fp8", "fp8", 1, [32768])
     assert rows and not any("compressed attention" in q for q in quirks)
 
@@ -144,15 +149,16 @@ def test_plan_says_why_a_release_gives_no_option(con):
     # fit's reason as a warning (text and JSON), and says nothing of the kind where the layout is modelled.
     from kvreg.plan import plan, plan_warnings, render_plan
 
-    r = plan(con, "deepseek-v4-flash", users=100, context_tokens=32768, tpot_s=0.05, engine="vllm-0.33",
+    r = plan(con, "deepseek-v4-flash", users=100, context_tokens=32768, tpot_s=0.05, engine="vllm-0.21",
              kv_dtypes=["fp8"], hardware=["h200"])
     assert not r.feasible and not r.infeasible
     (w,) = plan_warnings(r)
-    assert "vllm-0.33 gives no figure for it at KV fp8" in w and "vllm-0.22-0.26 (KV fp8)" in w
+    assert "vllm-0.21 gives no figure for it at KV fp8" in w and "vllm-0.22-0.26 (KV fp8)" in w
     assert w in render_plan(r)
-    r = plan(con, "deepseek-v4-flash", users=100, context_tokens=32768, tpot_s=0.05, engine=ENGINE,
-             kv_dtypes=["fp8"], hardware=["h200"])
-    assert (r.feasible or r.infeasible) and not r.layout_notes
+    for engine in (ENGINE, E033):   # 0.33's block-outermost packing is modelled too: options, no warning
+        r = plan(con, "deepseek-v4-flash", users=100, context_tokens=32768, tpot_s=0.05, engine=engine,
+                 kv_dtypes=["fp8"], hardware=["h200"])
+        assert (r.feasible or r.infeasible) and not r.layout_notes and not plan_warnings(r)
 
 
 def test_a_compressor_ratio_the_release_does_not_take_gives_no_row(tmp_path):
@@ -180,3 +186,122 @@ def test_a_compressor_ratio_the_release_does_not_take_gives_no_row(tmp_path):
     c = memory_connection(tmp_path)
     got = c.execute("SELECT DISTINCT model_id FROM engine_kv_layout WHERE engine_id = ?", [ENGINE]).fetchall()
     assert got == [("deepseek-v4-flash",)]
+
+
+# --- vLLM 0.33: block-outermost packing (v1/core/kv_cache_planning.py 0.33.0:914-1040, :574-605) -------------------
+
+
+def test_033_flash_buckets_groups_and_block(con):
+    # The same specs and pages as 0.22 (none padded to another: pages sit side by side in a block).  Buckets (same
+    # block and window): MLA {37,440: 21 C4 KV, 8,640: 21 C4 indexer, 1,728: 20 C128 KV} — 21 ≠ 20, unbalanced, one
+    # group; window {37,440: 43} balanced; ratio-4 states {32,832: 21, 8,640: 21} balanced with two page sizes;
+    # ratio-128 state {32,832: 20} balanced.  min repeats = 21 (the two-page balanced bucket);
+    # _approximate_gcd(43, 21, 20) from 21: 21 pads 20+0+1 = 21, 22 pads 1+1+2 = 4, 23 pads 3+2+3 = 8 → 22
+    # (0.22's 22 too, there with the MLA set's 21 in the list).  Groups: window cdiv(43, 22) = 2 (22 + 21 layers),
+    # each other bucket 1: 5 groups.  Widest group per bucket: MLA 21·37,440 + 21·8,640 + 20·1,728 = 1,002,240;
+    # window 22·37,440 = 823,680; ratio-4 states 21·(32,832 + 8,640) = 870,912; ratio-128 20·32,832 = 656,640 →
+    # one block = 1,002,240 B (0.22: 1,051,776), no stride alignment.
+    sets = rows(con, "SELECT storage_kind, window_tokens, block_tokens, layers, raw_page_bytes, page_bytes, group_size,"
+                     " request_groups FROM engine_kv_buckets WHERE engine_id = ? AND model_id = 'deepseek-v4-flash'"
+                     " AND kv_dtype = 'fp8' AND tp = 2 ORDER BY block_tokens", [E033])
+    assert [(s["storage_kind"], s["window_tokens"], s["block_tokens"], s["layers"], s["raw_page_bytes"],
+             s["request_groups"]) for s in sets] == [
+        ("sliding", 8, 4, 42, 21 * 32832 + 21 * 8640, 1),
+        ("sliding", 128, 8, 20, 20 * 32832, 1),
+        ("sliding", 128, 64, 43, 43 * 37440, 2),
+        ("mla", None, 256, 62, 21 * 37440 + 21 * 8640 + 20 * 1728, 1)]
+    assert {(s["page_bytes"], s["group_size"]) for s in sets} == {(1002240, 1)}
+    lay = one(con, "SELECT * FROM engine_kv_layout WHERE engine_id = ? AND model_id = 'deepseek-v4-flash'"
+                   " AND kv_dtype = 'fp8' AND tp = 2", [E033])
+    assert (lay["layout_mode"], lay["num_groups"], lay["block_size_tokens"], lay["block_bytes"]) == (
+        "block_outermost", 5, 256, 1002240)
+    assert (lay["block_size"], lay["block_size_is_default"], lay["k_eq_v_stored_twice"]) == (256, True, False)
+
+
+def test_033_pro_block(con):
+    # Pro: MLA {37,440: 30, 8,640: 30, 1,728: 31} unbalanced; window 61, ratio-4 states 30 + 30, ratio-128 31.
+    # _approximate_gcd(61, 30, 31) from 30: 30 pads 29+0+29 = 58, 31 pads 1+1+0 = 2, 32 pads 3+2+1 = 6 → 31; window
+    # in cdiv(61, 31) = 2 groups.  Widest: MLA 30·37,440 + 30·8,640 + 31·1,728 = 1,435,968; window 31·37,440 =
+    # 1,160,640; states 30·41,472 = 1,244,160; ratio-128 31·32,832 = 1,017,792 → 1,435,968 B.
+    lay = one(con, "SELECT * FROM engine_kv_layout WHERE engine_id = ? AND model_id = 'deepseek-v4-pro'"
+                   " AND kv_dtype = 'fp8' AND tp = 8", [E033])
+    assert (lay["num_groups"], lay["group_size"], lay["block_bytes"]) == (5, 1, 1435968)
+
+
+def test_033_flash_h200_tp2_by_hand(con):
+    # 0.33 holds T = 2 × 8,192 = 16,384 tokens in flight (async scheduling, max_in_flight_tokens, config/vllm.py
+    # 0.33.0:600-610).  L = 32,768: MLA cdiv(32768, 256) = 128; window 2 × (cdiv(min(127 + 16384, L), 64) + 1 = 259)
+    # = 518; ratio-4 states cdiv(16391, 4) + 1 = 4,099; ratio-128 cdiv(16511, 8) + 1 = 2,065 → 6,810.
+    # L = 131,072: 512 + 518 + 4,099 + 2,065 = 7,194.  "Maximum concurrency" = num_blocks / Σ_g blocks_g
+    # (v1/core/kv_cache_utils.py 0.33.0:1061-1098; no page weighting, unlike 0.22).
+    q = ("SELECT * FROM engine_capacity_at([32768, 131072]) WHERE engine_id = ? AND model_id = 'deepseek-v4-flash'"
+         " AND hardware_id = 'h200' AND kv_dtype = 'fp8' AND weights_dtype = 'fp8' AND tp = 2 AND default_batched"
+         " ORDER BY max_model_len")
+    r32, r128 = rows(con, q, [E033])
+    assert (r32["max_num_batched_tokens"], r32["blocks_per_request"], r128["blocks_per_request"]) == (8192, 6810, 7194)
+    assert r32["concurrency_blocks_per_request"] == 6810 and r128["concurrency_blocks_per_request"] == 7194
+    avail = r32["available_kv_bytes"]
+    assert r32["num_blocks"] == r128["num_blocks"] == int(avail // 1002240)
+    n = r32["num_blocks"]
+    assert r32["logged_kv_tokens"] == int(n / 6810 * 32768) and r128["logged_kv_tokens"] == int(n / 7194 * 131072)
+    assert r32["admitted_seqs"] == n // 6810 and r128["admitted_seqs"] == n // 7194 and r32["starts"]
+    # The same arithmetic at a given pool, 48 GiB: 51,539,607,552 // 1,002,240 = 51,424 blocks; concurrency
+    # 51,424 / 6,810 = 7.55 → int(51,424 × 32,768 / 6,810 = 247,439.3) tokens at 32K; 51,424 / 7,194 = 7.15 →
+    # int(936,926.1) at 128K; 7 requests either way.
+    got = {L: one(con, "SELECT * FROM engine_capacity_for_memory(?, ?, 8192) WHERE engine_id = ?"
+                       " AND model_id = 'deepseek-v4-flash' AND kv_dtype = 'fp8' AND tp = 2", [48 * GIB, L, E033])
+           for L in (32768, 131072)}
+    assert {L: (g["num_blocks"], g["blocks_per_request"], g["logged_kv_tokens"], g["admitted_seqs"])
+            for L, g in got.items()} == {32768: (51424, 6810, 247439, 7), 131072: (51424, 7194, 936926, 7)}
+
+
+def test_033_the_51041_pool_under_the_new_packing(con):
+    # No public 0.33 startup log for V4 was found.  For scale, #51041's 0.26 pool (7.7 GiB, L = 121,344, T = 16,384)
+    # under 0.33's packing: 8,267,811,545 // 1,002,240 = 8,249 blocks (0.26: 7,860), the same 7,156 blocks per
+    # request, but concurrency no longer weighs the sliding groups by their pages:
+    # 8,249 × 121,344 / 7,156 = 139,877.97 → 139,877
+    # tokens (0.26: 149,235; logged "150K").
+    # (0.33's argument is max_num_batched_tokens 8,192: the release doubles it in flight itself.)
+    r = one(con, "SELECT * FROM engine_capacity_for_memory(?, 121344, 8192) WHERE engine_id = ?"
+                 " AND model_id = 'deepseek-v4-flash' AND kv_dtype = 'fp8' AND tp = 2", [7.7 * GIB, E033])
+    assert (r["num_blocks"], r["blocks_per_request"], r["concurrency_blocks_per_request"]) == (8249, 7156, 7156)
+    assert r["logged_kv_tokens"] == int(8249 / 7156 * 121344) == 139877
+
+
+def test_033_block_size_is_256_set_or_not(con):
+    # platforms/interface.py 0.33.0:766-779: unset, the one size every V4 backend takes (the sparse MLA and indexer
+    # backends take 256 only); --block-size 256 gives the same rows, another size no row.
+    q = ("SELECT block_size, block_size_is_default, num_blocks, blocks_per_request FROM engine_capacity_at([32768],"
+         " block_size := {}) WHERE engine_id = ? AND model_id = 'deepseek-v4-flash' AND hardware_id = 'h200'"
+         " AND kv_dtype = 'fp8' AND tp = 2 AND weights_dtype = 'fp8' ORDER BY ALL")
+    unset, at256 = (rows(con, q.format(b), [E033]) for b in ("NULL", "256"))
+    assert unset and unset == at256 and {(r["block_size"], r["block_size_is_default"]) for r in unset} == {(256, True)}
+    assert not rows(con, q.format(64), [E033])
+
+
+def test_033_without_a_two_page_balanced_bucket_gives_no_row(tmp_path):
+    # A V4-like entry whose ratio-4 layers have no indexer: its ratio-4 state bucket holds one page size, so no
+    # balanced bucket has two (the MLA one, 21 + 20 layers, is unbalanced) and vLLM sizes the state buckets by an
+    # anchor block instead (kv_cache_planning.py 0.33.0:995-1021), which kvreg does not model — no row under 0.33
+    # rather than a guess; 0.22's layer tuples still lay it out (every sliding page fits the 37,440 MLA page).
+    import shutil
+
+    import yaml
+
+    from kvreg.build import memory_connection
+    from tests.conftest import ROOT
+    from tests.registry_factory import hardware_entry, write_project
+
+    odd = yaml.safe_load((ROOT / "registry/models/deepseek-v4-flash.yaml").read_text())
+    odd["id"], odd["hf_id"] = "v4-noindex", "test/v4-noindex"
+    for g in odd["layer_groups"]:
+        if g.get("compress") == 4:
+            g.pop("index_head_dim", None)
+            if g["kind"] == "recurrent":
+                g["state"] = g["state"][:1]
+    write_project(tmp_path, {"v4-noindex": odd}, {"hw": hardware_entry("hw")})
+    shutil.rmtree(tmp_path / "registry/engines")
+    shutil.copytree(ROOT / "registry/engines", tmp_path / "registry/engines")
+    c = memory_connection(tmp_path)
+    got = c.execute("SELECT DISTINCT engine_id FROM engine_kv_layout WHERE model_id = 'v4-noindex'").fetchall()
+    assert got == [(ENGINE,)]

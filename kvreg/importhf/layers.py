@@ -169,8 +169,8 @@ def _compress_mixers(cfg: Config, fam: Family, n: int) -> list[str]:
     cfg.note("DeepSeek-V4: KV priced per element (bf16: 2 B, fp8: 1 B per head_dim value); vLLM's fp8_ds_mla "
              "layout stores 584 B per 512-wide entry instead of 512 (448 fp8 NoPE + qk_rope_head_dim 64 in bf16 + "
              "8 B of scales: models/deepseek_v4/attention.py get_kv_cache_spec) in first principles; the engine family prices that layout "
-             "and its page groups where a release models them (vLLM 0.22-0.32: accounting.compressed_mla, fp8 KV "
-             "only; docs/engine.md) and gives no engine figure elsewhere.")
+             "and its page groups where a release models them (vLLM 0.22-0.32's layer tuples, 0.33's block-outermost "
+             "packing: accounting.compressed_mla, fp8 KV only; docs/engine.md) and gives no engine figure elsewhere.")
     return ["swa" if r in (0, 1) else f"swa+cmp{r}" for r in ratios]
 
 

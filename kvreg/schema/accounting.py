@@ -203,7 +203,8 @@ class ReserveModel(Strict):
 
 class CompressedMla(Strict):
     """How a release lays out DeepSeek-V4's compressed attention (a model with ``full`` groups that carry
-    ``compress``): vLLM 0.22–0.26's layer-tuple layout (docs/engine.md "DeepSeek-V4: layer tuples").
+    ``compress``): vLLM 0.22–0.26's layer-tuple layout or 0.33's block-outermost packing (``layout``; docs/engine.md
+    "DeepSeek-V4: layer tuples", "DeepSeek-V4 in 0.33: block-outermost packing").
 
     Every V4 layer keeps a sliding-window cache (``SlidingWindowMLASpec``, its own block of
     ``sliding_block_tokens``); a compressed layer (ratio r) an ``MLAAttentionSpec`` of ``block_tokens``
@@ -211,9 +212,14 @@ class CompressedMla(Strict):
     ``SlidingWindowMLASpec`` over its ``state_windows`` rows with the block ``state_block_tokens`` gives for
     its ratio (``state_ratios``, ``state_block_tokens`` and ``state_windows`` pair by position).  Every page is rounded up to
     ``page_alignment`` bytes.  The MLA pages form one group; the sliding sets are padded to the nearest MLA
-    page and split into groups of layer tuples (v1/core/kv_cache_utils.py 0.22.0:1420-1591).
+    page and split into groups of layer tuples (v1/core/kv_cache_utils.py 0.22.0:1420-1591); in 0.33 they are
+    packed unpadded (v1/core/kv_cache_planning.py 0.33.0:914-1040).
     """
 
+    layout: Annotated[Cited[Literal["layer_tuples", "block_outermost"]], Column()] = Cited(value="layer_tuples")
+    """How the caches share a block: ``layer_tuples`` (0.22–0.32: sliding pages padded to the MLA pages, groups of
+    layer tuples, v1/core/kv_cache_utils.py 0.22.0:1493-1591) or ``block_outermost`` (0.33: every group's pages packed
+    side by side in one block of the widest group's bytes, v1/core/kv_cache_planning.py 0.33.0:914-1040)."""
     kv_dtypes: Annotated[list[Dtype], Column(join=",")] = Field(min_length=1)
     """KV dtypes the layout takes (0.22: fp8 only, converted to fp8_ds_mla; others: no engine figure)."""
     block_tokens: Annotated[Measure[PositiveInt], Column("block_tokens")]

@@ -6,17 +6,10 @@
 --   full group that carries compress) × kv_dtype (compressed_kv_dtypes) × tp × cache set; a cache set is one
 --   UniformTypeKVCacheSpecs vLLM builds: 'mla' (every compressed KV and indexer cache), and one per
 --   SlidingWindowMLASpec (block, window): the sliding window, each compressor ratio's state.
--- Inputs: engine_accounting (compressed_*), served_models, layer_groups, state_tensors, precisions.
+-- Inputs: engine_compressed_pages_at (200: the caches and their pages), engine_accounting, kv_layer_costs, tp_sizes.
 -- Units: bytes (pages), tokens (block_tokens, window_tokens), layers.
--- Rules (vLLM 0.22.0, 0.26.0 the same functions):
---   caches: every layer a sliding-window cache of sliding_block_tokens entries (v1/attention/backends/mla/sparse_swa.py
---     0.22.0:49-88 DeepseekV4SWACache); a compressed layer (ratio r) an MLAAttentionSpec of block_tokens tokens =
---     block_tokens / r entries of entry_bytes (models/deepseek_v4/attention.py 0.22.0:704-718; v1/kv_cache_interface.py
---     0.22.0:349-359 storage_block_size, fp8_ds_mla 584 B), at r = 4 also the indexer key cache, block_tokens / r
---     entries of index_head_dim + index_head_dim / 128 × 4 bytes (attention.py 0.22.0:751-763, 837); each compressor
---     tensor a SlidingWindowMLASpec of its ratio's state block × state_dim fp32 (state_dim = elements / window;
---     models/deepseek_v4/compressor.py 0.22.0:121-165).  Every page rounded up to page_alignment
---     (kv_cache_interface.py 0.22.0:301-307).
+-- Rules (vLLM 0.22.0, 0.26.0 the same functions), for the releases whose compressed_mla.layout is 'layer_tuples':
+--   caches and pages: engine_compressed_pages_at (a model vLLM refuses has none, so no row here).
 --   sets: the MLA caches form one set; the sliding ones split by (block, window)
 --     (v1/core/kv_cache_utils.py 0.22.0:1420-1455 group_and_unify_kv_cache_specs).
 --   layer tuples (kv_cache_utils.py 0.22.0:1493-1591 _get_kv_cache_groups_uniform_groups): a set's tuples = the most
@@ -33,55 +26,13 @@
 -- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_compressed_buckets_at(block_size := NULL) AS TABLE
 WITH acc AS (
-    SELECT a.engine_id, a.compressed_block_tokens AS cblock, a.compressed_sliding_block_tokens AS sblock,
-           a.compressed_entry_bytes AS entry_bytes, a.compressed_page_alignment_bytes AS align,
-           string_split(a.compressed_kv_dtypes, ',') AS kv_dtypes,
-           list_transform(string_split(a.compressed_state_ratios, ','), lambda x: x::BIGINT) AS ratios,
-           list_transform(string_split(a.compressed_state_block_tokens, ','), lambda x: x::BIGINT) AS state_blocks,
-           list_transform(string_split(a.compressed_state_windows, ','), lambda x: x::BIGINT) AS state_windows
+    SELECT a.engine_id, a.compressed_block_tokens AS cblock, string_split(a.compressed_kv_dtypes, ',') AS kv_dtypes
     FROM engine_accounting a
-    WHERE a.compressed_mla_modelled
+    WHERE a.compressed_mla_modelled AND a.compressed_layout = 'layer_tuples'
       AND (block_size IS NULL OR block_size::BIGINT = a.compressed_block_tokens)
 ),
-cm AS (   -- served sets that are one compressed-attention model alone
-    SELECT s.served_id, s.model_id FROM served_models s
-    WHERE s.served_id = s.model_id AND s.num_speculative_tokens = 0
-      AND s.model_id IN (SELECT g.model_id FROM layer_groups g WHERE g.kind = 'full' AND g.compress_tokens IS NOT NULL)
-),
-caches AS (   -- one row per vLLM cache kind of a model: its set, block, window, raw page and layer count
-    SELECT a.engine_id, m.served_id AS model_id, 'sliding:' || a.sblock || ':' || g.window_tokens AS set_key,
-           'sliding' AS storage_kind, a.sblock AS block_tokens, g.window_tokens, (a.sblock * a.entry_bytes)::BIGINT AS raw_page,
-           g.layer_count AS layers
-    FROM acc a CROSS JOIN cm m JOIN layer_groups g ON g.model_id = m.model_id AND g.kind = 'sliding'
-    UNION ALL
-    SELECT a.engine_id, m.served_id, 'mla', 'mla', a.cblock, NULL::BIGINT,
-           a.cblock // g.compress_tokens * a.entry_bytes, g.layer_count
-    FROM acc a CROSS JOIN cm m JOIN layer_groups g ON g.model_id = m.model_id AND g.kind = 'full'
-                                                  AND g.compress_tokens IS NOT NULL
-    UNION ALL
-    SELECT a.engine_id, m.served_id, 'mla', 'mla', a.cblock, NULL::BIGINT,
-           a.cblock // g.compress_tokens * (g.index_head_dim + g.index_head_dim // 128 * 4), g.layer_count
-    FROM acc a CROSS JOIN cm m JOIN layer_groups g ON g.model_id = m.model_id AND g.kind = 'full'
-                                                  AND g.compress_tokens IS NOT NULL AND g.index_head_dim IS NOT NULL
-    UNION ALL
-    SELECT a.engine_id, m.served_id,
-           'sliding:' || a.state_blocks[list_position(a.ratios, g.compress_tokens)] || ':'
-               || a.state_windows[list_position(a.ratios, g.compress_tokens)],
-           'sliding', a.state_blocks[list_position(a.ratios, g.compress_tokens)],
-           a.state_windows[list_position(a.ratios, g.compress_tokens)],
-           a.state_blocks[list_position(a.ratios, g.compress_tokens)]
-               * (t.elements // a.state_windows[list_position(a.ratios, g.compress_tokens)])
-               * p.bytes_per_element::BIGINT,
-           g.layer_count
-    FROM acc a CROSS JOIN cm m
-    JOIN layer_groups g ON g.model_id = m.model_id AND g.kind = 'recurrent' AND g.variant = 'compressor'
-    JOIN state_tensors t ON t.model_id = g.model_id AND t.group_idx = g.group_idx
-    JOIN precisions p ON p.dtype = t.dtype
-    WHERE list_position(a.ratios, g.compress_tokens) IS NOT NULL
-),
-paged AS (
-    SELECT c.*, ((c.raw_page::BIGINT + a.align::BIGINT - 1) // a.align::BIGINT * a.align::BIGINT)::BIGINT AS page
-    FROM caches c JOIN acc a USING (engine_id)
+paged AS (   -- the caches and their pages (engine_compressed_pages_at, 200), this layout's releases only
+    SELECT p.* FROM engine_compressed_pages_at(block_size := block_size) p WHERE p.layout = 'layer_tuples'
 ),
 pages AS (   -- layers per (set, page): the layer lists a tuple holds one of
     SELECT p.engine_id, p.model_id, p.set_key, any_value(p.storage_kind) AS storage_kind,
@@ -112,17 +63,10 @@ layers_per_size AS (   -- a sliding set's layers per padded page (vLLM asserts t
           FROM padded p GROUP BY ALL) p
     GROUP BY ALL
 ),
-cand AS (   -- candidate tuple counts d from the MLA set's tuples to the largest set's
-    SELECT s.engine_id, s.model_id, unnest(range(any_value(m.mla_tuples), max(s.tuples) + 1)) AS d
+gcd AS (   -- _approximate_gcd (engine_approximate_gcd, 200) of the sets' tuples, from the MLA set's up
+    SELECT s.engine_id, s.model_id, engine_approximate_gcd(list(s.tuples), any_value(m.mla_tuples)) AS num_layer_tuples
     FROM sets s JOIN mla_pages m USING (engine_id, model_id)
     GROUP BY s.engine_id, s.model_id
-),
-gcd AS (   -- _approximate_gcd: least total padding, ties to the larger d
-    SELECT c.engine_id, c.model_id,
-           arg_min(c.d, [sum_pad, -c.d]) AS num_layer_tuples
-    FROM (SELECT c.engine_id, c.model_id, c.d, sum((c.d - s.tuples % c.d) % c.d) AS sum_pad
-          FROM cand c JOIN sets s USING (engine_id, model_id) GROUP BY ALL) c
-    GROUP BY ALL
 ),
 grouped AS (
     SELECT s.*, g.num_layer_tuples, m.tuple_bytes,
@@ -137,18 +81,9 @@ grouped AS (
     JOIN mla_pages m USING (engine_id, model_id)
     JOIN layers_per_size l USING (engine_id, model_id, set_key)
 ),
-unmodelled AS (   -- a compressor ratio the release's state cache does not take, or a ratio that does not divide
-                  -- the block: vLLM refuses the model (compressor.py 0.22.0:140), so no row rather than a partial set
-    SELECT a.engine_id, m.served_id AS model_id
-    FROM acc a CROSS JOIN cm m JOIN layer_groups g ON g.model_id = m.model_id
-    WHERE (g.kind = 'recurrent' AND g.variant = 'compressor'
-           AND (g.compress_tokens IS NULL OR list_position(a.ratios, g.compress_tokens) IS NULL))
-       OR (g.kind = 'full' AND g.compress_tokens IS NOT NULL AND a.cblock % g.compress_tokens <> 0)
-),
 whole AS (   -- models whose every sliding page fits an MLA page, with the block's tuple slots
     SELECT g.engine_id, g.model_id, max(g.longest)::BIGINT AS group_size
     FROM grouped g
-    WHERE (g.engine_id, g.model_id) NOT IN (SELECT (u.engine_id, u.model_id) FROM unmodelled u)
     GROUP BY ALL HAVING bool_and(g.fits)
 )
 SELECT g.engine_id, g.model_id, k.kv_dtype, t.tp, 0::BIGINT AS mla_block_tokens, false AS mla_sparse,

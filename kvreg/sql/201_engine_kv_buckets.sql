@@ -25,7 +25,8 @@
 --   pool_ratio: SGLang's swa_full_tokens_ratio for sliding layers in swa_pools mode.
 --   layout_mode 'layer_tuples': a model with compressed attention (a full group with compress, DeepSeek-V4), laid
 --     out by engine_compressed_buckets_at (201_engine_compressed_buckets.sql) in the releases that model it; the
---     generic rules above never see such a model, so other releases give it no bucket.
+--     generic rules above never see such a model, so other releases give it no bucket; 'block_outermost': the same
+--     models in vLLM 0.33's packing (engine_packed_buckets_at, 201_engine_compressed_packed.sql).
 -- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_kv_buckets_at(block_size := NULL) AS TABLE
 WITH b AS (
@@ -101,7 +102,9 @@ SELECT u.engine_id, u.model_id, u.kv_dtype, u.tp, u.mla_block_tokens, u.mla_spar
        u.num_speculative_tokens, u.block_size_set AS block_size, u.block_size_is_default, u.mla_block_size_forced
 FROM unified u
 UNION ALL BY NAME
-SELECT * FROM engine_compressed_buckets_at(block_size := block_size);
+SELECT * FROM engine_compressed_buckets_at(block_size := block_size)
+UNION ALL BY NAME
+SELECT * FROM engine_packed_buckets_at(block_size := block_size);
 
 -- engine_kv_buckets: engine_kv_buckets_at at the release default block size (columns, grain and units as above).
 CREATE OR REPLACE VIEW engine_kv_buckets AS

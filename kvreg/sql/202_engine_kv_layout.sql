@@ -11,7 +11,9 @@
 --   layers, block_bytes = Σ layers·page (V0 cache_block_size, UniformTypeKVCacheSpecs); swa_pools
 --   (SGLang §8): block_bytes = block·Σ(full pages + ratio·sliding pages); layer_tuples (DeepSeek-V4,
 --   engine_compressed_buckets_at): num_groups = Σ groups of the cache sets, group_size = tuple slots per block,
---   page_bytes = one tuple (Σ distinct MLA pages), block_bytes = page·group_size, padding_layers 0 (not counted).
+--   page_bytes = one tuple (Σ distinct MLA pages), block_bytes = page·group_size, padding_layers 0 (not counted);
+--   block_outermost (DeepSeek-V4 in 0.33, engine_packed_buckets_at): num_groups = Σ groups of the cache sets,
+--   group_size 1, page_bytes = block_bytes = the widest group's packed pages.
 --   min_block_tokens: the smallest attention block size (the ≤0.20 token report multiplies by it); layer_tuples:
 --     the compressed (MLA) cache block.
 --   Quirk flags say whether a release rule changes this model's figure (engine_quirks.trigger).
@@ -26,19 +28,23 @@ WITH agg AS (
            CASE any_value(b.layout_mode)
                 WHEN 'grouped' THEN any_value(b.group_size)
                 WHEN 'layer_tuples' THEN any_value(b.group_size)
+                WHEN 'block_outermost' THEN any_value(b.group_size)
                 ELSE sum(b.layers) END AS group_size,
            CASE any_value(b.layout_mode) WHEN 'grouped' THEN sum(b.request_groups)
-                WHEN 'layer_tuples' THEN sum(b.request_groups) ELSE 1 END AS num_groups,
+                WHEN 'layer_tuples' THEN sum(b.request_groups)
+                WHEN 'block_outermost' THEN sum(b.request_groups) ELSE 1 END AS num_groups,
            CASE any_value(b.layout_mode)
                 WHEN 'grouped' THEN sum(b.request_groups) * any_value(b.group_size) - sum(b.layers) ELSE 0 END
                AS padding_layers,
            CASE any_value(b.layout_mode)
                 WHEN 'grouped' THEN max(b.page_bytes) * any_value(b.group_size)
                 WHEN 'layer_tuples' THEN max(b.page_bytes) * any_value(b.group_size)
+                WHEN 'block_outermost' THEN max(b.page_bytes) * any_value(b.group_size)
                 WHEN 'swa_pools' THEN sum(b.layers * b.page_bytes * coalesce(b.pool_ratio, 1))
                 ELSE sum(b.layers * b.page_bytes) END AS block_bytes,
            -- layer_tuples: the cache block (the MLA set's), not the sliding sets' own small blocks
-           CASE WHEN any_value(b.layout_mode) = 'layer_tuples' THEN max(b.block_tokens) FILTER (WHERE b.storage_kind = 'mla')
+           CASE WHEN any_value(b.layout_mode) IN ('layer_tuples', 'block_outermost')
+                THEN max(b.block_tokens) FILTER (WHERE b.storage_kind = 'mla')
                 ELSE min(b.block_tokens) FILTER (WHERE b.storage_kind <> 'recurrent') END AS min_block_tokens,
            max(b.block_tokens) FILTER (WHERE b.storage_kind <> 'recurrent') AS max_block_tokens,
            bool_or(b.storage_kind <> 'recurrent' AND b.attn_block_tokens > b.base_block_tokens) AS recurrent_page_alignment,
@@ -66,12 +72,14 @@ SELECT a.engine_id, a.model_id, a.kv_dtype, a.tp, a.mla_block_tokens, f.mla_spar
        a.padding_layers, a.block_bytes,
        f.sliding_stored_as_full, f.chunked_stored_as_full, f.recurrent_outside_pool,
        -- DeepSeek-V4's caches store one vector per entry (SlidingWindowMLASpec / MLAAttentionSpec, no V)
-       f.k_eq_v_stored_twice AND a.layout_mode <> 'layer_tuples' AS k_eq_v_stored_twice,
+       f.k_eq_v_stored_twice AND a.layout_mode NOT IN ('layer_tuples', 'block_outermost') AS k_eq_v_stored_twice,
        f.mla_block_size, f.sliding_prefill_reserve, a.recurrent_page_alignment,
        a.padding_layers > 0 AS has_padding_layers,
        a.layout_mode = 'swa_pools' AS swa_pool_ratio,
-       CASE WHEN a.layout_mode = 'layer_tuples' THEN a.tuple_block_size ELSE f.block_size END AS block_size,
-       CASE WHEN a.layout_mode = 'layer_tuples' THEN a.tuple_block_size_is_default ELSE f.block_size_is_default END
+       CASE WHEN a.layout_mode IN ('layer_tuples', 'block_outermost') THEN a.tuple_block_size ELSE f.block_size END
+           AS block_size,
+       CASE WHEN a.layout_mode IN ('layer_tuples', 'block_outermost') THEN a.tuple_block_size_is_default
+            ELSE f.block_size_is_default END
            AS block_size_is_default,
        f.mla_block_size_forced
 FROM agg a JOIN flags f USING (engine_id, model_id, kv_dtype, tp, mla_block_tokens);

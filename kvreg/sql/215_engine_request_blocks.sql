@@ -16,18 +16,19 @@
 -- Units: blocks.
 -- Rule (engine_accounting.md §4): recurrent groups hold the release's blocks + num_speculative_tokens
 --   (MambaSpec.max_memory_usage_bytes, v1/kv_cache_interface.py 0.20.0:540-547);
---   grouped pools (and DeepSeek-V4's layer tuples, whose groups share one block pool) sum blocks over all
+--   grouped pools (and DeepSeek-V4's layer tuples and 0.33 packing, whose groups share one block pool) sum blocks over all
 --   groups (Σ_g blocks_g); a single
 --   group (or SGLang's pools) needs the largest per-bucket figure.
 --   concurrency_blocks_per_request: the blocks the "Maximum concurrency" figure divides by
 --   (get_max_concurrency_for_kv_cache_config, v1/core/kv_cache_utils.py 0.22.0:877-895: num_layer_per_group ×
 --   Σ_g max_memory_usage_bytes(group) ÷ (group 0's page × num_layer_per_group)): for layer_tuples (DeepSeek-V4)
 --   cdiv(Σ_set blocks_set × set page bytes, MLA set page bytes), where a UniformTypeKVCacheSpecs group's page is the
---   sum of its layers' pages; for every other layout it is blocks_per_request.
+--   sum of its layers' pages; for every other layout it is blocks_per_request (block_outermost, DeepSeek-V4 in 0.33:
+--   v1/core/kv_cache_utils.py 0.33.0:1061-1098 divides by Σ_g cdiv(max_memory_usage_bytes, page) = Σ_g blocks_g).
 CREATE OR REPLACE MACRO engine_request_blocks_at(len_list, batched_list, block_size := NULL, only_models := NULL,
                                                  only_engines := NULL, release_batched := NULL) AS TABLE
 SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, b.mla_block_tokens, l.max_model_len, t.max_num_batched_tokens,
-       CASE WHEN any_value(b.layout_mode) IN ('grouped', 'layer_tuples') THEN sum(b.request_groups * engine_group_blocks(
+       CASE WHEN any_value(b.layout_mode) IN ('grouped', 'layer_tuples', 'block_outermost') THEN sum(b.request_groups * engine_group_blocks(
                  b.storage_kind, b.block_tokens, b.window_tokens, l.max_model_len,
                  t.max_num_batched_tokens * a.window_batched_tokens_factor, a.sliding_extra_blocks,
                  a.recurrent_blocks_per_request + b.num_speculative_tokens, b.pool_ratio))

@@ -29,14 +29,14 @@
 --   same rule; beam search is n sequences of one prompt as well.
 CREATE OR REPLACE MACRO workload_blocks_at(prefix_tokens, prompt_tokens, block_size := NULL) AS TABLE
 SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, b.mla_block_tokens,
-       CASE WHEN any_value(b.layout_mode) IN ('grouped', 'layer_tuples')
+       CASE WHEN any_value(b.layout_mode) IN ('grouped', 'layer_tuples', 'block_outermost')
             THEN coalesce(sum(b.request_groups * (least(prefix_tokens, coalesce(prompt_tokens, prefix_tokens + 1) - 1)
                                                   // b.block_tokens))
                           FILTER (WHERE b.storage_kind IN ('full', 'mla')), 0)
             WHEN bool_and(b.storage_kind IN ('full', 'mla')) AND any_value(b.layout_mode) = 'single'
             THEN max(least(prefix_tokens, coalesce(prompt_tokens, prefix_tokens + 1) - 1) // b.block_tokens)
             ELSE 0 END::BIGINT AS prefix_blocks,
-       CASE WHEN any_value(b.layout_mode) IN ('grouped', 'layer_tuples')
+       CASE WHEN any_value(b.layout_mode) IN ('grouped', 'layer_tuples', 'block_outermost')
             THEN coalesce(sum(b.request_groups * ((coalesce(prompt_tokens, prefix_tokens + 1) - 1) // b.block_tokens))
                           FILTER (WHERE b.storage_kind IN ('full', 'mla')), 0)
             WHEN bool_and(b.storage_kind IN ('full', 'mla')) AND any_value(b.layout_mode) = 'single'
