@@ -143,8 +143,10 @@ def availability(con, workload, scope: dict) -> Availability:
         return True
 
     engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
-    if engine:
-        materialise(con, "report_engine_capacity", "scope_engine_capacity", dict(scope, **knob_params(workload)))
+    if engine:   # the admission over both axes (capacity_at's engine side reads it too: _share_engine_capacity)
+        materialise(con, "report_engine_capacity_all", "scope_engine_capacity", dict(scope, **knob_params(workload)))
+        con.execute("CREATE OR REPLACE TEMP TABLE report_engine_capacity AS SELECT * FROM report_engine_capacity_all"
+                    " WHERE max_model_len IN (SELECT max_model_len FROM max_model_lens)")
         con.execute(_ENGINE)
     else:
         con.execute(_NO_ENGINE)
@@ -266,15 +268,21 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
                 dict(cost_basis=workload.cost_basis, tco_years=workload.tco_years,
                      tco_usd_per_kwh=workload.tco_usd_per_kwh, tco_pue=workload.tco_pue))
     (contexts,) = rows(con, "report_contexts", p)
-    if axis:   # the report's contexts are on the axis (kvreg/tables.py adds them)
-        materialise(con, "report_capacity_all", "scope_capacity",
-                    dict(scope, contexts=[c for (c,) in con.execute(
-                        "SELECT context_tokens FROM contexts ORDER BY 1").fetchall()], **knobs))
-        con.execute("CREATE OR REPLACE TEMP TABLE report_capacity AS SELECT * FROM report_capacity_all"
-                    " WHERE list_contains($contexts, context_tokens)", {"contexts": contexts.contexts})
+    if avail.engine:   # capacity_at's engine side from report_engine_capacity_all: the admission chain once
+        _share_engine_capacity(con, scope, knobs)
+    try:
+        if axis:   # the report's contexts are on the axis (kvreg/tables.py adds them)
+            materialise(con, "report_capacity_all", "scope_capacity",
+                        dict(scope, contexts=[c for (c,) in con.execute(
+                            "SELECT context_tokens FROM contexts ORDER BY 1").fetchall()], **knobs))
+            con.execute("CREATE OR REPLACE TEMP TABLE report_capacity AS SELECT * FROM report_capacity_all"
+                        " WHERE list_contains($contexts, context_tokens)", {"contexts": contexts.contexts})
+        else:
+            materialise(con, "report_capacity", "scope_capacity", dict(scope, contexts=contexts.contexts, **knobs))
+    finally:
+        con.execute("DROP MACRO TABLE IF EXISTS temp.engine_capacity_at")
+    if axis:
         _share_capacity(con, scope, knobs)
-    else:
-        materialise(con, "report_capacity", "scope_capacity", dict(scope, contexts=contexts.contexts, **knobs))
     materialise(con, "report_binding_names", "binding_names", {})
     if avail.plans:
         materialise(con, "report_plans", "scope_plans", plans_params(scope, workload, knobs, "fitted"))
@@ -364,9 +372,54 @@ WHERE t.context_tokens IN (
   AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)""")
 
 
+def _share_engine_capacity(con, scope: dict, knobs: dict) -> None:
+    """Serve ``capacity_at``'s engine side from ``report_engine_capacity_all`` while the report's capacity is made.
+
+    ``capacity_at`` (245) takes its engine rows from ``engine_capacity_at`` (220, the release's admission chain
+    kvreg/sql 200–220) for the report's models and hardware, with the report's engine settings, at the contexts
+    axis; ``report_engine_capacity_all`` (scope_engine_capacity.sql) holds that macro's rows for the same lists and
+    settings over the contexts and max_model_lens axes, computed once for the engine columns the report reads.  A
+    temp macro of that name shadows the registry's (DuckDB binds a macro's names when it is used, temp schema
+    first), so the chain is evaluated once per report instead of twice (benchmarks/README.md, reportfast4: the
+    two statements 4.6 → 2.3 s CPU at load ~8, rows identical).  As :func:`_share_capacity`: a call it cannot answer
+    from those rows — other knob values, a given memory or batched axis, no or other model or hardware lists,
+    contexts off the axes — raises an error instead of returning a subset; engines, precisions and TP sizes outside
+    the report's lists are absent (``capacity_at`` passes no engine list; scope_capacity.sql keeps the report's).
+    :func:`rank_options` drops it once ``report_capacity`` is materialised.
+    """
+    from kvreg.plan import KNOBS
+
+    axis = [c for (c,) in con.execute(
+        "SELECT DISTINCT max_model_len FROM report_engine_capacity_all ORDER BY 1").fetchall()]
+    if not axis:   # no engine row for the report's lists: the registry's macro answers (it has nothing to serve)
+        return
+    same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
+    params = ", ".join(f"{k} := NULL" for k in KNOBS)
+    con.execute(f"""CREATE OR REPLACE TEMP MACRO engine_capacity_at(context_list, {params},
+                                                          available_kv_bytes := NULL, batched_axis := NULL,
+                                                          only_models := NULL, only_hardware := NULL,
+                                                          only_engines := NULL) AS TABLE
+SELECT t.* FROM report_engine_capacity_all t
+-- the guard as in _share_capacity: the semi-join's build side, evaluated before any row is read
+WHERE t.max_model_len IN (
+          SELECT unnest(CASE WHEN {same} AND available_kv_bytes IS NULL AND batched_axis IS NULL
+                                  AND list_has_all({_sql_literal(scope["models"])}, only_models)
+                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
+                                  AND list_has_all({_sql_literal(axis)}, context_list)
+                             THEN context_list
+                             ELSE error('kvreg report: engine_capacity_at is served from report_engine_capacity_all '
+                                        || 'for the report''s models, hardware, engine settings and contexts only '
+                                        || '(kvreg/report/context.py _share_engine_capacity)') END))
+  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
+  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
+  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))""")
+
+
 def unshare_capacity(con) -> None:
-    """Drop the temp ``capacity_at`` of :func:`_share_capacity` (the registry's macro answers again)."""
+    """Drop the temp ``capacity_at`` of :func:`_share_capacity` and any ``engine_capacity_at`` of
+    :func:`_share_engine_capacity` (the registry's macros answer again)."""
     con.execute("DROP MACRO TABLE IF EXISTS temp.capacity_at")
+    con.execute("DROP MACRO TABLE IF EXISTS temp.engine_capacity_at")
 
 
 def _workload(con, p: dict):
