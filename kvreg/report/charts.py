@@ -307,3 +307,95 @@ def cost_per_million(rows: list, styles: dict | None = None) -> str | None:
         ax.set_position((0.3, pos.y0, 0.98 - 0.3, pos.height))
         _legend_below(fig, ax)
         return _svg(fig)
+
+
+# --- drawing the report's charts in worker processes, beside the report's queries ------------------------------
+
+KINDS = ("capacity_vs_context", "naive_vs_engine", "roofline", "cost_per_million")
+WORKERS = 2  # the machine the speed targets are set on has 2 cores (benchmarks/README.md)
+_POOL = None
+
+
+def _warm() -> None:
+    """Worker initializer: import matplotlib (~0.9 s CPU) before the first chart arrives."""
+    _plt()
+
+
+def _draw(kind: str, fields: tuple, rows: list, args: tuple) -> str | None:
+    """Draw chart ``kind`` (one of :data:`KINDS`) from plain row tuples named by ``fields``, in a worker."""
+    import collections
+
+    Row = collections.namedtuple("Row", fields)  # noqa: PYI024  (the charts read rows by attribute)
+    return globals()[kind]([Row(*r) for r in rows], *args)
+
+
+class _Done:
+    """A chart drawn in this process, with the interface of a future."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+def start_workers() -> bool:
+    """Start :data:`WORKERS` chart worker processes (``spawn``: no fork of the DuckDB process's threads), each
+    importing matplotlib at once, so the charts are drawn in parallel with the report's queries (DuckDB releases
+    the GIL while it runs, but matplotlib is Python: threads would not draw in parallel).  The pool is kept for the
+    process's life (a test session renders many reports).  Returns False — charts then drawn in this process —
+    on a single-core machine or where processes cannot be started.
+    """
+    global _POOL
+    if _POOL is not None:
+        return True
+    import os
+
+    if (os.cpu_count() or 1) < 2:
+        return False
+    try:
+        import concurrent.futures
+        import multiprocessing
+
+        pool = concurrent.futures.ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"),
+                                                      initializer=_warm)
+        for _ in range(WORKERS):   # the executor starts a worker per submitted task: start them all now
+            pool.submit(int)
+    except (OSError, ImportError, RuntimeError):
+        return False
+    _POOL = pool
+    return True
+
+
+def submit(kind: str, rows: list, *args):
+    """Draw chart ``kind`` (:data:`KINDS`) with ``rows`` (query namedtuples) and ``args``; returns an object whose
+    ``result()`` is the SVG string or None.  In a worker process once :func:`start_workers` started them (the rows
+    go as plain tuples with their field names: the query's row classes are made per query and do not pickle),
+    else drawn now.  The SVG is the same bytes either way (same code, same rcParams context)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown chart kind {kind!r}")
+    global _POOL
+    if _POOL is not None:
+        fields = rows[0]._fields if rows else ()
+        try:
+            return _Pending(_POOL.submit(_draw, kind, fields, [tuple(r) for r in rows], args), kind, rows, args)
+        except RuntimeError:   # a broken or shut-down pool: draw here from now on
+            _POOL = None
+    return _Done(globals()[kind](rows, *args))
+
+
+class _Pending:
+    """A chart being drawn in a worker; drawn here instead should the pool break (a worker killed)."""
+
+    def __init__(self, future, kind: str, rows: list, args: tuple):
+        self.future, self.kind, self.rows, self.args = future, kind, rows, args
+
+    def result(self):
+        import concurrent.futures
+
+        global _POOL
+        try:
+            return self.future.result()
+        except concurrent.futures.BrokenExecutor:
+            _POOL = None
+            return globals()[self.kind](self.rows, *self.args)

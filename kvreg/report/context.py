@@ -539,6 +539,10 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     report = registry.entries["report"][report_id].entry
     p = {"report": report_id}
     scope = scope_params(report)
+    if charts:   # worker processes import matplotlib while the queries run (kvreg/report/charts.py)
+        from kvreg.report import charts as ch
+
+        ch.start_workers()
     workload, avail = rank_options(con, report_id, scope, axis=True)
     # a call resting on a guessed efficiency, sized again at the same vendor's measured one (while capacity is shared)
     guesses = {r.model_id: r for r in vendor_plans(con, scope, workload)} if avail.plans else {}
@@ -561,14 +565,35 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_grid AS {query_text('grid')}", p)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_chart_capacity AS {query_text('chart_capacity')}", p)
 
+    # the charts' rows first: the charts are drawn (in worker processes) while the other queries run
+    chart_cap = _by_model(rows(con, "report_chart_capacity_ordered", p))
+    roof = _by_model(rows(con, "chart_roofline", p) if avail.roofline else [])
+    pending: dict[str, dict] = {}
+    summary_pending = None
+    styles = {}
+    if charts:
+        from kvreg.report import charts as ch
+
+        if progress:
+            progress(f"drawing {len(report.models) * (3 if avail.roofline else 2) + 1} charts")
+        styles = ch.report_styles(report.hardware)   # one colour and marker per device, every chart
+        for mid in report.models:
+            m_cap = chart_cap.get(mid, [])
+            pending[mid] = {
+                "capacity": ch.submit("capacity_vs_context", m_cap, workload.context_tokens, styles),
+                "compare": ch.submit("naive_vs_engine",
+                                     [r for r in m_cap if r.context_tokens == workload.context_tokens],
+                                     workload.context_label)}
+            if avail.roofline:
+                pending[mid]["roofline"] = ch.submit("roofline", roof.get(mid, []), workload.context_label, styles)
+        summary_pending = ch.submit("cost_per_million", rows(con, "chart_cost"), styles)
+
     # each query's rows grouped by model once (order kept): a large report has ~10^5 grid rows
     grid = _by_model(rows(con, "report_grid_ordered"))
     options = _by_model(rows(con, "report_options_ordered"))
     sens = {r.model_id: r for r in rows(con, "sensitivity")}
     per_seq = _by_model(rows(con, "per_sequence", p))
     pools = _by_model(rows(con, "pools"))
-    chart_cap = _by_model(rows(con, "report_chart_capacity_ordered", p))
-    roof = _by_model(rows(con, "chart_roofline", p) if avail.roofline else [])
     quirks = _by_model(rows(con, "engine_quirks", p) if avail.engine else [])
     gaps = _by_model(rows(con, "naive_gap"))
     drops = _by_model(rows(con, "dropouts"))
@@ -578,27 +603,11 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     shown = {r[0]: Shown(*r) for r in cur.fetchall()}
 
     sections = []
-    styles = {}
-    if charts:
-        from kvreg.report import charts as ch
-
-        if progress:
-            progress(f"drawing {len(report.models) * (3 if avail.roofline else 2) + 1} charts")
-        styles = ch.report_styles(report.hardware)   # one colour and marker per device, every chart
     for mid in report.models:
         m_grid = grid.get(mid, [])
         table = _pivot(m_grid)
         m_opts = options.get(mid, [])
-        svg = {}
-        if charts:
-            from kvreg.report import charts as ch
-
-            m_cap = chart_cap.get(mid, [])
-            svg["capacity"] = ch.capacity_vs_context(m_cap, workload.context_tokens, styles)
-            svg["compare"] = ch.naive_vs_engine([r for r in m_cap if r.context_tokens == workload.context_tokens],
-                                                workload.context_label)
-            if avail.roofline:
-                svg["roofline"] = ch.roofline(roof.get(mid, []), workload.context_label, styles)
+        svg = {k: f.result() for k, f in pending.get(mid, {}).items()}
         sections.append(ModelSection(
             model_id=mid, name=m_grid[0].model_name if m_grid else mid,
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
@@ -609,12 +618,9 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
             guess=guesses.get(mid)))
 
     summary_charts = {}
-    if charts:
-        from kvreg.report import charts as ch
-
-        cost_svg = ch.cost_per_million(rows(con, "chart_cost"), styles)
-        if cost_svg:
-            summary_charts["cost"] = cost_svg
+    cost_svg = summary_pending.result() if summary_pending is not None else None
+    if cost_svg:
+        summary_charts["cost"] = cost_svg
     changes = None
     if report.previous is not None:
         from kvreg.report.changes import changes_since
