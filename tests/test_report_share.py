@@ -95,8 +95,9 @@ def test_shared_engine_admission_gives_the_registrys_rows(shared):
     from kvreg.report.context import _share_engine_capacity, knob_params
 
     con, scope, workload = shared
+    # rank_options dropped its temp engine_capacity_at once report_capacity was made
     assert con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'engine_capacity_at'"
-                       " AND schema_name = 'main' AND database_name = 'temp'").fetchone() == (0,)  # rank_options dropped it
+                       " AND schema_name = 'main' AND database_name = 'temp'").fetchone() == (0,)
     _share_engine_capacity(con, scope, knob_params(workload))
     sql, p = _engine_call(scope)
     try:

@@ -539,10 +539,10 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     report = registry.entries["report"][report_id].entry
     p = {"report": report_id}
     scope = scope_params(report)
-    if charts:   # worker processes import matplotlib while the queries run (kvreg/report/charts.py)
-        from kvreg.report import charts as ch
+    if charts:   # worker processes import matplotlib while the queries run (kvreg/report/chart_workers.py)
+        from kvreg.report import chart_workers
 
-        ch.start_workers()
+        chart_workers.start_workers()
     workload, avail = rank_options(con, report_id, scope, axis=True)
     # a call resting on a guessed efficiency, sized again at the same vendor's measured one (while capacity is shared)
     guesses = {r.model_id: r for r in vendor_plans(con, scope, workload)} if avail.plans else {}
@@ -573,6 +573,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     styles = {}
     if charts:
         from kvreg.report import charts as ch
+        from kvreg.report.chart_workers import submit
 
         if progress:
             progress(f"drawing {len(report.models) * (3 if avail.roofline else 2) + 1} charts")
@@ -580,13 +581,13 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
         for mid in report.models:
             m_cap = chart_cap.get(mid, [])
             pending[mid] = {
-                "capacity": ch.submit("capacity_vs_context", m_cap, workload.context_tokens, styles),
-                "compare": ch.submit("naive_vs_engine",
+                "capacity": submit("capacity_vs_context", m_cap, workload.context_tokens, styles),
+                "compare": submit("naive_vs_engine",
                                      [r for r in m_cap if r.context_tokens == workload.context_tokens],
                                      workload.context_label)}
             if avail.roofline:
-                pending[mid]["roofline"] = ch.submit("roofline", roof.get(mid, []), workload.context_label, styles)
-        summary_pending = ch.submit("cost_per_million", rows(con, "chart_cost"), styles)
+                pending[mid]["roofline"] = submit("roofline", roof.get(mid, []), workload.context_label, styles)
+        summary_pending = submit("cost_per_million", rows(con, "chart_cost"), styles)
 
     # each query's rows grouped by model once (order kept): a large report has ~10^5 grid rows
     grid = _by_model(rows(con, "report_grid_ordered"))
