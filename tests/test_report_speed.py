@@ -123,3 +123,5 @@ def test_reused_axes_and_chart_workers_draw_the_same_bytes_as_fresh_figures():
     assert chart_workers.start_workers()
     pending = [chart_workers.submit(kind, rows, *args) for kind, rows, args in jobs]
     assert [p.result() for p in pending] == fresh
+    # drawn by the workers, not by this process's fallback
+    assert all(isinstance(p, chart_workers._Pending) and p.future.exception() is None for p in pending)

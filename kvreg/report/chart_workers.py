@@ -9,7 +9,16 @@ both).  Without workers (one core, no process could start, a worker exited) the 
 
 from __future__ import annotations
 
-from kvreg.report import charts
+_CHARTS = None  # the kvreg.report.charts module (in a worker: charts.py loaded by path, see the end of this file)
+
+
+def _charts():
+    global _CHARTS
+    if _CHARTS is None:
+        from kvreg.report import charts
+
+        _CHARTS = charts
+    return _CHARTS
 
 
 KINDS = ("capacity_vs_context", "naive_vs_engine", "roofline", "cost_per_million")
@@ -22,18 +31,18 @@ def _draw(kind: str, fields: tuple, rows: list, args: tuple) -> str | None:
     import collections
 
     Row = collections.namedtuple("Row", fields)  # noqa: PYI024  (the charts read rows by attribute)
-    return getattr(charts, kind)([Row(*r) for r in rows], *args)
+    return getattr(_charts(), kind)([Row(*r) for r in rows], *args)
 
 
 def serve() -> None:
-    """A chart worker's loop (``python -c 'from kvreg.report.chart_workers import serve; serve()'``): import
-    matplotlib, then read pickled ``(job id, kind, fields, rows, args)`` from stdin and write
+    """A chart worker's loop (``python chart_workers.py CHARTS_PY``, the end of this file): import matplotlib, then
+    read pickled ``(job id, kind, fields, rows, args)`` from stdin and write
     ``(job id, ok, SVG or error)`` to stdout until stdin closes."""
     import pickle
     import sys
     import traceback
 
-    charts._plt()
+    _charts()._plt()
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
@@ -51,9 +60,10 @@ def serve() -> None:
 class _Worker:
     """One chart worker process and the thread that reads its replies into futures.
 
-    A plain subprocess (``sys.executable -c``), not a multiprocessing pool: a spawned pool re-imports the caller's
-    ``__main__``, which would run an unguarded script calling ``kvreg.report`` again in every worker, and a
-    forked one would copy the DuckDB process's threads.  Replies are read by a thread so that neither pipe can
+    A plain subprocess running this file with charts.py's path, not a multiprocessing pool: a spawned pool
+    re-imports the caller's ``__main__``, which would run an unguarded script calling ``kvreg.report`` again in
+    every worker, and a forked one would copy the DuckDB process's threads.  charts.py imports nothing of kvreg,
+    so the worker loads it by path without the kvreg package (whose API and CLI modules cost ~0.3 s CPU to import).  Replies are read by a thread so that neither pipe can
     fill while the other side waits (an SVG is ~25 kB).
     """
 
@@ -64,7 +74,8 @@ class _Worker:
         import threading
 
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # as multiprocessing's spawn
-        self.proc = subprocess.Popen([sys.executable, "-c", "from kvreg.report.chart_workers import serve; serve()"],
+        # -P: kvreg/report is not put on sys.path (its module names would shadow others)
+        self.proc = subprocess.Popen([sys.executable, "-P", __file__, _charts().__file__],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.pending: dict = {}
         self.lock = threading.Lock()
@@ -156,7 +167,7 @@ class _Pending:
         try:
             return self.future.result()
         except EOFError:
-            return getattr(charts, self.kind)(self.rows, *self.args)
+            return getattr(_charts(), self.kind)(self.rows, *self.args)
 
 
 _turn = 0
@@ -180,4 +191,14 @@ def submit(kind: str, rows: list, *args):
             return _Pending(w.submit(kind, fields, [tuple(r) for r in rows], args), kind, rows, args)
         except OSError:   # the worker's pipe is closed: draw here
             pass
-    return _Done(getattr(charts, kind)(rows, *args))
+    return _Done(getattr(_charts(), kind)(rows, *args))
+
+
+if __name__ == "__main__":   # a chart worker (_Worker): python chart_workers.py CHARTS_PY
+    import importlib.util
+    import sys
+
+    _spec = importlib.util.spec_from_file_location("kvreg_report_charts", sys.argv[1])
+    _CHARTS = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_CHARTS)
+    serve()
