@@ -82,3 +82,47 @@ def test_shared_speed_efficiency_is_the_views_rows_and_plans_agree(con):
         unshare_views(con)
     assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = "
                        "'speed_efficiency'").fetchone() == (0,)
+
+
+def _engine_call(scope) -> tuple[str, dict]:
+    return ("SELECT * FROM engine_capacity_at($c, only_models := $m, only_hardware := $h)",
+            {"c": [8192, 32768, 131072], "m": scope["models"], "h": scope["hardware"]})
+
+
+def test_shared_engine_admission_gives_the_registrys_rows(shared):
+    """_share_engine_capacity: capacity_at's engine side read from report_engine_capacity_all (the admission chain
+    once per report) answers with the registry macro's own rows, restricted to the report's lists."""
+    from kvreg.report.context import _share_engine_capacity, knob_params
+
+    con, scope, workload = shared
+    # rank_options dropped its temp engine_capacity_at once report_capacity was made
+    assert con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'engine_capacity_at'"
+                       " AND schema_name = 'main' AND database_name = 'temp'").fetchone() == (0,)
+    _share_engine_capacity(con, scope, knob_params(workload))
+    sql, p = _engine_call(scope)
+    try:
+        got = sorted(con.execute(sql, p).fetchall(), key=repr)
+    finally:
+        unshare_capacity(con)
+    want = sorted(con.execute(sql + " WHERE list_contains($e, engine_id) AND list_contains($w, weights_dtype)"
+                              " AND list_contains($k, kv_dtype) AND list_contains($t, tp)",
+                              dict(p, e=scope["engines"], w=scope["weights_dtypes"], k=scope["kv_dtypes"],
+                                   t=scope["tp"])).fetchall(), key=repr)
+    assert got == want and len({r[0] for r in got}) > 1   # several models' engine rows
+
+
+@pytest.mark.parametrize("call", [
+    "SELECT * FROM engine_capacity_at([8192], only_models := $m, only_hardware := $h, max_num_seqs := 7)",
+    "SELECT * FROM engine_capacity_at([8192], only_hardware := $h)",
+    "SELECT * FROM engine_capacity_at([8192], only_models := $m, only_hardware := ['gb200'])",
+    "SELECT * FROM engine_capacity_at([12345], only_models := $m, only_hardware := $h)",
+    "SELECT * FROM engine_capacity_at([8192], only_models := $m, only_hardware := $h, available_kv_bytes := 1e9)",
+])
+def test_shared_engine_admission_refuses_what_it_cannot_answer(shared, call):
+    from kvreg.report.context import _share_engine_capacity, knob_params
+
+    con, scope, workload = shared
+    _share_engine_capacity(con, scope, knob_params(workload))
+    params = {k: v for k, v in dict(m=scope["models"], h=scope["hardware"]).items() if f"${k}" in call}
+    with pytest.raises(duckdb.Error, match="served from report_engine_capacity_all"):
+        con.execute(f"SELECT count(*) FROM ({call})", params).fetchall()

@@ -79,3 +79,49 @@ def test_charts_drawn_once_with_plain_tick_labels(monkeypatch):
     assert ">1,000<" in svg  # matplotlib's log formatter would write 10³ as mathtext glyphs
     assert charts._count_label(1000) == "1,000" and charts._count_label(0.5) == "0.5"
     assert charts._minor_label(200) == "200" and charts._minor_label(300) == ""
+
+
+def _chart_jobs():
+    """Charts of every kind with different series counts, limits and labels (so a reused axes must forget them)."""
+    Cap = collections.namedtuple("Cap", "hardware_id tp context_tokens context_label max_seqs naive_max_seqs "
+                                        "engine_seqs admission_engine_id")
+    Roof = collections.namedtuple("Roof", "hardware_id tp batch decode_tok_per_s")
+    Cost = collections.namedtuple("Cost", "model_name hardware_id usd_per_million_output_tokens")
+    cap_a = [Cap(hw, 1, 1024 * 2**i, f"{2**i}Ki", n // 2**i, 2 * n // 2**i, None, None)
+             for hw, n in (("h100-sxm-80gb", 4000), ("b200", 900)) for i in range(8)]
+    cap_b = [Cap(hw, tp, 8192 * 2**i, f"{8 * 2**i}Ki", n // 2**i, n // 2**i, n // 2**(i + 1), "vllm-0.33")
+             for hw, tp, n in (("h200", 8, 70000), ("mi300x", 2, 300), ("b300", 1, 5), ("rtx-pro-6000", 4, 60),
+                               ("gb200", 1, 2000))
+             for i in range(5)]
+    roof_a = [Roof("h200", 1, 2**i, 90.0 * 2**i / (1 + i)) for i in range(10)]
+    roof_b = [Roof(hw, 8, 2**i, k * 2**i) for hw, k in (("b200", 3.0), ("mi355x", 0.5), ("h100-sxm-80gb", 40.0))
+              for i in range(4)]
+    cost = [Cost(m, hw, c) for m, hw, c in (("Llama", "h200", 0.4), ("Llama", "b200", 0.9), ("Qwen", "h200", 12.0))]
+    return [("capacity_vs_context", cap_a, (32768,)), ("naive_vs_engine", cap_b[:4], ("32Ki",)),
+            ("roofline", roof_a, ("32Ki",)), ("capacity_vs_context", cap_b, (65536,)),
+            ("naive_vs_engine", [r for r in cap_a if r.context_tokens == 4096], ("4Ki",)),
+            ("roofline", roof_b, ("8Ki",)), ("cost_per_million", cost, ())]
+
+
+def test_reused_axes_and_chart_workers_draw_the_same_bytes_as_fresh_figures():
+    """A chart kind's figure is reused (charts._REUSED) and charts are drawn in worker processes: neither may
+    change a byte of any chart, in any order, against a fresh figure in this process."""
+    from kvreg.report import charts
+
+    jobs = _chart_jobs()
+    fresh = []
+    for kind, rows, args in jobs:
+        charts._REUSED.clear()
+        fresh.append(getattr(charts, kind)(rows, *args))
+    assert all(s and s.startswith("<svg") for s in fresh) and len(set(fresh)) == len(fresh)
+    charts._REUSED.clear()
+    forward = [getattr(charts, kind)(rows, *args) for kind, rows, args in jobs]
+    backward = [getattr(charts, kind)(rows, *args) for kind, rows, args in reversed(jobs)][::-1]
+    assert forward == fresh and backward == fresh
+    from kvreg.report import chart_workers
+
+    assert chart_workers.start_workers()
+    pending = [chart_workers.submit(kind, rows, *args) for kind, rows, args in jobs]
+    assert [p.result() for p in pending] == fresh
+    # drawn by the workers, not by this process's fallback
+    assert all(isinstance(p, chart_workers._Pending) and p.future.exception() is None for p in pending)

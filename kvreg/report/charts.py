@@ -146,16 +146,45 @@ def _svg(fig) -> str:
     return text[text.index("<svg"):]
 
 
-def _figure(legend_entries: int = 0):
-    """A figure and its axes, laid out once; ``legend_entries`` series get legend rows below the axes."""
+# One figure and axes per chart kind, reused from chart to chart (in a process): creating the axes and their tick
+# artists was ~30 % of a chart's CPU time (benchmarks/README.md, reportfast4).  Each kind's function makes the same
+# calls on it every time, so after :func:`_reset` it ends in the state a fresh axes would: the SVG is the same bytes
+# (tests/test_report_speed.py draws charts in two orders and compares them with fresh axes).
+_REUSED: dict[str, tuple] = {}
+
+
+def _reset(ax) -> None:
+    """Empty a reused axes of the last chart's data artists, limits, legend and property cycle."""
+    for artist in [*ax.lines, *ax.patches, *ax.texts, *ax.collections, *ax.images]:
+        artist.remove()
+    ax.containers.clear()
+    ax.legend_ = None
+    ax.relim()
+    ax.set_autoscale_on(True)
+    ax.set_prop_cycle(None)
+
+
+def _figure(legend_entries: int = 0, kind: str | None = None):
+    """A figure and its axes, laid out once; ``legend_entries`` series get legend rows below the axes.
+
+    ``kind`` (the chart function's name): reuse that kind's figure and axes, emptied (:data:`_REUSED`); None: new ones.
+    """
     plt = _plt()
     rows = -(-legend_entries // LEGEND_COLS)
     w, h = SIZE_IN[0], SIZE_IN[1] + rows * LEGEND_ROW_IN
     m = MARGIN_IN
     bottom = m["bottom"] + rows * LEGEND_ROW_IN
+    rect = (m["left"] / w, bottom / h, 1 - (m["left"] + m["right"]) / w, (h - bottom - m["top"]) / h)
+    if kind in _REUSED:
+        fig, ax = _REUSED[kind]
+        fig.set_size_inches(w, h)
+        _reset(ax)
+        ax.set_position(rect)
+        return fig, ax
     fig = plt.figure(figsize=(w, h))
-    ax = fig.add_axes((m["left"] / w, bottom / h, 1 - (m["left"] + m["right"]) / w,
-                       (h - bottom - m["top"]) / h))
+    ax = fig.add_axes(rect)
+    if kind is not None:
+        _REUSED[kind] = (fig, ax)
     return fig, ax
 
 
@@ -181,7 +210,7 @@ def capacity_vs_context(rows: list, workload_context_tokens: int, styles: dict |
     plt = _plt()
     with plt.rc_context(RC):
         hardware = list(dict.fromkeys((r.hardware_id, r.tp) for r in rows))
-        fig, ax = _figure(len(hardware))
+        fig, ax = _figure(len(hardware), "capacity_vs_context")
         for hw, tp in hardware:
             # a log axis has no zero: contexts at which nothing fits are left out (the caption says so)
             pts = [r for r in rows if r.hardware_id == hw and r.tp == tp and r.max_seqs]
@@ -218,7 +247,7 @@ def naive_vs_engine(rows: list, context_label: str) -> str | None:
         return None
     plt = _plt()
     with plt.rc_context(RC):
-        fig, ax = _figure()
+        fig, ax = _figure(0, "naive_vs_engine")
         series = [("naive", "naive_max_seqs"), ("first principles", "max_seqs")]
         if any(r.engine_seqs is not None for r in rows):
             series.append(("engine", "engine_seqs"))
@@ -251,7 +280,7 @@ def roofline(rows: list, context_label: str, styles: dict | None = None) -> str 
     plt = _plt()
     with plt.rc_context(RC):
         lines = list(dict.fromkeys((r.hardware_id, r.tp) for r in rows))
-        fig, ax = _figure(len(lines))
+        fig, ax = _figure(len(lines), "roofline")
         for hw, tp in lines:
             pts = [r for r in rows if r.hardware_id == hw and r.tp == tp and r.decode_tok_per_s]
             if not pts:
@@ -288,7 +317,7 @@ def cost_per_million(rows: list, styles: dict | None = None) -> str | None:
     with plt.rc_context(RC):
         models = list(dict.fromkeys(r.model_name for r in rows))
         devices = list(dict.fromkeys(r.hardware_id for r in pts))
-        fig, ax = _figure(len(devices))
+        fig, ax = _figure(len(devices), "cost_per_million")
         y = {m: len(models) - 1 - i for i, m in enumerate(models)}
         for k, hw in enumerate(devices):
             st = (styles or {}).get(hw) or device_style(hw)

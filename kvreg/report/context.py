@@ -143,8 +143,10 @@ def availability(con, workload, scope: dict) -> Availability:
         return True
 
     engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
-    if engine:
-        materialise(con, "report_engine_capacity", "scope_engine_capacity", dict(scope, **knob_params(workload)))
+    if engine:   # the admission over both axes (capacity_at's engine side reads it too: _share_engine_capacity)
+        materialise(con, "report_engine_capacity_all", "scope_engine_capacity", dict(scope, **knob_params(workload)))
+        con.execute("CREATE OR REPLACE TEMP TABLE report_engine_capacity AS SELECT * FROM report_engine_capacity_all"
+                    " WHERE max_model_len IN (SELECT max_model_len FROM max_model_lens)")
         con.execute(_ENGINE)
     else:
         con.execute(_NO_ENGINE)
@@ -267,15 +269,21 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
                 dict(cost_basis=workload.cost_basis, tco_years=workload.tco_years,
                      tco_usd_per_kwh=workload.tco_usd_per_kwh, tco_pue=workload.tco_pue))
     (contexts,) = rows(con, "report_contexts", p)
-    if axis:   # the report's contexts are on the axis (kvreg/tables.py adds them)
-        materialise(con, "report_capacity_all", "scope_capacity",
-                    dict(scope, contexts=[c for (c,) in con.execute(
-                        "SELECT context_tokens FROM contexts ORDER BY 1").fetchall()], **knobs))
-        con.execute("CREATE OR REPLACE TEMP TABLE report_capacity AS SELECT * FROM report_capacity_all"
-                    " WHERE list_contains($contexts, context_tokens)", {"contexts": contexts.contexts})
+    if avail.engine:   # capacity_at's engine side from report_engine_capacity_all: the admission chain once
+        _share_engine_capacity(con, scope, knobs)
+    try:
+        if axis:   # the report's contexts are on the axis (kvreg/tables.py adds them)
+            materialise(con, "report_capacity_all", "scope_capacity",
+                        dict(scope, contexts=[c for (c,) in con.execute(
+                            "SELECT context_tokens FROM contexts ORDER BY 1").fetchall()], **knobs))
+            con.execute("CREATE OR REPLACE TEMP TABLE report_capacity AS SELECT * FROM report_capacity_all"
+                        " WHERE list_contains($contexts, context_tokens)", {"contexts": contexts.contexts})
+        else:
+            materialise(con, "report_capacity", "scope_capacity", dict(scope, contexts=contexts.contexts, **knobs))
+    finally:
+        con.execute("DROP MACRO TABLE IF EXISTS temp.engine_capacity_at")
+    if axis:
         _share_capacity(con, scope, knobs)
-    else:
-        materialise(con, "report_capacity", "scope_capacity", dict(scope, contexts=contexts.contexts, **knobs))
     materialise(con, "report_binding_names", "binding_names", {})
     if avail.plans:
         materialise(con, "report_plans", "scope_plans", plans_params(scope, workload, knobs, "fitted"))
@@ -365,9 +373,54 @@ WHERE t.context_tokens IN (
   AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)""")
 
 
+def _share_engine_capacity(con, scope: dict, knobs: dict) -> None:
+    """Serve ``capacity_at``'s engine side from ``report_engine_capacity_all`` while the report's capacity is made.
+
+    ``capacity_at`` (245) takes its engine rows from ``engine_capacity_at`` (220, the release's admission chain
+    kvreg/sql 200–220) for the report's models and hardware, with the report's engine settings, at the contexts
+    axis; ``report_engine_capacity_all`` (scope_engine_capacity.sql) holds that macro's rows for the same lists and
+    settings over the contexts and max_model_lens axes, computed once for the engine columns the report reads.  A
+    temp macro of that name shadows the registry's (DuckDB binds a macro's names when it is used, temp schema
+    first), so the chain is evaluated once per report instead of twice (benchmarks/README.md, reportfast4: the
+    two statements 4.6 → 2.3 s CPU at load ~8, rows identical).  As :func:`_share_capacity`: a call it cannot answer
+    from those rows — other knob values, a given memory or batched axis, no or other model or hardware lists,
+    contexts off the axes — raises an error instead of returning a subset; engines, precisions and TP sizes outside
+    the report's lists are absent (``capacity_at`` passes no engine list; scope_capacity.sql keeps the report's).
+    :func:`rank_options` drops it once ``report_capacity`` is materialised.
+    """
+    from kvreg.plan import KNOBS
+
+    axis = [c for (c,) in con.execute(
+        "SELECT DISTINCT max_model_len FROM report_engine_capacity_all ORDER BY 1").fetchall()]
+    if not axis:   # no engine row for the report's lists: the registry's macro answers (it has nothing to serve)
+        return
+    same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
+    params = ", ".join(f"{k} := NULL" for k in KNOBS)
+    con.execute(f"""CREATE OR REPLACE TEMP MACRO engine_capacity_at(context_list, {params},
+                                                          available_kv_bytes := NULL, batched_axis := NULL,
+                                                          only_models := NULL, only_hardware := NULL,
+                                                          only_engines := NULL) AS TABLE
+SELECT t.* FROM report_engine_capacity_all t
+-- the guard as in _share_capacity: the semi-join's build side, evaluated before any row is read
+WHERE t.max_model_len IN (
+          SELECT unnest(CASE WHEN {same} AND available_kv_bytes IS NULL AND batched_axis IS NULL
+                                  AND list_has_all({_sql_literal(scope["models"])}, only_models)
+                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
+                                  AND list_has_all({_sql_literal(axis)}, context_list)
+                             THEN context_list
+                             ELSE error('kvreg report: engine_capacity_at is served from report_engine_capacity_all '
+                                        || 'for the report''s models, hardware, engine settings and contexts only '
+                                        || '(kvreg/report/context.py _share_engine_capacity)') END))
+  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
+  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
+  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))""")
+
+
 def unshare_capacity(con) -> None:
-    """Drop the temp ``capacity_at`` of :func:`_share_capacity` (the registry's macro answers again)."""
+    """Drop the temp ``capacity_at`` of :func:`_share_capacity` and any ``engine_capacity_at`` of
+    :func:`_share_engine_capacity` (the registry's macros answer again)."""
     con.execute("DROP MACRO TABLE IF EXISTS temp.capacity_at")
+    con.execute("DROP MACRO TABLE IF EXISTS temp.engine_capacity_at")
 
 
 def _workload(con, p: dict):
@@ -487,6 +540,10 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     report = registry.entries["report"][report_id].entry
     p = {"report": report_id}
     scope = scope_params(report)
+    if charts:   # worker processes import matplotlib while the queries run (kvreg/report/chart_workers.py)
+        from kvreg.report import chart_workers
+
+        chart_workers.start_workers()
     workload, avail = rank_options(con, report_id, scope, axis=True)
     # a call resting on a guessed efficiency, sized again at the same vendor's measured one (while capacity is shared)
     guesses = {r.model_id: r for r in vendor_plans(con, scope, workload)} if avail.plans else {}
@@ -509,6 +566,30 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_grid AS {query_text('grid')}", p)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_chart_capacity AS {query_text('chart_capacity')}", p)
 
+    # the charts' rows first: the charts are drawn (in worker processes) while the other queries run
+    chart_cap = _by_model(rows(con, "report_chart_capacity_ordered", p))
+    roof = _by_model(rows(con, "chart_roofline", p) if avail.roofline else [])
+    pending: dict[str, dict] = {}
+    summary_pending = None
+    styles = {}
+    if charts:
+        from kvreg.report import charts as ch
+        from kvreg.report.chart_workers import submit
+
+        if progress:
+            progress(f"drawing {len(report.models) * (3 if avail.roofline else 2) + 1} charts")
+        styles = ch.report_styles(report.hardware)   # one colour and marker per device, every chart
+        for mid in report.models:
+            m_cap = chart_cap.get(mid, [])
+            pending[mid] = {
+                "capacity": submit("capacity_vs_context", m_cap, workload.context_tokens, styles),
+                "compare": submit("naive_vs_engine",
+                                     [r for r in m_cap if r.context_tokens == workload.context_tokens],
+                                     workload.context_label)}
+            if avail.roofline:
+                pending[mid]["roofline"] = submit("roofline", roof.get(mid, []), workload.context_label, styles)
+        summary_pending = submit("cost_per_million", rows(con, "chart_cost"), styles)
+
     # each query's rows grouped by model once (order kept): a large report has ~10^5 grid rows
     grid = _by_model(rows(con, "report_grid_ordered"))
     options = _by_model(rows(con, "report_options_ordered"))
@@ -517,8 +598,6 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     levers = {r.model_id: r for r in rows(con, "levers", lever_knobs)} if avail.plans else {}
     per_seq = _by_model(rows(con, "per_sequence", p))
     pools = _by_model(rows(con, "pools"))
-    chart_cap = _by_model(rows(con, "report_chart_capacity_ordered", p))
-    roof = _by_model(rows(con, "chart_roofline", p) if avail.roofline else [])
     quirks = _by_model(rows(con, "engine_quirks", p) if avail.engine else [])
     gaps = _by_model(rows(con, "naive_gap"))
     drops = _by_model(rows(con, "dropouts"))
@@ -528,27 +607,11 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     shown = {r[0]: Shown(*r) for r in cur.fetchall()}
 
     sections = []
-    styles = {}
-    if charts:
-        from kvreg.report import charts as ch
-
-        if progress:
-            progress(f"drawing {len(report.models) * (3 if avail.roofline else 2) + 1} charts")
-        styles = ch.report_styles(report.hardware)   # one colour and marker per device, every chart
     for mid in report.models:
         m_grid = grid.get(mid, [])
         table = _pivot(m_grid)
         m_opts = options.get(mid, [])
-        svg = {}
-        if charts:
-            from kvreg.report import charts as ch
-
-            m_cap = chart_cap.get(mid, [])
-            svg["capacity"] = ch.capacity_vs_context(m_cap, workload.context_tokens, styles)
-            svg["compare"] = ch.naive_vs_engine([r for r in m_cap if r.context_tokens == workload.context_tokens],
-                                                workload.context_label)
-            if avail.roofline:
-                svg["roofline"] = ch.roofline(roof.get(mid, []), workload.context_label, styles)
+        svg = {k: f.result() for k, f in pending.get(mid, {}).items()}
         sections.append(ModelSection(
             model_id=mid, name=m_grid[0].model_name if m_grid else mid,
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
@@ -559,12 +622,9 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
             guess=guesses.get(mid), levers=levers.get(mid)))
 
     summary_charts = {}
-    if charts:
-        from kvreg.report import charts as ch
-
-        cost_svg = ch.cost_per_million(rows(con, "chart_cost"), styles)
-        if cost_svg:
-            summary_charts["cost"] = cost_svg
+    cost_svg = summary_pending.result() if summary_pending is not None else None
+    if cost_svg:
+        summary_charts["cost"] = cost_svg
     changes = None
     if report.previous is not None:
         from kvreg.report.changes import changes_since

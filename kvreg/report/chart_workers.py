@@ -1,0 +1,204 @@
+"""The report's charts drawn in worker processes while the report's remaining queries run.
+
+:func:`start_workers` starts :data:`WORKERS` Python processes that import matplotlib at once (its import is ~0.9 s
+CPU, and the charts ~2 s of Python for the Q4 2026 report: threads would not draw in parallel, DuckDB's queries
+only release the GIL); :func:`submit` sends a chart's rows to one of them and returns a future of its SVG string.
+The SVG is the bytes :mod:`kvreg.report.charts` draws in the report process (the same functions; the test draws
+both).  Without workers (one core, no process could start, a worker exited) the chart is drawn in this process.
+"""
+
+from __future__ import annotations
+
+_CHARTS = None  # the kvreg.report.charts module (in a worker: charts.py loaded by path, see the end of this file)
+
+
+def _charts():
+    global _CHARTS
+    if _CHARTS is None:
+        from kvreg.report import charts
+
+        _CHARTS = charts
+    return _CHARTS
+
+
+KINDS = ("capacity_vs_context", "naive_vs_engine", "roofline", "cost_per_million")
+WORKERS = 2  # the machine the speed targets are set on has 2 cores (benchmarks/README.md)
+_WORKERS: list | None = None  # the started _Worker objects, kept for the process's life
+
+
+def _draw(kind: str, fields: tuple, rows: list, args: tuple) -> str | None:
+    """Draw chart ``kind`` (one of :data:`KINDS`) from plain row tuples named by ``fields``."""
+    import collections
+
+    Row = collections.namedtuple("Row", fields)  # noqa: PYI024  (the charts read rows by attribute)
+    return getattr(_charts(), kind)([Row(*r) for r in rows], *args)
+
+
+def serve() -> None:
+    """A chart worker's loop (``python chart_workers.py CHARTS_PY``, the end of this file): import matplotlib, then
+    read pickled ``(job id, kind, fields, rows, args)`` from stdin and write
+    ``(job id, ok, SVG or error)`` to stdout until stdin closes."""
+    import pickle
+    import sys
+    import traceback
+
+    _charts()._plt()
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        try:
+            job, kind, fields, rows, args = pickle.load(inp)
+        except EOFError:
+            return
+        try:
+            reply = (job, True, _draw(kind, fields, rows, args))
+        except Exception:  # noqa: BLE001  (sent back: the report process raises it)
+            reply = (job, False, traceback.format_exc())
+        pickle.dump(reply, out)
+        out.flush()
+
+
+class _Worker:
+    """One chart worker process and the thread that reads its replies into futures.
+
+    A plain subprocess running this file with charts.py's path, not a multiprocessing pool: a spawned pool
+    re-imports the caller's ``__main__``, which would run an unguarded script calling ``kvreg.report`` again in
+    every worker, and a forked one would copy the DuckDB process's threads.  charts.py imports nothing of kvreg,
+    so the worker loads it by path without the kvreg package (whose API and CLI modules cost ~0.3 s CPU to import).  Replies are read by a thread so that neither pipe can
+    fill while the other side waits (an SVG is ~25 kB).
+    """
+
+    def __init__(self):
+        import os
+        import subprocess
+        import sys
+        import threading
+
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # as multiprocessing's spawn
+        # -P: kvreg/report is not put on sys.path (its module names would shadow others)
+        self.proc = subprocess.Popen([sys.executable, "-P", __file__, _charts().__file__],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        self.pending: dict = {}
+        self.lock = threading.Lock()
+        self.next = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        import pickle
+
+        try:
+            while True:
+                job, ok, value = pickle.load(self.proc.stdout)
+                with self.lock:
+                    fut = self.pending.pop(job)
+                if ok:
+                    fut.set_result(value)
+                else:
+                    fut.set_exception(RuntimeError(f"chart worker failed:\n{value}"))
+        except (EOFError, OSError, pickle.UnpicklingError):
+            pass
+        with self.lock:   # the worker is gone: what it still owed is drawn in the report process (_Pending)
+            left, self.pending = list(self.pending.values()), {}
+        for fut in left:
+            fut.set_exception(EOFError("chart worker exited"))
+
+    def submit(self, kind: str, fields: tuple, rows: list, args: tuple):
+        import concurrent.futures
+        import pickle
+
+        fut = concurrent.futures.Future()
+        with self.lock:
+            job, self.next = self.next, self.next + 1
+            self.pending[job] = fut
+        pickle.dump((job, kind, fields, rows, args), self.proc.stdin)
+        self.proc.stdin.flush()
+        return fut
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001  (at exit: nothing to report to)
+            self.proc.kill()
+
+
+def start_workers() -> bool:
+    """Start :data:`WORKERS` chart worker processes, each importing matplotlib at once (~0.9 s CPU), so the charts
+    are drawn in parallel with the report's queries (DuckDB releases the GIL while it runs, but matplotlib is
+    Python: threads would not draw in parallel).  They are kept for the process's life (a test session renders many
+    reports) and stopped at exit.  Returns False — charts then drawn in this process — on a single-core machine or
+    where a process cannot be started.
+    """
+    global _WORKERS
+    if _WORKERS is not None:
+        return bool(_WORKERS)
+    import atexit
+    import os
+
+    _WORKERS = []
+    if (os.cpu_count() or 1) < 2:
+        return False
+    try:
+        for _ in range(WORKERS):
+            _WORKERS.append(_Worker())
+    except OSError:
+        pass
+    for w in _WORKERS:
+        atexit.register(w.close)
+    return bool(_WORKERS)
+
+
+class _Done:
+    """A chart drawn in this process, with the interface of a future."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+class _Pending:
+    """A chart being drawn in a worker; drawn in this process instead should the worker have exited."""
+
+    def __init__(self, future, kind: str, rows: list, args: tuple):
+        self.future, self.kind, self.rows, self.args = future, kind, rows, args
+
+    def result(self):
+        try:
+            return self.future.result()
+        except EOFError:
+            return getattr(_charts(), self.kind)(self.rows, *self.args)
+
+
+_turn = 0
+
+
+def submit(kind: str, rows: list, *args):
+    """Draw chart ``kind`` (:data:`KINDS`) with ``rows`` (query namedtuples) and ``args``; returns an object whose
+    ``result()`` is the SVG string or None.  In the worker processes, in turn, once :func:`start_workers` started
+    them (the rows go as plain tuples with their field names: the query's row classes are made per query and do
+    not pickle), else drawn now.  The SVG is the same bytes either way (same code, same rcParams context; each
+    kind's reused figure ends in a fresh one's state, :data:`kvreg.report.charts._REUSED`)."""
+    global _turn
+    if kind not in KINDS:
+        raise ValueError(f"unknown chart kind {kind!r}")
+    live = [w for w in _WORKERS or [] if w.proc.poll() is None]
+    if live:
+        w = live[_turn % len(live)]
+        _turn += 1
+        fields = rows[0]._fields if rows else ()
+        try:
+            return _Pending(w.submit(kind, fields, [tuple(r) for r in rows], args), kind, rows, args)
+        except OSError:   # the worker's pipe is closed: draw here
+            pass
+    return _Done(getattr(_charts(), kind)(rows, *args))
+
+
+if __name__ == "__main__":   # a chart worker (_Worker): python chart_workers.py CHARTS_PY
+    import importlib.util
+    import sys
+
+    _spec = importlib.util.spec_from_file_location("kvreg_report_charts", sys.argv[1])
+    _CHARTS = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_CHARTS)
+    serve()
