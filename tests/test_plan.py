@@ -50,18 +50,20 @@ def test_worked_plan_h100_tp8_by_hand(con):
     pool = H100_USABLE - RESERVE - WEIGHTS / 8
     cap = math.floor(pool / (S * KV_TOKEN / 8))
     assert cap == p["max_seqs_per_replica"] == 46
-    # Rate: the largest B with (W + B·kv)/(8·BW·eff) + B·allreduce/eff ≤ 50 ms, eff fitted (0.595 for the H100
-    # SXM); the all-reduce runs at the same share of its link (expected_step_s, kvreg/sql/104_decode_step.sql).
-    # By kernel class (decode_step_s) the GEMMs are memory-bound at this batch (141.1 GB ÷ 15.9 TB/s = 8.9 ms of
-    # weights against 61 × 141.1 GFLOP ÷ (8 × 989 TFLOP/s × 0.52) = 2.1 ms) and so is the attention (the KV read;
+    # Rate: the largest B with (W + B·kv)/(8·BW·eff) + B·allreduce/eff ≤ 50 ms, eff fitted (0.660 for the H100
+    # SXM: its TensorRT-LLM rows' median, the batch in TensorRT-LLM's own pool since speed7; 0.595 before); the
+    # all-reduce runs at the same share of its link (expected_step_s, kvreg/sql/104_decode_step.sql).
+    # By kernel class (decode_step_s) the GEMMs are memory-bound at this batch (141.1 GB ÷ 17.7 TB/s = 8.0 ms of
+    # weights against 69 × 141.1 GFLOP ÷ (8 × 989 TFLOP/s × 0.52) = 2.4 ms) and so is the attention (the KV read;
     # its FLOP are 4·d·L per context token against 327,680 bytes), so the step is the closed form:
-    # (50 − 8.84) ms ÷ 0.674 ms per sequence → 61.
+    # (50 − 7.98) ms ÷ 0.608 ms per sequence → 69.
     eff = fitted_bandwidth_efficiency(con, "h100-sxm-80gb")
     assert p["bandwidth_efficiency"] == eff and "derived" in p["efficiency_evidence"]
     bw = 8 * BW * eff
     ar = 2 * 80 * 2 * 7 / 8 * 8192 * 2 / LINK
     rate = math.floor((0.05 - WEIGHTS / bw) / (S * KV_TOKEN / bw + ar / eff))
-    assert rate == p["rate_max_batch"] == 61
+    assert rate == p["rate_max_batch"] == 69
+    assert eff == pytest.approx(0.660, abs=5e-4)
     # the 46 sequences the pool holds bind before the rate does (at 0.41 the rate, 37, bound)
     assert p["binding_constraint"] == "capacity" and p["rate_basis"] == "expected"
     assert p["replicas"] == math.ceil(200 / 46) == 5
@@ -80,7 +82,7 @@ def test_a100_40gb_tp8_by_hand(con):
     bw = 8 * 1.555e12 * eff
     ar = 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 300e9                # NVLink 3, one direction
     rate = math.floor((0.05 - WEIGHTS / bw) / (S * KV_TOKEN / bw + ar / eff))
-    assert (cap, rate) == (p["max_seqs_per_replica"], p["rate_max_batch"]) == (13, 23)   # Ampere's fit 0.632
+    assert (cap, rate) == (p["max_seqs_per_replica"], p["rate_max_batch"]) == (13, 23)   # Ampere's fit 0.630
     assert p["binding_constraint"] == "capacity"              # capacity ≤ rate
     assert (p["replicas"], p["batch_per_replica"], p["gpus"]) == (math.ceil(200 / 13), 13, 128) == (16, 13, 128)
     assert p["usd_per_hour"] == pytest.approx(128 * 1.48)
@@ -142,9 +144,9 @@ def test_worked_plan_cli_output(db, con):
         " a wider TP group is not planned",
         "  a100-sxm-40gb TP 1, 2 bf16/bf16: the weights alone do not fit the device memory at this TP"]
     assert (42_298_834_944 - 6 * 2**30 - WEIGHTS // 4) // (KV_TOKEN // 4) == 7_074
-    # At 0.632 of 2 × 2.039 TB/s the A100 80 GB's weights alone take 141.1 GB ÷ 2.58 TB/s = 54.7 ms: no context
-    # would do, and none is offered.  (The H100 SXM at TP 2 used to be this case at 0.41: at 0.595 its weights take
-    # 35.4 ms and one 32K sequence fits, so TP 2 is planned, capacity 1.)
+    # At 0.630 of 2 × 2.039 TB/s the A100 80 GB's weights alone take 141.1 GB ÷ 2.57 TB/s = 54.9 ms: no context
+    # would do, and none is offered.  (The H100 SXM at TP 2 used to be this case at 0.41: at 0.660 its weights take
+    # 31.9 ms and one 32K sequence fits, so TP 2 is planned, capacity 1.)
     assert ("  a100-sxm-80gb TP 2 bf16/bf16: tpot: a single sequence decodes slower than the TPOT target"
             in cannot)
     assert len(cannot) == 13 and re.fullmatch(r"  \(\d+ more\)", cannot[-1])
@@ -295,16 +297,16 @@ def test_missing_figures_are_reasons_not_zeros(con):
 
 
 def test_max_context_is_where_one_sequence_just_meets_tpot(con):
-    # H100 TP 2: weights 70.6 GB per rank; at a 37 ms TPOT one 32K sequence alone misses it (the weights alone
-    # take 141.1 GB ÷ (2 × 3.35 TB/s × 0.595) = 35.4 ms at the fitted efficiency, the 32K of KV 2.6 ms more),
-    # a shorter context meets it exactly.
-    p = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, tpot=0.037)
-    assert p["reason"].startswith("tpot:") and p["single_seq_tpot_s"] > 0.037
+    # H100 TP 2: weights 70.6 GB per rank; at a 33 ms TPOT one 32K sequence alone misses it (the weights alone
+    # take 141.1 GB ÷ (2 × 3.35 TB/s × 0.660) = 31.9 ms at the fitted efficiency, the 32K of KV 2.4 ms more; at the
+    # 0.595 before speed7's pool it was 35.4 + 2.6 ms against a 37 ms TPOT), a shorter context meets it exactly.
+    p = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, tpot=0.033)
+    assert p["reason"].startswith("tpot:") and p["single_seq_tpot_s"] > 0.033
     s = p["max_context_tokens"]
     assert 0 < s < S
-    ok = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, users=1, context=s, tpot=0.037)
-    over = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, users=1, context=s + 1, tpot=0.037)
-    assert ok["feasible"] and ok["single_seq_tpot_s"] <= 0.037
+    ok = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, users=1, context=s, tpot=0.033)
+    over = plan_row(con, "llama-3.1-70b", "h100-sxm-80gb", 2, users=1, context=s + 1, tpot=0.033)
+    assert ok["feasible"] and ok["single_seq_tpot_s"] <= 0.033
     assert not over["feasible"]
 
 

@@ -75,6 +75,13 @@ class ThroughputEntry(Entry):
     GUARANTEED_NO_EVICT, admits a request only when the blocks for its input + output are free, and trtllm-bench
     sizes its batch the same way: tensorrt_llm/bench/build/tuning.py calc_engine_setting, kv_cache_max_requests =
     cache memory ÷ (bytes per token × (input + output)); so the pool holds pool ÷ (input + output) requests)."""
+    kv_cache_fraction: Annotated[float | None, Field(gt=0, le=1),
+                                 Column(table="throughput_measurements", after="kv_admission")] = None
+    """The memory fraction these runs gave the KV cache, where the source states it (trtllm-bench
+    ``--kv_cache_free_gpu_mem_fraction``; vLLM ``--gpu-memory-utilization``), applied by the engine's own rule
+    (its accounting ``util_basis``, 203 engine_available_kv_bytes).  Unset: the engine's default.  It sizes the
+    batch of an unfixed-concurrency row (251_throughput_ceilings): the engine's KV pool, not all the memory beside
+    the weights."""
     measurements: Annotated[list[Measurement], Field(min_length=1)]
 
     @model_validator(mode="after")

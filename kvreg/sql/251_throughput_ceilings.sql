@@ -8,15 +8,21 @@
 --   continuously (prompt chunks ride along with decode steps).  Per OUTPUT token, on one replica (tp devices):
 --   context_mean_tokens   input + output/2: the mean context over a request's decode steps (exact for full and
 --                         MLA layers, whose reads grow linearly; windows read min(s, W) at that mean)
---   batch                 concurrency when the source fixes it; else the most requests that ALL the memory not
---                         holding weights (usable − residents − weights, per rank) could hold, capped by max_batch or
+--   batch                 concurrency when the source fixes it; else the most requests the ENGINE'S KV pool could
+--                         hold (240 memory_pools_at pool_bytes, per rank: what the release leaves for KV beside the
+--                         weights, its reserve — activation peak, non-torch — and its memory fraction; at the
+--                         entry's kv_cache_fraction where the source states one, by the release's util_basis, 203
+--                         engine_available_kv_bytes: TensorRT-LLM (usable − weights − reserve) × fraction,
+--                         KvCacheConfig.free_gpu_memory_fraction), capped by max_batch or
 --                         the engine's max_num_seqs, each holding what the entry's kv_admission says the scheduler
 --                         keeps for it: on_demand, its KV at the mean context; whole_request, its input + output
 --                         (TensorRT-LLM's default GUARANTEED_NO_EVICT policy reserves each request to completion,
 --                         tensorrt_llm/llmapi/llm_args.py SchedulerConfig, and trtllm-bench sizes its batch the same
 --                         way, tensorrt_llm/bench/build/tuning.py calc_engine_setting: cache memory ÷ (bytes per
---                         token × (input + output))).  An upper bound on the engine's batch (every engine keeps a
---                         reserve beside the weights), so the ceiling stays a ceiling
+--                         token × (input + output))).  Until issue 13 (speed7) the pool was all the memory beside
+--                         the weights (usable − residents − weights): Llama-3.3-70B FP8 on one H100 at 5,000/500 got
+--                         13 requests where TensorRT-LLM's pool (0.95 × (79.19 GiB − 72.72 GB − 2.23 GB reserve))
+--                         holds 10: the ceiling was sized on a batch the engine cannot run
 --   flop_per_output_token decode_flop at the mean context (decode form) + the prompt's prefill FLOP ÷ output_tokens;
 --                         the prompt costs n·decode_flop(n/2) in the prefill form (MLA decompressed,
 --                         100_decode_coefficients): token i attends to i earlier tokens (causal), Σ a·i = a·n²/2 —
@@ -64,7 +70,12 @@ CREATE OR REPLACE VIEW throughput_ceilings AS
 WITH m AS (
     SELECT t.*, e.engine AS engine_family, hw.architecture, hw.vendor,
            t.input_tokens + t.output_tokens / 2.0 AS context_mean_tokens,
-           p.usable_bytes - p.resident_bytes - p.weights_bytes AS pool_bytes, w.weights_bytes, k.growing_token_bytes, k.bounded_groups, k.state_bytes,
+           -- the engine's KV pool (240 memory_pools_at: its reserve, its fraction rule), at the source's stated
+           -- fraction where it states one (kv_cache_fraction; 203 engine_available_kv_bytes by the release's util_basis)
+           CASE WHEN t.kv_cache_fraction IS NULL THEN p.pool_bytes
+                ELSE engine_available_kv_bytes(a.util_basis, p.usable_bytes, t.kv_cache_fraction, p.weights_bytes,
+                                               p.reserve_bytes, a.non_torch_bytes) END AS pool_bytes,
+           w.weights_bytes, k.growing_token_bytes, k.bounded_groups, k.state_bytes,
            k.decode_attn_flop_per_context_token, k.prefill_attn_flop_per_context_token, k.state_flop_per_token, k.hidden_size, k.layers, k.params_total,
            k.params_active, k.moe_experts, k.moe_experts_per_token, k.moe_activation_bytes_per_token,
            h.peak_flop_per_s, coalesce(ha.peak_flop_per_s, h.peak_flop_per_s) AS attn_peak_flop_per_s,

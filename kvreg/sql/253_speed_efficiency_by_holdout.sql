@@ -5,15 +5,17 @@
 -- Inputs: speed_fit, throughput_measurements (the holdouts), hardware, engines, hardware_efficiency, provenance.
 -- Resolution, per roof (memory → bandwidth_*, compute → compute_*), first level with data:
 --   hardware (this hardware, this engine family)               basis 'measured'
---   hardware_any (this hardware, other engine families)        basis 'derived'
 --   architecture (same architecture family, this engine family) basis 'derived'
---     hardware_any before architecture, checked (issue 13 item 2): H100 × vLLM from H100 × TensorRT-LLM (0.41)
---     predicts the held-out vLLM rows on H100 (Krai MLPerf vLLM 0.9.2, the vLLM FP8-KV blog's 0.19.1) at 0.95 and
---     0.85 × measured; from Hopper × vLLM (H200, vLLM 0.8.4 DeepSeek-R1 and the Nemotron recipe: 0.34) at 0.80
---     and 0.71 ×.  Tried and reverted: the device's other engines are the better proxy on this evidence.
---     (Checked before the kernel classes and TensorRT-LLM's whole-request batch, 251.  With them H100 × TensorRT-LLM
---     is 0.595 and Hopper × vLLM 0.366, and the held-out H100 vLLM rows come out −11 % to +48 % from the first;
---     the order was not re-examined.)
+--   hardware_any (this hardware, other engine families)        basis 'derived'
+--     architecture before hardware_any (issue 13, speed7): the engine's kernels, not the device, set the fraction
+--     of the roof an engine reaches (vLLM on H200 0.37 against TensorRT-LLM's 0.60 on the same H200), so a device
+--     an engine was not measured on takes that engine's figure on the same architecture first.  Checked on the
+--     only rows it moves, the 7 held-out vLLM rows on H100 (Krai MLPerf vLLM 0.9.2: 3; the vLLM FP8-KV blog: 4),
+--     with the batch on the engine's pool (251): from H100 × TensorRT-LLM (0.67) |error| median 26.3 %, worst
+--     63.3 % (3 rows > 40 %); from Hopper × vLLM (0.37) median 19.8 %, worst 42.8 % (1 row).  (Before the pool,
+--     with H100 × TensorRT-LLM at 0.595, it was median 13.9 → 19.8 %, worst 48.3 → 42.8 %: the first order had
+--     been tried and reverted on that evidence.)  The dense Llama-3.1-8B blog rows are still under-predicted
+--     (−43 %, −30 %): vLLM's Hopper figure rests on MLA/MoE (DeepSeek-R1) and hybrid (Nemotron) models only.
 --   architecture_any (same architecture family, other engines)  basis 'derived'
 --   stated (the hardware entry's efficiency block)              basis = its confidence (e.g. 'estimated'):
 --     a figure stated for THIS hardware beats a pool of other architectures' measurements
@@ -49,8 +51,8 @@ candidates AS (
     -- every fit level that applies to the grid row, most specific first (ORDER of the resolution above)
     SELECT g.holdout, g.hardware_id, g.engine_family, r.roof, f.efficiency, f.level, f.n,
            row_number() OVER (PARTITION BY g.holdout, g.hardware_id, g.engine_family, r.roof
-                              ORDER BY CASE f.level WHEN 'hardware' THEN 1 WHEN 'hardware_any' THEN 2
-                                                    WHEN 'architecture' THEN 3 WHEN 'architecture_any' THEN 4
+                              ORDER BY CASE f.level WHEN 'hardware' THEN 1 WHEN 'architecture' THEN 2
+                                                    WHEN 'hardware_any' THEN 3 WHEN 'architecture_any' THEN 4
                                                     WHEN 'engine' THEN 5 ELSE 6 END) AS pick
     FROM grid g
     CROSS JOIN (VALUES ('memory'), ('compute')) r(roof)
