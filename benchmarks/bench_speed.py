@@ -56,6 +56,7 @@ is_project(root)
 marks.append(("--project check", cpu()))
 from kvreg.build import connect
 con = connect(root, db)
+con.execute("SET enable_progress_bar = false")
 marks.append(("staleness check, import duckdb, open", cpu()))
 if argv[0] == "calibrate":
     from kvreg.speed_calibrate import render_speed, speed_report
