@@ -362,7 +362,7 @@ WHERE t.context_tokens IN (
                                         || '(kvreg/report/context.py _share_capacity)') END))
   AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
   AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
-  AND list_contains(coalesce(only_engines, [t.engine_id || ' ']), t.engine_id)""")
+  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))   -- plans' only_engines (NULL = all)""")
 
 
 def unshare_capacity(con) -> None:
