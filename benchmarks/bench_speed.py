@@ -6,14 +6,17 @@ Run by hand from the project root:
 
 Builds the database once (`kvreg build` into a temporary file), then runs each command in a fresh
 interpreter ``--runs`` times against that file (so no rebuild is timed) and prints the median and the
-worst wall time, plus the in-process query time of the views behind them.  Target (issue 13): under
-1 s each.  Results go in benchmarks/README.md ("Speed commands").
+worst wall time and the median CPU time (user + system of the child, DuckDB's threads included: the fairer
+figure on a shared machine), plus the in-process query time of the views behind them, and where one command's
+time goes (``--split``: imports, the --project check, opening the database, SQL, rendering; CPU seconds).
+Target (issue 13): under 1 s each.  Results go in benchmarks/README.md ("Speed commands").
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,9 +36,52 @@ COMMANDS = {
 }
 
 
+def _child_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+# One command in-process, CPU seconds per step (the steps `kvreg calibrate --speed` / `kvreg plan` take).
+SPLIT = """
+import resource, sys
+from pathlib import Path
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime
+marks = [("", cpu())]
+import kvreg.cli
+marks.append(("import kvreg.cli", cpu()))
+from kvreg.folders import is_project
+root, db, argv = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
+is_project(root)
+marks.append(("--project check", cpu()))
+from kvreg.build import connect
+con = connect(root, db)
+con.execute("SET enable_progress_bar = false")
+marks.append(("staleness check, import duckdb, open", cpu()))
+if argv[0] == "calibrate":
+    from kvreg.speed_calibrate import render_speed, speed_report
+    rep = speed_report(con)
+    marks.append(("SQL", cpu()))
+    render_speed(con, "json" if "json" in argv else "table")   # queries again: rendering = this minus SQL
+    marks.append(("SQL + render again", cpu()))
+else:
+    from kvreg.plan import plan, render_plan
+    from kvreg.units import parse_context_tokens
+    a = dict(zip(argv[1::2], argv[2::2]))
+    r = plan(con, a["--model"], users=int(a["--users"]), context_tokens=parse_context_tokens(a["--context"]),
+             tpot_s=float(a["--tpot-ms"]) / 1e3, hardware=[a["--hardware"]] if "--hardware" in a else None,
+             weights_dtypes=[a["--weights-dtype"]] if "--weights-dtype" in a else None)
+    marks.append(("SQL (plan)", cpu()))
+    render_plan(r)
+    marks.append(("render text", cpu()))
+print("; ".join(f"{n} {b - a:.3f} s" for (_, a), (n, b) in zip(marks, marks[1:])) + f"; total {marks[-1][1]:.3f} s CPU")
+"""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--split", action="store_true", help="also split each command's CPU time in-process")
     args = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     db = Path(tempfile.mkdtemp(prefix="kvreg-bench-")) / "kvreg.duckdb"
@@ -44,13 +90,19 @@ def main() -> None:
                    check=True, env=env, capture_output=True)
     print(f"build {time.perf_counter() - t:.2f} s")
     for name, argv in COMMANDS.items():
-        times = []
+        times, cpus = [], []
         for _ in range(args.runs):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), _child_cpu()
             subprocess.run([sys.executable, "-m", "kvreg", *argv, "--project", str(ROOT), "--db", str(db)],
                            check=True, env=env, capture_output=True)
             times.append(time.perf_counter() - t)
-        print(f"{name}: median {statistics.median(times):.3f} s, worst {max(times):.3f} s ({args.runs} runs)")
+            cpus.append(_child_cpu() - c)
+        print(f"{name}: median {statistics.median(times):.3f} s, worst {max(times):.3f} s, "
+              f"median CPU {statistics.median(cpus):.3f} s ({args.runs} runs)")
+        if args.split:
+            out = subprocess.run([sys.executable, "-c", SPLIT, str(ROOT), str(db), *argv], check=True, env=env,
+                                 capture_output=True, text=True).stdout
+            print("  " + out.strip().replace("\n", "\n  "))
 
     import duckdb
 

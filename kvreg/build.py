@@ -70,6 +70,39 @@ def populate(con, registry, progress=None) -> None:
                                       "fix the SQL file; the existing database was left untouched")]) from exc
 
 
+PERSISTED_VIEWS: tuple[str, ...] = ("throughput_ceilings", "speed_efficiency_by_holdout")
+"""Views a built database file holds as tables of their rows (:func:`persist_views`), in dependency order.
+
+Both take no parameters and read only the registry's tables, so their rows are fixed by the build's inputs
+(:func:`is_stale` rebuilds when any input changes).  Every ``plans`` / ``ranked_plans`` / ``roofline`` query
+and ``kvreg calibrate --speed`` reads them through ``speed_efficiency`` (254) and the speed views (252–256); as
+views, DuckDB bound, optimised and ran the whole chain (throughput ceilings over the engine pools, the fits with
+every source and architecture held out) inside each such query: ~60 % of ``kvreg plan``'s time and 95 % of
+``kvreg calibrate --speed``'s (benchmarks/README.md, "Speed commands").  ``throughput_ceilings`` first, so the
+second is computed from its table."""
+
+
+def persist_views(con, names: tuple[str, ...] = PERSISTED_VIEWS, progress=None) -> None:
+    """Replace each view of ``names`` on ``con`` by a table of the same name holding its rows.
+
+    The view's SQL (kvreg/sql) is evaluated once; the views and macros that read the name read the table
+    (DuckDB binds names when a query runs), with the same columns and rows.  Only :func:`build` calls this: an
+    in-memory database (:func:`memory_connection`, ``kvreg diff``'s sides, which cut their tables after the
+    build and read the views' SQL for their dependency graph) keeps the views.  A name that is not a view is
+    skipped.
+    """
+    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary"
+                                       " AND schema_name = 'main'").fetchall()}
+    if progress:
+        progress(f"persisting {', '.join(n for n in names if n in views)}")
+    for name in names:
+        if name not in views:
+            continue
+        con.execute(f'CREATE TABLE "__persist_{name}" AS SELECT * FROM "{name}"')
+        con.execute(f'DROP VIEW "{name}"')
+        con.execute(f'ALTER TABLE "__persist_{name}" RENAME TO "{name}"')
+
+
 def build(root: Path | str = ".", db: Path | str | None = None, progress=None) -> Path:
     """Validate the project at ``root`` and write its database atomically.
 
@@ -109,6 +142,7 @@ def build(root: Path | str = ".", db: Path | str | None = None, progress=None) -
         con = duckdb.connect(tmp, config=duckdb_config())
         try:
             populate(con, registry, progress)
+            persist_views(con, progress=progress)
         finally:
             con.close()
         os.replace(tmp, target)
@@ -177,9 +211,9 @@ def is_stale(root: Path, db: Path) -> bool:
     if not db.exists():
         return True
     built = db.stat().st_mtime
-    from kvreg.registry import KINDS, discover
+    from kvreg.folders import FOLDERS, entry_files   # not kvreg.registry: no schemas to load for a fresh database
 
-    inputs = [p for _, p in discover(root)] + [root / k.folder for k in KINDS] + [Path(str(f)) for f in view_files()]
+    inputs = entry_files(root) + [root / f for f in FOLDERS.values()] + [Path(str(f)) for f in view_files()]
     # A model's shipped config.json is validated against its entry (kvreg/configcheck.py).
     inputs += sorted((root / "registry" / "models").glob("*.config.json"))
     # kvreg's own code decides what the tables hold: a newer or upgraded kvreg rebuilds too.

@@ -16,7 +16,7 @@ from kvreg.units import CONTEXT_HELP
 
 def _is_project(ctx, param, value: Path) -> Path:
     """Refuse a directory with none of the registry folders (running in the wrong folder must not pass)."""
-    from kvreg.registry import is_project, project_folders
+    from kvreg.folders import is_project, project_folders   # no pydantic: every command passes here
 
     if not is_project(value):
         raise click.BadParameter(f"{value} is not a kvreg project: none of {project_folders()}"

@@ -6,6 +6,7 @@ module checks the arguments, picks the rows for one model and lays them out.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 from kvreg import formats as f
@@ -204,6 +205,30 @@ def resolve_workload(users: int | None, context_tokens: int | None, workload: di
     return users, context_tokens
 
 
+PLAN_OPTIMIZERS_OFF = ("projection_pullup",)
+"""DuckDB optimizer passes switched off while ``plan`` runs its ``ranked_plans`` query.  An optimizer pass only
+chooses how a query runs, never what it returns; DuckDB 2.0's projection pull-up spent more than half of the
+optimising time of this one deep query (the engine-admission chain inlined through ``plans`` and ``capacity_at``):
+``kvreg plan --engine vllm-0.33`` (llama-3.1-8b, 2 devices) 4.0 → 2.4 s CPU, the same rows (benchmarks/README.md,
+"Speed commands")."""
+
+
+@contextlib.contextmanager
+def optimizers_off(con, names: tuple[str, ...]):
+    """Switch DuckDB's optimizer passes ``names`` off on ``con`` for the ``with`` block, then restore the setting
+    (``disabled_optimizers``) the connection had."""
+    (before,) = con.execute("SELECT current_setting('disabled_optimizers')").fetchone()
+    now = sorted({n.strip() for n in (before or "").split(",") if n.strip()} | set(names))
+    con.execute(f"SET disabled_optimizers = '{','.join(now)}'")
+    try:
+        yield
+    finally:
+        if before:
+            con.execute(f"SET disabled_optimizers = '{before}'")
+        else:
+            con.execute("RESET disabled_optimizers")
+
+
 def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot_s: float,
          ttft_s: float | None = None, weights_dtypes: list[str] | None = None, kv_dtypes: list[str] | None = None,
          engine: str = "first-principles", hardware: list[str] | None = None,
@@ -275,7 +300,8 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
     ranked_sql = ("SELECT * FROM ranked_plans(?, ?, ?, ttft_s := ?, models := ?, engines := ?, weights_dtypes := ?,"
                   f" kv_dtypes := ?, hardware := ?, {_KNOB_SQL}, {_WORKLOAD_SQL}, efficiency_basis := ?)")
     # kept as a temp table: plan_levers and plan_measured_basis (kvreg/sql/284, 286) read the same rows
-    con.execute(f"CREATE OR REPLACE TEMP TABLE plan_ranked AS {ranked_sql}", params + [efficiency_basis])
+    with optimizers_off(con, PLAN_OPTIMIZERS_OFF):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE plan_ranked AS {ranked_sql}", params + [efficiency_basis])
     rows = dict_rows(con.execute("SELECT * FROM plan_ranked ORDER BY rank_in_model"))
     by_list: dict[str, list[dict]] = {"priced": [], "no price": [], "other basis": [], "infeasible": []}
     for r in rows:

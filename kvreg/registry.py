@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from kvreg.folders import FOLDERS, is_project, project_folders  # noqa: F401  (re-exported: registry.is_project)
 from kvreg.problems import KvregError, Problem
 from kvreg.schema.common import Entry
 from kvreg.schema.engine import EngineEntry
@@ -36,12 +37,12 @@ class Kind:
 
 
 KINDS: list[Kind] = [
-    Kind("model", "registry/models", ModelEntry),
-    Kind("engine", "registry/engines", EngineEntry),
-    Kind("hardware", "hardware", HardwareEntry),
-    Kind("report", "reports", ReportEntry),
-    Kind("observation", "registry/observations", ObservationEntry),
-    Kind("throughput", "registry/throughput", ThroughputEntry),
+    Kind("model", FOLDERS["model"], ModelEntry),
+    Kind("engine", FOLDERS["engine"], EngineEntry),
+    Kind("hardware", FOLDERS["hardware"], HardwareEntry),
+    Kind("report", FOLDERS["report"], ReportEntry),
+    Kind("observation", FOLDERS["observation"], ObservationEntry),
+    Kind("throughput", FOLDERS["throughput"], ThroughputEntry),
 ]
 
 
@@ -194,19 +195,6 @@ def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[
                 p = dataclasses.replace(p, hint=f"did you mean {near[0]!r}? it is required and missing here")
         out.append((loc, p))
     return [p for loc, p in out if not (p.code == "missing-key" and loc in merged)]
-
-
-def is_project(root: Path | str) -> bool:
-    """True when ``root`` holds at least one registry folder (``KINDS``' folders): the one test the CLI's
-    ``--project``, the Python API and ``import-hf``'s default output folder apply, so running in the wrong
-    folder never passes as an empty registry."""
-    root = Path(root)
-    return any((root / k.folder).is_dir() for k in KINDS)
-
-
-def project_folders() -> str:
-    """The registry folders a project has, for messages (``registry/models, registry/engines, …``)."""
-    return ", ".join(k.folder for k in KINDS)
 
 
 def discover(root: Path) -> list[tuple[Kind, Path]]:

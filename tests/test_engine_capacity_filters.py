@@ -70,3 +70,30 @@ def test_memory_pools_at_filtered_is_the_unfiltered_slice(con, lists):
     n = _same(con, "SELECT * FROM memory_pools_at(only_models := $m, only_hardware := $h)",
               "SELECT * FROM memory_pools WHERE list_contains($m, model_id) AND list_contains($h, hardware_id)", lists)
     assert n > 0
+
+
+@pytest.mark.parametrize("engines", [["first-principles"], ["vllm-0.33"], ["first-principles", "sglang-0.5"]])
+def test_capacity_at_only_engines_is_the_unfiltered_slice(con, lists, engines):
+    # one id takes in_ids' equality form (007: the branch a first-principles plan never reads is pruned), two the
+    # list form; both must keep exactly the unfiltered macro's rows of those releases, nothing else
+    params = dict(lists, e=engines)
+    n = _same(con, "SELECT * FROM capacity_at([32768], only_models := $m, only_hardware := $h, only_engines := $e)",
+              "SELECT * FROM capacity_at([32768], only_models := $m, only_hardware := $h) "
+              "WHERE list_contains($e, engine_id)", params)
+    got = {r[0] for r in con.execute("SELECT DISTINCT engine_id FROM capacity_at([32768], only_models := $m, "
+                                     "only_hardware := $h, only_engines := $e)", params).fetchall()}
+    assert n > 0 and got == set(engines)
+
+
+def test_memory_pools_at_only_engines_is_the_unfiltered_slice(con, lists):
+    params = dict(lists, e=["first-principles", "vllm-0.17-0.19"])
+    n = _same(con, "SELECT * FROM memory_pools_at(only_models := $m, only_engines := $e)",
+              "SELECT * FROM memory_pools WHERE list_contains($m, model_id) AND list_contains($e, engine_id)", params)
+    assert n > 0
+
+
+def test_in_ids_is_list_contains(con):
+    # NULL = no filter; one id (the equality form), several, none, and a miss
+    assert con.execute("SELECT in_ids(NULL, 'a'), in_ids(['a'], 'a'), in_ids(['a'], 'b'), in_ids(['a', 'b'], 'b'), "
+                       "in_ids(['a', 'b'], 'c'), in_ids([]::VARCHAR[], 'a')").fetchone() \
+        == (True, True, False, True, False, False)

@@ -356,7 +356,7 @@ def _share_capacity(con, scope: dict, knobs: dict) -> None:
     same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
     params = ", ".join(f"{k} := NULL" for k in KNOBS)
     con.execute(f"""CREATE OR REPLACE TEMP MACRO capacity_at(context_list, {params}, only_models := NULL,
-                                                         only_hardware := NULL) AS TABLE
+                                                         only_hardware := NULL, only_engines := NULL) AS TABLE
 SELECT t.* FROM report_capacity_all t
 -- the guard is the semi-join's build side, evaluated before any row is read (a guard beside the row filters is
 -- skipped once they leave no row).  A NULL list must not fold the filter to a constant false, which would drop the
@@ -370,7 +370,8 @@ WHERE t.context_tokens IN (
                                         || 'report''s models, hardware, engine settings and contexts only '
                                         || '(kvreg/report/context.py _share_capacity)') END))
   AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
-  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)""")
+  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
+  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))   -- plans' only_engines (NULL = all)""")
 
 
 def _share_engine_capacity(con, scope: dict, knobs: dict) -> None:

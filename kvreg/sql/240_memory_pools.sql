@@ -1,11 +1,12 @@
 -- memory_pools_at(gpu_memory_utilization := NULL, max_num_seqs := NULL, max_num_batched_tokens := NULL,
---   enforce_eager := NULL, num_speculative_tokens := NULL, only_models := NULL, only_hardware := NULL): table macro, how much memory per accelerator
+--   enforce_eager := NULL, num_speculative_tokens := NULL, only_models := NULL, only_hardware := NULL,
+--   only_engines := NULL): table macro, how much memory per accelerator
 -- is left for KV cache, with the engine knobs a user sets (NULL = the engine's default) — ONE memory model
 -- per engine id: an engine release with accounting rules (engine_accounting) takes its pool from
 -- engine_memory_pools_at (205: the release's reserve, util basis and defaults, pool_basis = 'engine');
 -- every other engine (first-principles) keeps the simple budget below (pool_basis = 'first-principles').
--- The view memory_pools is this macro with every knob at its default.  only_models / only_hardware (VARCHAR[],
--- NULL = all) keep those rows only, filtered inside the macro: a caller that joins these rows to others by their keys
+-- The view memory_pools is this macro with every knob at its default.  only_models / only_hardware / only_engines
+-- (VARCHAR[], NULL = all) keep those rows only, filtered inside the macro: a caller that joins these rows to others by their keys
 -- (capacity_at's engine rows) cannot have its own filter pushed here, and the engine pools of the whole registry
 -- are ~1.7 M rows.
 -- Grain: one row per model × hardware × engine × weights_dtype × tp.
@@ -37,7 +38,7 @@
 CREATE OR REPLACE MACRO memory_pools_at(gpu_memory_utilization := NULL, max_num_seqs := NULL,
                                         max_num_batched_tokens := NULL, enforce_eager := NULL,
                                         num_speculative_tokens := NULL, only_models := NULL,
-                                        only_hardware := NULL) AS TABLE
+                                        only_hardware := NULL, only_engines := NULL) AS TABLE
 WITH resident_total AS (
     SELECT r.hardware_id, sum(coalesce(r.resident_bytes::DOUBLE, w.weights_bytes)) AS resident_bytes
     FROM residents r
@@ -61,6 +62,7 @@ simple AS (
     WHERE e.engine_id NOT IN (SELECT a.engine_id FROM engine_accounting a)
       AND (only_models IS NULL OR list_contains(only_models, w.model_id))
       AND (only_hardware IS NULL OR list_contains(only_hardware, h.hardware_id))
+      AND (only_engines IS NULL OR list_contains(only_engines, e.engine_id))
 )
 SELECT s.model_id, s.hardware_id, s.engine_id, s.weights_dtype, s.tp, s.usable_bytes, s.marketed_bytes,
        s.usable_bytes * s.util AS claimed_bytes, s.reserve_bytes, s.resident_bytes, s.weights_bytes, s.weights_basis,
@@ -80,7 +82,8 @@ SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.tp, p.usable_b
 FROM engine_memory_pools_at(max_num_batched_tokens := max_num_batched_tokens,
                             gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                             enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
-                            only_models := only_models, only_hardware := only_hardware) p
+                            only_models := only_models, only_hardware := only_hardware,
+                            only_engines := only_engines) p
 JOIN model_weights w ON w.model_id = p.model_id AND w.weights_dtype = p.weights_dtype
 JOIN hardware h ON h.hardware_id = p.hardware_id
 LEFT JOIN resident_total r ON r.hardware_id = p.hardware_id

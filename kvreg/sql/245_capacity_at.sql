@@ -1,10 +1,11 @@
 -- capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
 --   max_num_batched_tokens := NULL, enforce_eager := NULL, num_speculative_tokens := NULL, block_size := NULL,
---   only_models := NULL, only_hardware := NULL): table macro,
+--   only_models := NULL, only_hardware := NULL, only_engines := NULL): table macro,
 -- how many sequences fit at any context lengths, naive vs first principles vs what the engine admits —
 -- the ONE definition of the capacity every per-scenario view plans on; the view capacity is this macro
 -- applied to the contexts axis table.  The knobs (NULL = the engine's default) go to memory_pools_at and
--- engine_capacity_at.  only_models / only_hardware (VARCHAR[], NULL = all) go to memory_pools_at and engine_capacity_at:
+-- engine_capacity_at.  only_models / only_hardware / only_engines (VARCHAR[], NULL = all) go to memory_pools_at and
+-- engine_capacity_at:
 -- the engine rows' pool side is joined by keys, so a caller's filter on them does not reach it (the report passes its
 -- lists).
 -- One memory model per engine id: for an engine release with accounting rules (pool_basis = 'engine') the
@@ -39,7 +40,7 @@
 CREATE OR REPLACE MACRO capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
                                     max_num_batched_tokens := NULL, enforce_eager := NULL,
                                     num_speculative_tokens := NULL, block_size := NULL, only_models := NULL,
-                                    only_hardware := NULL) AS TABLE
+                                    only_hardware := NULL, only_engines := NULL) AS TABLE
 WITH joined AS (
     -- first-principles rows: the simple budget and the per-kind arithmetic
     SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
@@ -51,7 +52,7 @@ WITH joined AS (
     FROM memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                          max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                          num_speculative_tokens := num_speculative_tokens, only_models := only_models,
-                         only_hardware := only_hardware) p
+                         only_hardware := only_hardware, only_engines := only_engines) p
     JOIN kv_sequence_costs_at(context_list) s ON s.model_id = p.model_id AND s.tp = p.tp
     WHERE p.pool_basis = 'first-principles'
     UNION ALL
@@ -71,15 +72,18 @@ WITH joined AS (
                             max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
                             enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
                             block_size := block_size, only_models := only_models,
-                            only_hardware := only_hardware) e
+                            only_hardware := only_hardware, only_engines := only_engines) e
     JOIN memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                          max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                          num_speculative_tokens := num_speculative_tokens, only_models := only_models,
-                         only_hardware := only_hardware) p
+                         only_hardware := only_hardware, only_engines := only_engines) p
       ON p.pool_basis = 'engine' AND p.engine_id = e.engine_id AND p.model_id = e.model_id
      AND p.hardware_id = e.hardware_id AND p.weights_dtype = e.weights_dtype AND p.tp = e.tp
     JOIN kv_sequence_costs_at(context_list) s
       ON s.model_id = e.model_id AND s.kv_dtype = e.kv_dtype AND s.tp = e.tp AND s.context_tokens = e.max_model_len
+    -- only_engines once more as in_ids (007): one engine id folds to an equality the optimizer can prune this branch
+    -- with (a first-principles plan), which the list_contains filters inside the macros do not allow
+    WHERE in_ids(only_engines, e.engine_id)
 ),
 sized AS (
     SELECT j.*,

@@ -7,8 +7,9 @@
 --   enforce_eager, num_speculative_tokens, passed to capacity_at, so the plan is sized on the same memory
 --   model as every other figure: for an engine release with accounting rules the release's pool and its
 --   admission (engine_capacity_at), for first-principles the simple budget.
--- only_models / only_hardware (VARCHAR[], NULL = all): passed to capacity_at, which filters its pool side by them
---   (ranked_plans passes its models and hardware lists).
+-- only_models / only_hardware / only_engines (VARCHAR[], NULL = all): passed to capacity_at, which filters its pool
+--   side by them (ranked_plans passes its models, hardware and engines lists: a first-principles plan then
+--   evaluates no engine release's admission grid).
 -- Inputs: capacity_at (245), decode_coefficients (incl. moe_activation_bytes_per_token), hardware_peaks, model_weights,
 --   engines, plan_efficiency (274: speed_efficiency's figures),
 --   engine_support (058);
@@ -77,7 +78,7 @@ CREATE OR REPLACE MACRO plans(users, context_tokens, tpot_s, ttft_s := NULL, gpu
                               output_tokens := NULL,
                               shared_prefix_tokens := NULL, parallel_samples := NULL,
                               request_rate_per_s := NULL, only_models := NULL, only_hardware := NULL,
-                              efficiency_basis := NULL) AS TABLE
+                              efficiency_basis := NULL, only_engines := NULL) AS TABLE
 WITH wl AS (
     -- the workload as people describe it (kvreg/sql/272_workload_blocks.sql): requests (users, or Little's law
     -- from a request rate), samples per request, the tokens a sequence holds at its end (context_tokens =
@@ -140,7 +141,7 @@ base AS (
     FROM capacity_at([context_tokens], gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                      max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                      num_speculative_tokens := num_speculative_tokens, block_size := block_size,
-                     only_models := only_models, only_hardware := only_hardware) p
+                     only_models := only_models, only_hardware := only_hardware, only_engines := only_engines) p
     JOIN model_weights mw ON mw.model_id = p.model_id AND mw.weights_dtype = p.weights_dtype
     JOIN decode_coefficients k ON k.model_id = p.model_id AND k.kv_dtype = p.kv_dtype AND k.tp = p.tp
     JOIN hardware_peaks h ON h.hardware_id = p.hardware_id AND h.weights_dtype = p.weights_dtype

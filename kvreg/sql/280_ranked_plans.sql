@@ -41,7 +41,7 @@ WITH listed AS (
                block_size := block_size, input_tokens := input_tokens, output_tokens := output_tokens,
                shared_prefix_tokens := shared_prefix_tokens, parallel_samples := parallel_samples,
                request_rate_per_s := request_rate_per_s, only_models := models, only_hardware := hardware,
-               efficiency_basis := efficiency_basis) p
+               efficiency_basis := efficiency_basis, only_engines := engines) p
     LEFT JOIN hardware_rates_at(cost_basis, tco_years := tco_years, tco_usd_per_kwh := tco_usd_per_kwh,
                                 tco_pue := tco_pue) rt ON rt.hardware_id = p.hardware_id
     WHERE (models IS NULL OR list_contains(models, p.model_id))
