@@ -4,12 +4,14 @@ Makes a temporary git repository from this checkout's registry (registry/,
 hardware/, reports/ if present), commits it, then commits ONE edit (``--case``:
 ``hardware`` = generic-80gb usable memory 79.6 → 79.0 GiB, ``model`` = Gemma 4
 31B's global KV heads 4 → 8, ``engine`` = vLLM 0.33's window batched-tokens factor 2 → 1,
-``many`` = 25 accelerators' usable memory each 1 % less), and times ``diff_projects("HEAD~1", "HEAD")`` — both revisions
+``price`` = H100 SXM's lowest rental quote 2.99 → 2.79 USD/h, ``many`` = 25 entries of mixed kinds (10 accelerators'
+usable memory 1 % less, 10 models' bf16 checkpoint bytes 1 % more, 5 accelerators' first rental quote 5 % less),
+``many-hardware`` = 25 accelerators' usable memory each 1 % less), and times ``diff_projects("HEAD~1", "HEAD")`` — both revisions
 materialized with git archive, both registries built in memory, the views
 joined in SQL.  ``--scale N`` also clones every model and accelerator N times
 under new ids (a registry the size issue 7 aims at) to see how the time grows.
 
-    python benchmarks/bench_diff.py [--case hardware|model|engine|many] [--all-scenarios] [--scale 6] [--repeat 3] [--all-figures] [--out DIR]
+    python benchmarks/bench_diff.py [--case hardware|model|engine|price|many|many-hardware] [--all-scenarios] [--scale 6] [--repeat 3] [--all-figures] [--out DIR]
 
 Results go in benchmarks/README.md ("kvreg diff").
 """
@@ -80,27 +82,51 @@ EDITS["engine"] = ("registry/engines/vllm-0.33.yaml", "  window_batched_tokens_f
                     "  window_batched_tokens_factor:\n    value: 1")
 ALSO = {"model": ("registry/models/gemma-4-31b.config.json", '"num_global_key_value_heads": 4',
                   '"num_global_key_value_heads": 8')}
-MANY = 25  # the "25 changed entries" case: the first 25 accelerators' usable memory, each 1 % less
+# a price edit: H100 SXM's lowest rental quote (Lambda, 2.99) → 2.79 USD per hour (moves costs only)
+EDITS["price"] = ("hardware/h100-sxm-80gb.yaml", "{usd_per_hour: {value: 2.99,", "{usd_per_hour: {value: 2.79,")
+MANY = 25  # the "25 changed entries" case (many-hardware): the first 25 accelerators' usable memory, each 1 % less
 _USABLE = re.compile(r"(?m)^(memory_usable: \{value: )([0-9.]+)( (?:GiB|MiB|GB))")
+_PRICE = re.compile(r"(\{usd_per_hour: \{value: )([0-9.]+)(,)")
+_PARAMS = re.compile(r"(?m)^(params_total: \{value: )([0-9.e+]+)(,)")
+# The mixed 25-entry case (many): 10 accelerators' usable memory 1 % less, 10 models' params_total 1 % more (their
+# weights, where no checkpoint states its bytes), 5 other accelerators' rental quotes each 5 % less (entries of
+# kinds hardware, model and price).
+MIXED = (("hardware", _USABLE, 0.99, 10, "{:.6g}"), ("registry/models", _PARAMS, 1.01, 10, "{:.0f}"),
+         ("hardware", _PRICE, 0.95, 5, "{:.4g}"))
 
 
-def edit_many(root: Path) -> None:
-    done = 0
-    for path in sorted((root / "hardware").glob("*.yaml")):
+def edit_each(root: Path, folder: str, pattern: re.Pattern, factor: float, count: int, fmt: str,
+              skip: set[Path]) -> set[Path]:
+    """Scale the first match of ``pattern`` by ``factor`` in the first ``count`` files of ``folder`` not in ``skip``."""
+    done: set[Path] = set()
+    for path in sorted((root / folder).glob("*.yaml")):
         text = path.read_text()
-        m = _USABLE.search(text)
-        if m is None or done == MANY:
+        m = pattern.search(text)
+        if m is None or path in skip or len(done) == count:
             continue
-        new = f"{float(m.group(2)) * 0.99:.6g}"
-        path.write_text(text[:m.start()] + m.group(1) + new + m.group(3) + text[m.end():])
-        done += 1
-    assert done == MANY, done
-    git(root, "commit", "-qam", f"edit {MANY} accelerators")
+        every = pattern is _PRICE  # every quote of the accelerator, so its lowest moves
+        path.write_text(pattern.sub(lambda g: g.group(1) + fmt.format(float(g.group(2)) * factor) + g.group(3), text,
+                                    count=0 if every else 1))
+        done.add(path)
+    assert len(done) == count, (folder, len(done))
+    return done
+
+
+def edit_many(root: Path, mixed: bool) -> None:
+    if not mixed:
+        edit_each(root, "hardware", _USABLE, 0.99, MANY, "{:.6g}", set())
+        git(root, "commit", "-qam", f"edit {MANY} accelerators")
+        return
+    edited: set[Path] = set()
+    for folder, pattern, factor, count, fmt in MIXED:
+        edited |= edit_each(root, folder, pattern, factor, count, fmt, edited)
+    assert len(edited) == MANY, len(edited)
+    git(root, "commit", "-qam", f"edit {MANY} entries of mixed kinds")
 
 
 def edit(root: Path, case: str) -> None:
-    if case == "many":
-        return edit_many(root)
+    if case in ("many", "many-hardware"):
+        return edit_many(root, case == "many")
     for rel, old, new in filter(None, (EDITS[case], ALSO.get(case))):
         path = root / rel
         if not path.exists():
@@ -137,7 +163,7 @@ def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...], 
                           f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB")
                 if out is not None:  # the CLI's text and Markdown, to compare before / after with cmp
                     out.mkdir(parents=True, exist_ok=True)
-                    for fmt, ext in (("text", "txt"), ("markdown", "md")):
+                    for fmt, ext in (("text", "txt"), ("markdown", "md"), ("json", "json")):
                         (out / f"{case}-scale{scale}.{ext}").write_text(render(r, fmt, 10))
                 cap = next(v for v in r.views if v.view == "capacity")
                 print(f"{case} edit, scale {scale}: {models} models × {hardware} hardware, all_scenarios={all_scenarios}: "
@@ -149,7 +175,8 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--case", action="append", choices=sorted(EDITS) + ["many"], help="edit to time (default: all four)")
+    ap.add_argument("--case", action="append", choices=sorted(EDITS) + ["many", "many-hardware"],
+                    help="edit to time (default: every one-entry edit and many)")
     ap.add_argument("--all-scenarios", action="store_true", help="also time --all-scenarios")
     ap.add_argument("--all-figures", action="store_true",
                     help="fetch every moved figure into Python (as --format json); default: what the Markdown prints")

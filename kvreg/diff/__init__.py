@@ -69,7 +69,9 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     from kvreg.diff.recommend import recommendation_flips, reports_to_check
     from kvreg.diff.references import dangling_report_references
     from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach, attach_like, compare_view,
-                                       copy_side, cut_to_reports, cut_to_touched, share_focused, touched)
+                                       copy_side, cut_by_kind, cut_to_reports, cut_to_touched, freeze,
+                                       share_focused,
+                                       shared_steps, touched)
     from kvreg.tables import frames
     from kvreg.validate_cache import ValidateCache
 
@@ -105,6 +107,14 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             changed = value_changed(frames(head_reg), frames(base_reg), replaced) | {"build_info"}
             unmoved = {v for v, read in base_tables_read(con, BASE, [s.view for s in VIEWS]).items()
                        if not read & changed}
+            # The per-side steps of the focused comparison whose inputs are identical on both sides (a price edit:
+            # the speed fits, admission rows and capacity): HEAD copies BASE's rows (scenarios.shared_steps).
+            same = set() if all_scenarios else shared_steps(con, BASE, changed) & shared_steps(con, HEAD, changed)
+
+            def freeze_sides() -> None:  # before anything cuts or copies a side (idempotent)
+                freeze(con, BASE)
+                freeze(con, HEAD, BASE, same)
+
             groups: list[tuple[str, set[str]]] = []
             for statuses in (("added", "removed"), ("changed",)):
                 by_kind: dict[str, set[str]] = {}
@@ -120,6 +130,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             models_only = {k for k, ids in order if ids} == {"model"}
             cut = False
             if not all_scenarios and models_only:
+                freeze_sides()
                 cut = cut_to_touched(con, BASE, order) and cut_to_touched(con, HEAD, order)
             say("checking report recommendations")
             rank = reports_to_check(con, BASE, HEAD, order, reports)
@@ -128,24 +139,34 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 # ranking, without computing the grid of the registry's other models, accelerators and releases
                 # (a model edit's sides are cut to the model already, not to the reports' devices and engines).
                 # The copies (copy_side: tables, views and macros, ~25 ms) go before the comparison.
+                freeze_sides()
                 for alias, copy in ((BASE, RANK_BASE), (HEAD, RANK_HEAD)):
                     copy_side(con, alias, copy)
                     cut_to_reports(con, copy, sorted(rank), order)
                 try:
-                    checked, flips = recommendation_flips(con, RANK_BASE, RANK_HEAD, order, reports=reports)
+                    checked, flips = recommendation_flips(con, RANK_BASE, RANK_HEAD, order, reports=reports,
+                                                          progress=say)
                 finally:
                     con.execute(f'DETACH "{RANK_BASE}"')
                     con.execute(f'DETACH "{RANK_HEAD}"')
             else:
                 checked, flips = recommendation_flips(con, BASE, HEAD, order, reports=reports)
             compare = [spec for spec in VIEWS if spec.view not in unmoved] if compare_figures else []
+            sides = None
             if compare and not all_scenarios:
-                if not cut and cut_to_touched(con, BASE, order):
-                    cut_to_touched(con, HEAD, order)
-                # The focused capacity and roofline rows once per side, read by their comparisons and costs'.
-                say("computing the focused scenarios")
-                share_focused(con, BASE, order)
-                share_focused(con, HEAD, order)
+                freeze_sides()
+                if not cut and len({k for k, ids in order if ids}) > 1:
+                    # Several kinds edited (models and accelerators): a copy of each side per kind, cut to it.
+                    sides = cut_by_kind(con, order, same, say)
+                else:
+                    if not cut and cut_to_touched(con, BASE, order):
+                        cut_to_touched(con, HEAD, order)
+                    # The focused capacity and roofline rows once per side, read by their comparisons and costs'.
+                    say("computing the focused scenarios of BASE")
+                    share_focused(con, BASE, order)
+                    say("computing the focused scenarios of HEAD" + (f" (copying {', '.join(sorted(same))} from BASE)"
+                                                                     if same else ""))
+                    share_focused(con, HEAD, order, like=BASE, same=same)
             figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS if compare_figures else ():
                 if spec.view in unmoved:
@@ -153,7 +174,8 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                     continue
                 say(f"comparing {spec.view}")
                 view, f, s, h, summary = compare_view(con, spec, order, threshold_pct=threshold_pct,
-                                                      all_scenarios=all_scenarios, figure_rows=figure_rows)
+                                                      all_scenarios=all_scenarios, figure_rows=figure_rows,
+                                                      sides=sides)
                 views.append(view)
                 figures.extend(f)
                 sets.extend(s)

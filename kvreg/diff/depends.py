@@ -86,3 +86,19 @@ def value_changed(mine: dict, theirs: dict, replaced: list[str]) -> set[str]:
         if not a[keep].reset_index(drop=True).equals(b[keep].reset_index(drop=True)):
             out.add(name)
     return out
+
+
+def tables_read_by(con, alias: str, texts: list[str]) -> set[str]:
+    """The base tables of side ``alias`` that SQL ``texts`` read, transitively through the views and macros they name.
+
+    The same over-approximation as :func:`base_tables_read` (every identifier naming an object of the side is a
+    read), applied to SQL the diff itself runs (``scenarios.SHARE_STEPS``) rather than to a catalogue entry.
+
+    Args:
+        con: a DuckDB connection with the side attached as database ``alias``.
+        texts: SQL text, or bare object names.
+    Returns:
+        The set of base table names (empty when the texts name none).
+    """
+    names = sorted({n for text in texts for n in _IDENT.findall(text)})
+    return set().union(set(), *base_tables_read(con, alias, names).values())

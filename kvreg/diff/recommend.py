@@ -73,13 +73,14 @@ def reports_to_check(con, base_alias: str, head_alias: str, order: list[tuple[st
 
 def recommendation_flips(con, base_alias: str, head_alias: str,
                          order: list[tuple[str, list[str]]], reports: list[str] | None = None,
-                         ) -> tuple[list[str], list[RecommendationFlip]]:
+                         progress=None) -> tuple[list[str], list[RecommendationFlip]]:
     """Reports checked (present on both sides and listing a touched entry) and the recommendations that flip.
 
     Args:
         con: connection with both sides attached as ``base_alias`` / ``head_alias``.
         order: ``[(kind, ids)]`` of touched entries (:func:`kvreg.diff.scenarios.touched`).
         reports: check only these report ids (None: every report on both sides).
+        progress: optional callable given a message before each report is ranked (~2 s a side each).
     Returns:
         (sorted report ids checked, one :class:`RecommendationFlip` per report × model whose
         recommended option differs; ``old``/``new`` None when no option meets the workload).
@@ -88,7 +89,9 @@ def recommendation_flips(con, base_alias: str, head_alias: str,
     # An edit of models alone moves only those models' options (ranked per model): rank just them.
     only = ({i for _, ids in order for i in ids} if order and {k for k, _ in order} == {"model"} else None)
     flips = []
-    for rid in sorted(common):
+    for n, rid in enumerate(sorted(common), 1):
+        if progress is not None:
+            progress(f"ranking report {rid} on BASE and HEAD ({n} of {len(common)})")
         old, new = _recommended(con, base_alias, rid, only), _recommended(con, head_alias, rid, only)
         for model in new:
             if model in old and old[model] != new[model]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from kvreg.diff.focus import FOCUS, SHARED, FocusSpec, batches_literal, focus_sql, native_weights_table
+from kvreg.diff.focus import (_NATIVE_WEIGHTS, FOCUS, SHARED, FocusSpec, batches_literal, focus_sql,
+                              native_weights_table)
 from kvreg.diff.model import FigureChange, FigureSummary, ScenarioSetChange, ViewComparison
 
 BASE, HEAD = "kv_base", "kv_head"
@@ -62,19 +63,62 @@ SAMPLE_ROWS = 5
 SEQ_RANK = 1e15  # a size above any |%|: sequence-count changes sort first
 
 
-def _materialize_focus(con, focus: FocusSpec, order: list[tuple[str, list[str]]]) -> None:
-    """``_diff_base`` / ``_diff_head``: the focused SELECT per touched entry group, UNIONed (see :mod:`focus`)."""
-    for alias, name in ((BASE, "_diff_base"), (HEAD, "_diff_head")):
-        parts, params = [], []
+def _materialize_focus(con, focus: FocusSpec, order: list[tuple[str, list[str]]],
+                       sides: dict[str, tuple[str, str]] | None = None) -> None:
+    """``_diff_base`` / ``_diff_head``: the focused SELECT per touched entry group, UNIONed (see :mod:`focus`).
+
+    ``sides``: kind → (BASE, HEAD) aliases of copies cut to that kind's entries (an edit of several kinds:
+    :func:`cut_by_kind`).  A group's SELECT then runs on its kind's copies and leaves out the rows an earlier
+    group's predicate matches, so a row touching two kinds (an edited model on an edited accelerator) comes from
+    one copy only, the earlier group's, which is also the group :func:`_attribution` gives it to.
+    """
+    for side, (alias, name) in enumerate(((BASE, "_diff_base"), (HEAD, "_diff_head"))):
+        parts, params, earlier = [], [], []
         for kind, ids in order:
             col = ENTITY_COLUMNS[kind]
             if col not in focus.keys or not ids:
                 continue
-            entity = f"v.{_q(col)} IN ({', '.join('?' * len(ids))})"
-            parts.append(focus_sql(con, focus, alias, entity))
-            params.extend(ids)
+            test = f"v.{_q(col)} IN ({', '.join('?' * len(ids))})"
+            if sides is None:
+                parts.append(focus_sql(con, focus, alias, test))
+                params.extend(ids)
+                continue
+            entity = "(" + " AND ".join([test] + [f"NOT coalesce({t}, FALSE)" for t, _ in earlier]) + ")"
+            parts.append(focus_sql(con, focus, sides.get(kind, (BASE, HEAD))[side], entity))
+            params.extend(list(ids) + [i for _, group in earlier for i in group])
+            earlier.append((test, ids))
         sql = " UNION ".join(f"({p})" for p in parts) or focus_sql(con, focus, alias, "FALSE")
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", params)
+
+
+def cut_by_kind(con, order: list[tuple[str, list[str]]], same: frozenset[str] | set[str] = frozenset(),
+                say=None) -> dict[str, tuple[str, str]]:
+    """The focused rows of an edit of several kinds: one pair of side copies per kind, each cut to that kind.
+
+    :func:`cut_to_touched` cannot cut a side for a model and an accelerator edited together (the model's rows
+    need every accelerator, the accelerator's every model).  So per kind of entry touched, each side is copied
+    (:func:`copy_side`, ``COPY FROM DATABASE``: tables, views, macros; the speed fits frozen on the uncut side
+    first), the copy cut to that kind's touched entries and its focused views shared (:func:`share_focused`; HEAD's
+    copy copies BASE's copy's steps listed in ``same``).  The comparison then reads each group's rows from its
+    kind's copies (:func:`_materialize_focus`).  Exact as a one-kind cut is (tests/test_diff_cut.py): every
+    per-scenario view computes a row from its own model, accelerator and release, drafts and residents kept.
+
+    Returns:
+        ``{kind: (base copy alias, head copy alias)}``; the copies stay attached to ``con``.
+    """
+    sides: dict[str, tuple[str, str]] = {}
+    for kind in sorted({k for k, ids in order if ids}):
+        sub = [(k, ids) for k, ids in order if k == kind and ids]
+        pair = (f"{BASE}_{kind}", f"{HEAD}_{kind}")
+        if say is not None:
+            say(f"computing the focused scenarios of the edited {kind} entries")
+        for alias, copy in zip((BASE, HEAD), pair):
+            copy_side(con, alias, copy)
+            cut_to_touched(con, copy, sub)
+        share_focused(con, pair[0], sub)
+        share_focused(con, pair[1], sub, like=pair[0], same=same)
+        sides[kind] = pair
+    return sides
 
 
 # Views that fit across entries (efficiencies fitted over every accelerator's and model's throughput
@@ -206,14 +250,54 @@ def _view_to_table(con, alias: str, view: str, select: str, params: list | None 
     con.execute("DROP TABLE __frozen")
 
 
-def freeze(con, alias: str) -> None:
-    """Materialize side ``alias``'s cross-entry views (:data:`FROZEN_VIEWS`) as tables; idempotent."""
+def freeze(con, alias: str, like: str | None = None, same: frozenset[str] | set[str] = frozenset()) -> None:
+    """Materialize side ``alias``'s cross-entry views (:data:`FROZEN_VIEWS`) as tables; idempotent.
+
+    ``like``, ``same``: a view named in ``same`` (its inputs are byte-identical on both sides:
+    :func:`shared_steps`) is copied from side ``like``'s frozen table instead of being computed again.
+    """
     for view in FROZEN_VIEWS:
         if _is_view(con, alias, view):
-            _view_to_table(con, alias, view, f"SELECT * FROM {_q(alias)}.{_q(view)}")
+            source = alias
+            if like is not None and view in same and _has_table(con, like, view) and not _is_view(con, like, view):
+                source = like
+            _view_to_table(con, alias, view, f"SELECT * FROM {_q(source)}.{_q(view)}")
 
 
-def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[str]:
+# What each per-side computation of the focused comparison reads, as SQL text or object names (every identifier
+# naming a table, view or macro of the side counts: kvreg/diff/depends.py tables_read_by), read on the catalogue
+# as built, so a view's reads include those of every view and macro under it (capacity's include the admission
+# rows', roofline's capacity's).  Every step after the freeze also reads what the cut (cut_to_touched, _keep_only:
+# which rows of batched_tokens, models, hardware, engines survive) and the native-weights tables (_NATIVE_WEIGHTS,
+# native_model_weights) read, as it is computed from their rows.
+_CUT_READS = ("batched_tokens engine_accounting engine_quirks engines hardware models served_models residents "
+              "model_weights checkpoints hardware_precisions " + _NATIVE_WEIGHTS)
+SHARE_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("speed_efficiency", ("speed_efficiency",)),  # frozen before any cut: its inputs are the whole registry's
+    ("__engine_capacity_rows", (_CUT_READS, "engine_capacity_at engine_capacity contexts max_model_lens")),
+    ("capacity", (_CUT_READS, SHARED["capacity"], "capacity")),
+    ("roofline", (_CUT_READS, SHARED["roofline"], "roofline batch_sizes")),
+)
+
+
+def shared_steps(con, alias: str, changed: set[str]) -> set[str]:
+    """The steps of :data:`SHARE_STEPS` whose inputs are identical on both sides: HEAD may copy BASE's rows.
+
+    Call on the side's catalogue as built (before :func:`freeze` or :func:`share_focused` replace views by
+    tables, whose own reads would then be hidden).  A step is the same when no base table it reads is in
+    ``changed`` (``depends.value_changed``: the tables whose values differ).  A price edit (hardware_prices,
+    field_provenance) leaves the admission rows and capacity the same, and moves the speed fits and roofline
+    (both read hardware_peaks, which carries the price costs read); a model, accelerator or engine edit moves
+    every step.  Exact: a step's rows are a function of the tables it reads, which hold the same values on both
+    sides, and both sides are cut the same way (the cut's reads are every later step's inputs).
+    """
+    from kvreg.diff.depends import tables_read_by
+
+    return {step for step, texts in SHARE_STEPS if not tables_read_by(con, alias, list(texts)) & changed}
+
+
+def share_focused(con, alias: str, order: list[tuple[str, list[str]]], like: str | None = None,
+                  same: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Compute side ``alias``'s shared views (``focus.SHARED``) once, on the touched focused rows only.
 
     Each such view becomes a table of the rows the focused comparison keeps of it (touched entries,
@@ -223,6 +307,8 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[s
     (:func:`share_engine_capacity`).
     Cross-entry views are frozen first (they fit over the whole grid).  Call after the report
     recommendation check (it ranks every option) and never with ``--all-scenarios``.
+    ``like``, ``same``: the side already shared (BASE) and the steps whose inputs are identical on both sides
+    (:func:`shared_steps`); those steps' tables are copied from ``like`` instead of computed a second time.
 
     Returns:
         The views replaced (``["engine_capacity", "capacity", "roofline"]`` on a full registry).
@@ -234,15 +320,20 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]]) -> list[s
             params.append(ids)
     if not terms:
         return []
-    freeze(con, alias)
+    same = set(same) if like is not None else set()
+    freeze(con, alias, like, same)
     native_weights_table(con, alias)  # the templates' semi join reads it
     native_model_weights(con, alias)
-    done = share_engine_capacity(con, alias, " OR ".join(terms), params, order)
+    copy = like if "__engine_capacity_rows" in same and _has_table(con, like, "__engine_capacity_rows") else None
+    done = share_engine_capacity(con, alias, " OR ".join(terms), params, order, copy_from=copy)
     batches = batches_literal(con, alias)
     for view, sql in SHARED.items():
         if _is_view(con, alias, view):
-            _view_to_table(con, alias, view, sql.format(db=_q(alias), entity=" OR ".join(terms), batches=batches),
-                           params)
+            if view in same and _has_table(con, like, view) and not _is_view(con, like, view):
+                _view_to_table(con, alias, view, f"SELECT * FROM {_q(like)}.{_q(view)}")
+            else:
+                _view_to_table(con, alias, view, sql.format(db=_q(alias), entity=" OR ".join(terms),
+                                                            batches=batches), params)
             done.append(view)
     return done
 
@@ -292,7 +383,7 @@ _ENGINE_KNOBS = ("max_num_batched_tokens", "gpu_memory_utilization", "max_num_se
 
 
 def share_engine_capacity(con, alias: str, entity: str, params: list,
-                          order: list[tuple[str, list[str]]] | None = None) -> list[str]:
+                          order: list[tuple[str, list[str]]] | None = None, copy_from: str | None = None) -> list[str]:
     """Compute side ``alias``'s engine admission arithmetic once for the touched focused scenarios.
 
     ``capacity`` (through ``capacity_at``) and ``engine_capacity`` both run ``engine_capacity_at`` — the
@@ -318,8 +409,9 @@ def share_engine_capacity(con, alias: str, entity: str, params: list,
     Exact for the focused rows: every row either focus keeps has a touched id and a native weights dtype, and
     a row of ``engine_capacity_at`` at one max_model_len does not depend on the list's other values (its
     first-principles sums are per context, 220: ``fp``).  Call after the report recommendation check, which
-    reads other rows, and never with ``--all-scenarios``.  Returns ``["engine_capacity"]``, or ``[]`` when the
-    side has no such view or macro.
+    reads other rows, and never with ``--all-scenarios``.  ``copy_from``: a side whose ``__engine_capacity_rows``
+    were computed from identical inputs (:func:`shared_steps`): its rows are copied, not computed.
+    Returns ``["engine_capacity"]``, or ``[]`` when the side has no such view or macro.
     """
     db = _q(alias)
     if not entity or not _is_view(con, alias, "engine_capacity") or not con.execute(
@@ -342,12 +434,16 @@ def share_engine_capacity(con, alias: str, entity: str, params: list,
     filters = "".join(f", {only[k]} := ?::VARCHAR[]" for k in one)
     con.execute(f'USE {db}')
     try:
-        con.execute(f"CREATE OR REPLACE TABLE {db}.__engine_capacity_rows AS SELECT v.* FROM "
-                    f"engine_capacity_at(?::BIGINT[]{filters}) v LEFT JOIN {db}.models m ON m.model_id = v.model_id "
-                    f"SEMI JOIN {db}.__focus_weights w ON "
-                    f"w.hardware_id = v.hardware_id AND w.model_id = v.model_id AND w.weights_dtype = v.weights_dtype "
-                    f"WHERE ({entity}) AND v.max_model_len <= coalesce(m.native_context_tokens, v.max_model_len)",
-                    [lens] + list(one.values()) + params)
+        if copy_from is not None:
+            con.execute(f"CREATE OR REPLACE TABLE {db}.__engine_capacity_rows AS "
+                        f"SELECT * FROM {_q(copy_from)}.__engine_capacity_rows")
+        else:
+            con.execute(f"CREATE OR REPLACE TABLE {db}.__engine_capacity_rows AS SELECT v.* FROM "
+                        f"engine_capacity_at(?::BIGINT[]{filters}) v LEFT JOIN {db}.models m ON m.model_id = v.model_id "
+                        f"SEMI JOIN {db}.__focus_weights w ON w.hardware_id = v.hardware_id "
+                        f"AND w.model_id = v.model_id AND w.weights_dtype = v.weights_dtype "
+                        f"WHERE ({entity}) AND v.max_model_len <= coalesce(m.native_context_tokens, v.max_model_len)",
+                        [lens] + list(one.values()) + params)
         knobs = ", ".join(f"{k} := NULL" for k in _ENGINE_KNOBS)
         defaults = " AND ".join(f"{k} IS NULL" for k in _ENGINE_KNOBS)
         # the id filters (220: only_models, only_hardware, only_engines; capacity_at passes its lists) filter the rows
@@ -500,13 +596,15 @@ def _value(v, integral: bool):
 
 
 def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, threshold_pct: float = 0.0,
-                 all_scenarios: bool = False, figure_rows: int | None = None):
+                 all_scenarios: bool = False, figure_rows: int | None = None,
+                 sides: dict[str, tuple[str, str]] | None = None):
     """Compare one view between ``kv_base`` and ``kv_head`` on ``con``.
 
     Args:
         figure_rows: fetch at most this many figure changes per entry (its largest, in the order
             below); None fetches every one.  The counts (summaries, hidden) always cover every change:
             they are aggregated in SQL, so a bounded fetch only saves turning rows into records.
+        sides: per-kind cut copies of the two sides (:func:`cut_by_kind`), read by the focused SELECTs.
 
     Returns:
         (what was compared, figure changes at or above ``threshold_pct`` (%) sorted
@@ -522,7 +620,7 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
         if not all(c in base_cols and c in head_cols for c in keys if c != "at"):
             return (ViewComparison(spec.view, tuple(keys), tuple(figures), 0, 0, skipped="key columns missing"),
                     [], [], 0, [])
-        _materialize_focus(con, focus, order)
+        _materialize_focus(con, focus, order, sides)
     else:
         keys = [k for k in KEY_COLUMNS if k in base_cols and k in head_cols]
         figures = [f for f in spec.all_figures if f in base_cols and f in head_cols]
