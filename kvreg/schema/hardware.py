@@ -34,6 +34,13 @@ class Interconnect(Strict):
     name: Annotated[str, Column()]
     bandwidth: Annotated[Measure[Bandwidth], Column("bytes_per_s")]
     domain_size: Annotated[Measure[DomainSize] | None, Column()] = None
+    link: Annotated[Literal["gpu_link", "pcie"], Column()] = "gpu_link"
+    """``gpu_link``: a peer-to-peer GPU fabric (NVLink/NVSwitch, an NVLink bridge, XGMI); ``pcie``: the cards talk
+    only through the host's PCIe switches.  The engines size their collectives by it: vLLM enables its custom
+    all-reduce (and the buffers its profile run allocates) only over a GPU link, never on more than two PCIe-only
+    GPUs (vllm/distributed/device_communicators/custom_all_reduce.py 0.19.0:152-159), so a PCIe group takes the
+    release's ``non_torch_multi_gpu_pcie`` reserve (kvreg/sql/204_engine_reserve.sql).  At TP 2 vLLM may still enable it
+    where PCIe peer access works (:160-168); kvreg does not model that case."""
 
 
 Usd = Annotated[float, Field(gt=0)]

@@ -86,7 +86,7 @@ device_tier AS (   -- mem_fraction_rule: the first tier whose memory bound the d
 ),
 dev AS (
     SELECT a.*, e.gpu_memory_utilization AS release_gpu_memory_utilization, h.hardware_id, h.usable_bytes,
-           h.interconnect_domain_size, h.architecture AS hardware_architecture,
+           h.interconnect_domain_size, h.interconnect_link, h.architecture AS hardware_architecture,
            engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id) AS large_gpu,
            dt.tier.batched AS tier_batched, dt.tier.bs AS tier_graph_bs, dt.tier.bs_tp4 AS tier_graph_bs_tp4
     FROM engine_accounting a JOIN engines e USING (engine_id) CROSS JOIN hardware h
@@ -135,7 +135,8 @@ pool AS (
            d.eager_set AS enforce_eager, num_speculative_tokens::BIGINT AS num_speculative_tokens,
            d.util_basis,
            engine_non_torch_bytes(d.non_torch_bytes, d.non_torch_multi_gpu_bytes, d.non_torch_per_extra_rank_bytes,
-                                  d.non_torch_multi_gpu_pcie_bytes, t.tp, coalesce(d.interconnect_domain_size, 1) >= t.tp)
+                                  d.non_torch_multi_gpu_pcie_bytes, t.tp,
+                                  coalesce(d.interconnect_link = 'gpu_link' AND d.interconnect_domain_size >= t.tp, false))
                AS non_torch_bytes,
            d.torch_workspace_bytes,
            engine_moe_workspace_bytes(d.moe_workspace, d.batched_set, s.moe_top_k, s.moe_intermediate_size,
