@@ -76,6 +76,18 @@ def checkpoint_of(models: dict, hf_id: str | None) -> tuple[str, str] | None:
     return None
 
 
+def models_naming(models: dict, hf_id: str | None) -> list[str]:
+    """Ids of the registry models whose own ``hf_id`` or a listed checkpoint's ``hf_id`` is ``hf_id``
+    (case-insensitive, a trailing '/' dropped), sorted; the same owners kvreg/checks/205_observation_model_mismatch.sql
+    compares an observation's ``model:`` with."""
+    if not hf_id:
+        return []
+    name = hf_id.rstrip("/").lower()
+    cks = lambda m: getattr(m, "checkpoints", None) if isinstance(getattr(m, "checkpoints", None), list) else []
+    return sorted(mid for mid, m in models.items()
+                  if (m.hf_id or "").lower() == name or any((c.hf_id or "").lower() == name for c in cks(m)))
+
+
 def match_model(models: dict, hf_or_id: str | None) -> tuple[str | None, str | None]:
     """Registry model id for an HF id or path, and a note when matched loosely (an -Instruct variant)
     or through a checkpoint the model entry lists."""
@@ -149,6 +161,7 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
 
     Raises:
         LogError: not a vLLM startup log, truncated, contradicting itself, or an unknown engine release.
+        IngestUsageError: ``model`` is not the registry model whose own or listed checkpoint the log loaded.
     """
     p: ParsedLog = parse_log(text)
     models, engines = registry.of("model"), registry.of("engine")
@@ -201,6 +214,12 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
         unknown.append("settings.tp")
     if "max_model_len" not in settings:
         unknown.append("settings.max_model_len")
+    owners = models_naming(models, p.model) if model else []
+    if owners and model not in owners:
+        # the log loaded another registry model's checkpoint: calibration would compare a start of that
+        # model with the prediction for --model (the validate check is observation-model-mismatch)
+        raise IngestUsageError(f"--model {model!r} contradicts the log: it loaded {p.model}, the checkpoint of "
+                               f"{', '.join(owners)}; drop --model (the log names it) or pass --model {owners[0]}")
     model_id, note = (model, None) if model else match_model(models, p.model)
     if note:
         inferred["model"] = note
@@ -390,8 +409,9 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
         (path written, messages for the user).
 
     Raises:
-        IngestUsageError: ``obs_id`` is not a valid id, the observation exists and ``force`` is off, or
-            ``model`` / ``hardware`` names no registry entry (with the ids meant).
+        IngestUsageError: ``obs_id`` is not a valid id, the observation exists and ``force`` is off,
+            ``model`` / ``hardware`` names no registry entry (with the ids meant), or ``model`` is not the
+            registry model whose checkpoint the log loaded.
         LogError: unreadable, not a vLLM startup log, truncated, contradicting itself, or an
             unknown engine release.
         KvregError: the project's registry has problems.

@@ -5,7 +5,9 @@ that failed validation, so a reference to one is not also reported as missing.
 Every query returns ``file, line, key, message, hint``; the file stem (with
 dashes) is the problem code.  A hint may hold ``{near:KIND:ID}`` (KIND = model, hardware or engine):
 it becomes "did you mean …?" with the ids :func:`kvreg.suggest.near_ids` finds for ID among the registry's
-ids of that kind (the same suggestions the CLI makes), or nothing when none is close.  They run over the same base tables the build
+ids of that kind (the same suggestions the CLI makes), or nothing when none is close.  A message or hint may hold
+``{hf:MODEL:HF_ID}``: it becomes the ``file:line`` of that model entry's ``hf_id`` or of the listed
+checkpoint whose ``hf_id`` is HF_ID (case-insensitive), else the entry's file.  They run over the same base tables the build
 loads, in an in-memory DuckDB (CONVENTIONS.md, kvreg habit 3).
 """
 
@@ -29,6 +31,25 @@ def _near(hint: str, registry) -> str:
         return f"did you mean {', '.join(near)}? " if near else ""
 
     return _NEAR.sub(one, hint or "")
+
+
+_HF = re.compile(r"\{hf:([^:}]*):([^}]*)\}")
+
+
+def _hf_at(text: str, registry) -> str:
+    """``text`` with each ``{hf:MODEL:HF_ID}`` marker replaced by the file:line where MODEL's entry names HF_ID."""
+
+    def one(m: re.Match) -> str:
+        item = registry.entries.get("model", {}).get(m.group(1))
+        if item is None:
+            return m.group(1)
+        name, doc = m.group(2).rstrip("/").lower(), item.doc
+        paths = [("hf_id",)] + [("checkpoints", i, "hf_id") for i, c in enumerate(item.entry.checkpoints)
+                                 if (c.hf_id or "").lower() == name]
+        path = next((p for p in paths if p != ("hf_id",) or (item.entry.hf_id or "").lower() == name), None)
+        return f"{doc.file}:{doc.where(path)[0]}" if path else doc.file
+
+    return _HF.sub(one, text or "")
 
 
 def run_checks(registry) -> list[Problem]:
@@ -61,6 +82,7 @@ def run_checks(registry) -> list[Problem]:
                 path = tuple(int(k) if k.isdigit() else k for k in key.split("."))
                 if path in doc.positions:
                     line, col = doc.positions[path]
-            problems.append(Problem(file, int(line), col, key, code, message, _near(hint, registry)))
+            problems.append(Problem(file, int(line), col, key, code, _hf_at(message, registry),
+                                    _near(_hf_at(hint, registry), registry)))
     con.close()
     return problems
