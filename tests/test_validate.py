@@ -256,6 +256,13 @@ def test_reference_to_a_missing_entry(tmp_path):
     assert p["key"] == "residents.0.model"
 
 
+def test_a_draft_head_naming_a_missing_target(tmp_path):
+    p = only(model(tmp_path, "layers: 2", "draft_for: mm\nlayers: 2"))
+    assert where(p) == ("missing-reference", "registry/models/m.yaml", 2)   # the draft_for line
+    assert p["key"] == "draft_for"
+    assert "'mm'" in p["message"] and "did you mean m" in p["hint"]
+
+
 def test_reference_to_an_invalid_entry_is_not_reported_twice(tmp_path):
     hw = HARDWARE + "residents:\n  - name: other model\n    model: m\n"
     root = project(tmp_path, {"hardware/hw.yaml": hw, "registry/models/m.yaml": MODEL.replace("layers: 2", "layers: 3")})
