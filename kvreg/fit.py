@@ -59,6 +59,25 @@ def check_known(con, table: str, column: str, value: str, what: str) -> None:
         raise UsageError(f"unknown {what} {value!r}{hint}{listing}")
 
 
+def check_servable(con, model: str, command: str = "plan") -> None:
+    """Raise :class:`UsageError` when ``model`` is a speculative-decoding draft head (``models.draft_for`` set).
+
+    A draft (an EAGLE head, an MTP head) runs inside its target's engine and KV pool, never alone
+    (kvreg/schema/model.py ``ModelEntry.draft_for``); sized alone, its one layer gives thousands of sequences
+    per GPU.  The message names the target and how to size it.  ``command`` is ``plan`` or ``fit``.
+    """
+    row = con.execute("SELECT draft_for FROM models WHERE model_id = ?", [model]).fetchone()
+    target = row[0] if row else None
+    if target is None:
+        return
+    how = (f"kvreg plan --model {target} ... --num-speculative-tokens N" if command == "plan"
+           else f"kvreg fit {target} HARDWARE --num-speculative-tokens N")
+    raise UsageError(f"{model} is a speculative-decoding draft head for {target} (draft_for): it runs inside its"
+                     f" target's engine and KV pool, never alone. Size the target: {how}; kvreg does not add the"
+                     f" draft's layers and weights there yet (only observed pairings carry them: served_models"
+                     f" {target}+{model})")
+
+
 def dict_rows(cur) -> list[dict]:
     """Every row of an executed cursor as a ``{column: value}`` dict."""
     cols = [d[0] for d in cur.description]
@@ -99,6 +118,7 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
     knob_sql = ", ".join(f"{k} := ?" for k in KNOBS)
     pool_knob_sql = ", ".join(f"{k} := ?" for k in POOL_KNOBS)
     check_known(con, "models", "model_id", model, "model")
+    check_servable(con, model, "fit")
     check_known(con, "precisions WHERE for_kv", "dtype", kv_dtype, "KV dtype")
     check_known(con, "tp_sizes", "tp::VARCHAR", str(tp), "tp size")
     if weights_dtype is None:

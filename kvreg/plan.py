@@ -11,7 +11,7 @@ import dataclasses
 
 from kvreg import formats as f
 from kvreg.engine_fit import unmodelled_layout
-from kvreg.fit import UsageError, check_known, dict_rows
+from kvreg.fit import UsageError, check_known, check_servable, dict_rows
 
 
 POOL_KNOBS = ("gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "enforce_eager",
@@ -283,6 +283,7 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
             raise UsageError(f"request rate {given['request_rate_per_s']:g}/s at these targets is not 1 to 10^9"
                              " concurrent requests (Little's law: rate × (TTFT + (output − 1) × TPOT))")
     check_known(con, "models", "model_id", model, "model")
+    check_servable(con, model, "plan")
     check_known(con, "engines", "engine_id", engine, "engine")
     check_knobs(knobs)
     check_block_size(con, [engine], (knobs or {}).get("block_size"), model=model)

@@ -256,6 +256,13 @@ def test_reference_to_a_missing_entry(tmp_path):
     assert p["key"] == "residents.0.model"
 
 
+def test_a_draft_head_naming_a_missing_target(tmp_path):
+    p = only(model(tmp_path, "layers: 2", "draft_for: mm\nlayers: 2"))
+    assert where(p) == ("missing-reference", "registry/models/m.yaml", 2)   # the draft_for line
+    assert p["key"] == "draft_for"
+    assert "'mm'" in p["message"] and "did you mean m" in p["hint"]
+
+
 def test_reference_to_an_invalid_entry_is_not_reported_twice(tmp_path):
     hw = HARDWARE + "residents:\n  - name: other model\n    model: m\n"
     root = project(tmp_path, {"hardware/hw.yaml": hw, "registry/models/m.yaml": MODEL.replace("layers: 2", "layers: 3")})
@@ -337,6 +344,23 @@ def test_file_that_is_not_utf8(tmp_path):
 def test_usable_memory_above_the_label_is_a_unit_slip(tmp_path):
     p = only(project(tmp_path, {"hardware/hw.yaml": HARDWARE.replace("79.6 GiB", "96 GiB")}))
     assert where(p) == ("usable-gt-marketed", "hardware/hw.yaml", 4)
+
+
+
+def test_a_bare_memory_number_is_bytes_and_below_1_gib_is_a_dropped_unit(tmp_path):
+    # trial7 finding B: the MiB dropped from nvidia-smi's 32607 MiB reads as 32,607 bytes (fit: 0.00 GiB)
+    p = only(project(tmp_path, {"hardware/hw.yaml": HARDWARE.replace("79.6 GiB", "{value: 32607}")}))
+    assert where(p) == ("implausible-memory", "hardware/hw.yaml", 4)
+    assert "32,607 bytes" in p["message"]
+    assert p["hint"].endswith("did you mean 32607 MiB (31.84 GiB)?")   # 32607 × 2^20 / 2^30 = 31.843
+    p = only(project(tmp_path, {"hardware/hw.yaml": HARDWARE.replace("80 GB", "80")}))
+    assert where(p) == ("implausible-memory", "hardware/hw.yaml", 3)
+    assert p["hint"].endswith("did you mean 80 GiB or 80 GB?")
+    # the bound is 1 GiB exactly: 1024 MiB passes, 1023 MiB does not
+    r = validate(project(tmp_path, {"hardware/hw.yaml": HARDWARE.replace("79.6 GiB", "1024 MiB")}))
+    assert r.exit_code == 0, r.output
+    assert where(only(project(tmp_path, {"hardware/hw.yaml": HARDWARE.replace("79.6 GiB", "1023 MiB")}))) == \
+        ("implausible-memory", "hardware/hw.yaml", 4)
 
 
 # --- reporting ----------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from kvreg.schema.columns import Column
@@ -57,6 +57,32 @@ Bytes = Annotated[int, _unit("bytes", True), Field(gt=0),
                   _UnitJson("Bytes", "bytes", {"type": "integer", "exclusiveMinimum": 0},
                             "bytes: a number of bytes, or a string with a unit: 80 GB (10^9), 79.6 GiB (2^30)")]
 """Bytes (``80 GB``, ``79.6 GiB`` or a bare integer); must be > 0."""
+DEVICE_MEMORY_MIN = 2**30
+"""The smallest device memory a hardware entry may give: 1 GiB.  The smallest accelerator in the registry
+holds 16 GB (hardware/t4.yaml); no device that serves a model has had less than 1 GiB since ~2010, so a figure
+below it is a unit slip: a bare number is bytes, and ``32607`` (the MiB dropped) is 32,607 bytes."""
+
+
+def _plausible_memory(v: int) -> int:
+    if v >= DEVICE_MEMORY_MIN:
+        return v
+    if v * 2**20 >= DEVICE_MEMORY_MIN:
+        hint = f"a bare number is bytes: did you mean {v} MiB ({v * 2**20 / 2**30:.2f} GiB)?"
+    elif v * 2**30 >= DEVICE_MEMORY_MIN:
+        hint = f"a bare number is bytes: did you mean {v} GiB or {v} GB?"
+    else:
+        hint = "write the unit: 80 GB (10^9 bytes) or 79.6 GiB (2^30 bytes)"
+    raise PydanticCustomError(
+        "implausible_memory", "{value} bytes is below 1 GiB, too small for a device's memory",
+        {"value": f"{v:,}", "hint": hint})
+
+
+DeviceMemory = Annotated[int, _unit("bytes", True), AfterValidator(_plausible_memory), Field(ge=DEVICE_MEMORY_MIN),
+                         _UnitJson("DeviceMemory", "bytes", {"type": "integer", "minimum": DEVICE_MEMORY_MIN},
+                                   "a device's memory in bytes (at least 1 GiB), or a string with a unit: 80 GB "
+                                   "(10^9), 79.6 GiB (2^30)")]
+"""A device's memory (``80 GB``, ``79.6 GiB`` or a bare integer of bytes); at least :data:`DEVICE_MEMORY_MIN`
+(1 GiB), else an ``implausible-memory`` problem whose hint names the likely unit (MiB for ``32607``)."""
 BytesOrZero = Annotated[int, _unit("bytes", True), Field(ge=0),
                         _UnitJson("BytesOrZero", "bytes", {"type": "integer", "minimum": 0},
                                   "bytes (0 allowed): a number of bytes, or a string with a unit: 6 GiB, 512 MB")]

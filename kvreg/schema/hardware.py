@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from kvreg.schema.columns import Column, Columns, Rows
-from kvreg.schema.common import Bandwidth, Bytes, Dtype, EntryId, Entry, Flops, Measure, Strict
+from kvreg.schema.common import Bandwidth, Bytes, DeviceMemory, Dtype, EntryId, Entry, Flops, Measure, Strict
 
 
 DomainSize = Annotated[int, Field(ge=2)]
@@ -156,8 +156,8 @@ class HardwareEntry(Entry):
     12.0/12.1 Blackwell), what an engine's per-precision minimum is compared against (kvreg/schema/support.py,
     kvreg/sql/058_engine_support.sql); absent for devices that have none."""
     kind: Annotated[Literal["accelerator", "host"], Column()] = "accelerator"
-    memory_marketed: Annotated[Measure[Bytes], Column("marketed_bytes")]
-    memory_usable: Annotated[Measure[Bytes], Column("usable_bytes")]
+    memory_marketed: Annotated[Measure[DeviceMemory], Column("marketed_bytes")]
+    memory_usable: Annotated[Measure[DeviceMemory], Column("usable_bytes")]
     memory_basis: Annotated[Literal["runtime", "marketed"], Column()]
     unified_memory: Annotated[bool, Column()] = False
     bandwidth: Annotated[Measure[Bandwidth] | None, Column("bandwidth_bytes_per_s")] = None

@@ -18,7 +18,7 @@ from pydantic import BeforeValidator, Field, PositiveInt, model_validator
 from pydantic_core import PydanticCustomError
 
 from kvreg.schema.columns import Column, Columns, Rows
-from kvreg.schema.common import Bytes, Count, Dtype, Entry, Measure, Strict, Tokens
+from kvreg.schema.common import Bytes, Count, Dtype, Entry, EntryId, Measure, Strict, Tokens
 
 Kind = Literal["full", "sliding", "chunked", "mla", "recurrent", "shared", "mlp"]
 
@@ -260,6 +260,10 @@ class ModelEntry(Entry):
     moe: Annotated[Moe | None, Columns("moe_")] = None
     layer_groups: Annotated[list[LayerGroup], Field(min_length=1)]
     derived_fields: list[str] = []
+    draft_for: Annotated[EntryId | None, Column()] = None
+    """The registry model this entry is a speculative-decoding draft of (an EAGLE head, an MTP head): it runs
+    inside that target's engine and KV pool (observation ``settings.draft_model``, ``served_models`` role
+    ``draft``), never alone, so ``kvreg plan`` / ``kvreg fit`` refuse it (kvreg/fit.py ``check_servable``)."""
 
     @model_validator(mode="after")
     def _layers_sum(self):
