@@ -109,9 +109,9 @@ def test_the_shipped_tables_hold_the_columns_the_views_read():
     assert TABLES["engine_platforms"]["weights_dtypes"] == ("string", False)   # at least one
     # a measurement's scenario defaults to its entry's (never null); entry-level fields first, then the measurement's
     assert TABLES["throughput_measurements"]["scenario"] == ("string", False)
-    assert list(TABLES["throughput_measurements"])[:9] == [
+    assert list(TABLES["throughput_measurements"])[:10] == [
         "source_id", "measurement_idx", "engine_id", "engine_version", "in_fit", "scenario", "kv_admission",
-        "source_date", "hardware_id"]
+        "kv_cache_fraction", "source_date", "hardware_id"]
 
 
 def test_a_unit_bearing_field_names_its_unit_in_its_column():
