@@ -47,4 +47,9 @@ def test_report_contexts_get_engine_figures(tmp_path):
     (n,) = con.execute("SELECT count(*) FROM engine_capacity WHERE model_id = 'llama-3.1-8b' "
                        "AND engine_id = 'vllm-0.33' AND max_model_len = ?", [WORKLOAD]).fetchone()
     assert n > 0
+    # This workload sets no TPOT target: no rate limit (NULL, never 0 — a 0 read as "not one sequence" made
+    # the levers divide by it), so the engine's admission binds: 10 users fit one H100.
+    plan = con.execute("SELECT rate_max_batch, binding_constraint, replicas, max_seqs_per_replica FROM report_plans "
+                       "WHERE engine_id = 'vllm-0.33'").fetchone()
+    assert plan[0] is None and plan[1] == "none" and plan[2] == 1 and plan[3] >= 10
     con.close()

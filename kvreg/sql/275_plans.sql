@@ -33,7 +33,9 @@
 --                         eff at the efficiencies: the all-reduce at its roof's share).  Otherwise — a class
 --                         compute-bound, or MoE, where each candidate batch B is costed with the weights B actually
 --                         reads (expected distinct experts hit by B tokens, uniform routing assumed: params_read)
---                         and its routed activations — the largest B within tpot_s is found by bisection
+--                         and its routed activations — the largest B within tpot_s is found by bisection.
+--                         NULL when the workload sets no TPOT target (no rate limit; never 0, which would read as
+--                         "not even one sequence")
 --   replicas              ceil(users ÷ min(max_seqs_per_replica, rate_max_batch))
 --   batch_per_replica     ceil(users ÷ replicas): the batch each replica actually runs
 --   tpot_at_batch_s       the decode step at that batch (expected or ceiling, see rate_basis)
@@ -305,7 +307,8 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.capacity_requests, r.prefix_blocks AS shared_prefix_blocks, r.request_blocks,
        r.prefix_rank_bytes * r.tp AS shared_prefix_bytes,
        r.feasible, r.reason, r.tp_fits_interconnect,
-       r.max_seqs_per_replica, greatest(r.rate_max_batch, 0) AS rate_max_batch,
+       r.max_seqs_per_replica,
+       CASE WHEN r.rate_max_batch IS NOT NULL THEN greatest(r.rate_max_batch, 0) END AS rate_max_batch,
        r.replicas, r.batch_per_replica, r.replicas * r.tp AS gpus,
        r.price_usd_per_hour * r.replicas * r.tp AS usd_per_hour,
        CASE WHEN NOT r.feasible THEN NULL

@@ -48,7 +48,7 @@ SELECT p.model_id, coalesce(m.name, p.model_id) AS model_name, p.hardware_id,
        p.usd_per_hour * w.hours_per_month AS usd_per_month,
        p.replicas * least(p.max_seqs_per_replica, p.rate_max_batch) AS users_capacity,
        CASE WHEN NOT p.feasible THEN NULL
-            WHEN p.max_seqs_per_replica <= p.rate_max_batch
+            WHEN p.rate_max_batch IS NULL OR p.max_seqs_per_replica <= p.rate_max_batch
                 THEN CASE WHEN p.pool_basis = 'engine' THEN 'engine' ELSE 'memory' END
             ELSE 'tpot' END AS binding_key,
        p.binding_constraint = 'none' AS one_replica,
