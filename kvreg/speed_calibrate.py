@@ -75,6 +75,41 @@ FROM speed_step_calibration
 """
 
 
+# Issue 13's bar for a measurement predicted with its own source left out: |error| ≤ 40 %.  The rows above it
+# are listed one by one and grouped by what they share (engine family, model, weights precision, direction of
+# the error), so that each group's missing mechanism can be named (docs/calibration.md, "Held out over 40 %").
+HELD_OUT_TARGET = 0.40
+
+OVER_TARGET_SQL = """
+SELECT source_id, measurement_idx, hardware_id, engine_family, engine_version, scenario, model_id, weights_dtype,
+       kv_dtype, tp, input_tokens, output_tokens, batch, bound, output_tok_per_s, predicted_tok_per_s, error,
+       CASE WHEN host_bound THEN 'host' WHEN bound = 'compute' THEN compute_level ELSE bandwidth_level END
+           AS efficiency_level,
+       CASE WHEN bound = 'compute' THEN compute_efficiency ELSE bandwidth_efficiency END AS efficiency,
+       host_bound, predictable_held_out, held_out_note
+FROM _speed_calibration
+WHERE mode = ? AND abs_error > ?
+ORDER BY abs_error DESC, source_id, measurement_idx
+"""
+
+# the same rows grouped by what they have in common; each group's hardware, sources, lengths and TP listed
+OVER_TARGET_GROUPS_SQL = """
+SELECT engine_family, model_id, weights_dtype, CASE WHEN error > 0 THEN 'over' ELSE 'under' END AS direction,
+       count(*) AS n, max(abs_error) AS worst_abs_error, median(abs_error) AS median_abs_error,
+       string_agg(DISTINCT hardware_id, ', ' ORDER BY hardware_id) AS hardware,
+       string_agg(DISTINCT source_id, ', ' ORDER BY source_id) AS sources,
+       string_agg(DISTINCT input_tokens || '/' || output_tokens, ', ' ORDER BY input_tokens || '/' || output_tokens)
+           AS lengths,
+       string_agg(DISTINCT tp::VARCHAR, ', ' ORDER BY tp::VARCHAR) AS tp,
+       string_agg(DISTINCT bound, ', ' ORDER BY bound) AS bound,
+       count(*) FILTER (WHERE NOT predictable_held_out) AS not_predictable
+FROM _speed_calibration
+WHERE mode = ? AND abs_error > ?
+GROUP BY ALL
+ORDER BY worst_abs_error DESC
+"""
+
+
 def speed_report(con) -> dict:
     """The speed calibration as plain data.
 
@@ -111,13 +146,18 @@ def speed_report(con) -> dict:
     rows = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
     cur = con.execute(ARCH_SQL, [LOAO])
     by_arch = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
+    cur = con.execute(OVER_TARGET_SQL, [LOSO, HELD_OUT_TARGET])
+    over_rows = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
+    cur = con.execute(OVER_TARGET_GROUPS_SQL, [LOSO, HELD_OUT_TARGET])
+    over_groups = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
     con.execute("DROP TABLE _speed_calibration")
     cur = con.execute(STEP_FIT_SQL)
     step_fit = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
     cur = con.execute(STEP_LOAO_SQL)
     step_loao = dict(zip(cols(cur), cur.fetchone()))
     return {"overall": overall, "by_hardware": by_hw, "measurements": rows, "by_architecture": by_arch,
-            "step_term": {"fit": step_fit, "leave_one_architecture_out": step_loao}}
+            "step_term": {"fit": step_fit, "leave_one_architecture_out": step_loao},
+            "held_out_over_target": {"target": HELD_OUT_TARGET, "rows": over_rows, "groups": over_groups}}
 
 
 def _pct(x) -> str:
@@ -172,7 +212,23 @@ def _tables(rep: dict, with_rows: bool) -> list[tuple[str, list[str], list[list[
                    _pct(lo["without_worst"])],
                   ["with the term", str(lo["n"]), _pct(lo["with_median"]), _pct(lo["with_p90"]),
                    _pct(lo["with_worst"])]])
-    out = [overall, by_hw, by_arch, step_fit, step_loao]
+    over = rep["held_out_over_target"]
+    target = f"{100 * over['target']:.0f} %"
+    over_groups = (f"Held out over {target}: the rows grouped by what they share (leave-one-source-out)",
+                   ["engine", "model", "weights", "direction", "rows", "worst %", "median %", "hardware", "sources",
+                    "in/out tokens", "tp", "bound", "not predictable held out"],
+                   [[g["engine_family"], g["model_id"], g["weights_dtype"], g["direction"], str(g["n"]),
+                     _pct(g["worst_abs_error"]), _pct(g["median_abs_error"]), g["hardware"], g["sources"],
+                     g["lengths"], g["tp"], g["bound"] or "", str(g["not_predictable"])] for g in over["groups"]])
+    over_rows = (f"Held out over {target}: every row (leave-one-source-out)",
+                 ["source", "#", "hardware", "engine", "model", "weights", "tp", "in/out tokens", "batch", "bound",
+                  "measured tok/s", "predicted tok/s", "error %", "efficiency (level)"],
+                 [[r["source_id"], str(r["measurement_idx"]), r["hardware_id"], r["engine_family"], r["model_id"],
+                   r["weights_dtype"], str(r["tp"]), f"{r['input_tokens']:,}/{r['output_tokens']:,}",
+                   f"{r['batch']:,}", r["bound"] or "", _num(r["output_tok_per_s"]), _num(r["predicted_tok_per_s"]),
+                   _signed(r["error"]), f"{_eff(r['efficiency'])} ({r['efficiency_level'] or ''})"]
+                  for r in over["rows"]])
+    out = [overall, by_hw, over_groups, over_rows, by_arch, step_fit, step_loao]
     if with_rows:
         out.append(("Measurements",
                     ["source", "hardware", "model", "weights", "tp", "in/out tokens", "batch", "bound",
@@ -262,6 +318,55 @@ MD_INTRO = [
     "SGLang bandwidth 0.43 measured).  Cost: with the 1.0 page left out no other source shows TensorRT-LLM host-",
     "bound, so its two Blackwell 128/128 rows are predicted without a roof (+209 %, +430 %), and the RTX PRO 6000",
     "128/128 row (0.52×, inside the GPU-bound scatter) gets none either (kvreg/sql/252_speed_fit.sql).",
+    "",
+    "**Held out over 40 % (issue 13's bar), by what the rows share (speedho).**  19 of 511 rows, in eight",
+    "groups (the two tables below, generated); what each group's rows have in common and what the model misses:",
+    "",
+    "- *TensorRT-LLM × Qwen3-30B-A3B nvfp4 on B200 and GB200* (trtllm-perf-overview-1.0; 6 rows, worst +220 %).",
+    "  The two 128/128 rows are host-bound in-sample; with the page left out no other source shows TensorRT-LLM",
+    "  host-bound on Blackwell, so they are predicted on the GPUs alone (`predictable_held_out` false).  The host is",
+    "  the likeliest mechanism: GB200 (the same GPU behind a Grace host) runs this small MoE at 0.61-0.84× B200",
+    "  (x86 host) at six of the page's ten length pairs (0.96-1.09× at the other four), while the same page's",
+    "  Llama-3.3-70B and 3.1-405B run 1.02-1.18× faster on GB200 at every pair; the same checkpoint reaches",
+    "  0.57-0.71 of its ceiling on RTX PRO 6000 but 0.12-0.50 on Blackwell.  Not the batch: trtllm-bench",
+    "  sizes it itself (tensorrt_llm/bench/build/tuning.py finetune_setting: min(KV-cache requests, 4096), rounded",
+    "  up, not the LLM API's 2048 that registry/engines/trtllm-pytorch.yaml assumes); at 4096 only the two",
+    "  host-bound rows move, worse (+220 → +257 %).  Missing: a citable TensorRT-LLM host time per step or request",
+    "  (none found), so it stays unpredicted held out.",
+    "- *vLLM 0.8.4 and SGLang 0.4.5 × DeepSeek-R1 FP8 on 8× H200* (llm-ie; 5 rows, +45 to +68 %).  Four are the",
+    "  30,000/100 prefill-bound runs (in_fit false; the entries' notes: implied compute 0.24 vLLM, 0.30 SGLang),",
+    "  predicted at H200 × TensorRT-LLM's compute figure (hardware_any 0.55) because neither engine has a fitted",
+    "  compute-bound Hopper row; one is SGLang's 10,000/500, which borrows TensorRT-LLM's H200 bandwidth (0.58) with",
+    "  SGLang's own source left out (SGLang's own H200 figure is 0.45).  Missing: a kernel-class efficiency per",
+    "  engine release × precision — vLLM 0.8.4 runs DeepSeek-R1's block-FP8 linears on the Triton W8A8 block-FP8",
+    "  GEMM and its experts on the Triton fused MoE (the run's log, the entry's notes), not the CUTLASS GEMMs of",
+    "  the fitted rows — which needs measurements of those kernels the registry does not hold.",
+    "- *TensorRT-LLM × Llama-3.3-70B / 3.1-405B FP8 on H100 and H200, memory-bound* (perf-overview 0.20, 1.0; 4",
+    "  rows, +40 to +61 %).  H100 × TensorRT-LLM's bandwidth figure (0.66) is a median over 40 memory-bound TP 1",
+    "  rows (implied median 0.69, 0.50-0.79) and 22 at TP 2-8 (median 0.48 at TP 2, 17 rows; 0.47 at TP 4; 0.42 at",
+    "  TP 8; 0.40-0.61): the shortfall grows with TP, which the all-reduce bytes term does not carry.  Ruled out: an",
+    "  all-reduce latency (2 per layer × 80-126 layers × 10-20 µs = 1.6-5.0 ms of the 46-66 ms steps of these TP",
+    "  rows).  The TP mechanism is open.",
+    "  Tried, not adopted here: the prompt as its own phase — its GEMMs and attention compute-bound in their own",
+    "  steps (thousands of tokens per step, far above the ridge; TensorRT-LLM launches context and generation",
+    "  attention as separate kernels), never hidden behind the decode steps' weight reads as one greatest() per",
+    "  class lets them be: in-sample median 9.7 → 8.9 %, leave-one-source-out median 12.0 → 11.8 %, p90 32.2 →",
+    "  32.3 %, worst 220.2 → 222.0 % (H200 × TensorRT-LLM worst 42.2 → 35.8 %, H100's 61.0 → 68.3 %).  It moves",
+    "  every fitted figure and so every plan's, and none of the worst rows.",
+    "- *TensorRT-LLM × Llama-2-70B nvfp4, GB200, MLPerf Interactive* (1 row, +46 %): 0.28 of its ceiling where",
+    "  the same system's Server and Offline runs reach 0.47-0.53.  Its batch is Little's law over requests in",
+    "  flight, prefills included, under TPOT p99 ≤ 40 ms; what the harness does to meet the bound (smaller",
+    "  context chunks per step) is not modelled.  Not resolved.",
+    "- *vLLM × Llama-2-70B FP8 on MI325X* (AMD's MLPerf v5.1, in_fit false; 2 rows, −40 %, −45 %), predicted at",
+    "  CDNA3 × vLLM (0.30/0.31, AMD's TP-8 pages and Krai).  The same submission's MI300X rows imply 0.41-0.46 and",
+    "  its MI325X rows 0.52-0.56 with the same peak FLOP/s in both hardware entries: the harness (AMD's MLPerf",
+    "  scheduler) and a sustained clock under the board power (1,000 W against 750 W, the entries' tdp_w) are the",
+    "  candidates; a sustained-clock figure with a source is missing.",
+    "- *vLLM 0.19 × Llama-3.1-8B bf16 on H100* (the vLLM FP8-KV blog, 20,000/2,000 at 8 requests; −43 %): vLLM's",
+    "  Hopper bandwidth figure (0.37) rests on MLA/MoE and hybrid models; this dense row implies 0.64.",
+    "",
+    "So the leave-one-source-out worst stays 220.2 % and 19 rows stay over 40 %: the largest are a host time and",
+    "kernel-class efficiencies kvreg has no cited figure for, and no constant was typed in to reach the bar.",
     "",
     "**Leave-one-architecture-out: does a figure carry to a generation kvreg has not seen?**  Every row of one",
     "architecture family is left out and predicted as an unmeasured device is: the hardware entry's stated bandwidth",

@@ -181,3 +181,31 @@ def test_the_decoding_batch_makes_the_two_run_sizes_agree(con):
         assert sorted(by_len) == [1000, 5000, 10000]
         for pair in by_len.values():
             assert len(pair) == 2 and max(pair) / min(pair) < 1.25
+
+
+def test_rows_over_the_target_are_listed_and_grouped(con):
+    # issue 13's bar, |error| ≤ 40 % with the row's own source left out: every row above it is listed once, and
+    # the groups (engine family × model × weights precision × direction) partition exactly those rows
+    from kvreg.speed_calibrate import HELD_OUT_TARGET, speed_report
+
+    rep = speed_report(con)["held_out_over_target"]
+    assert rep["target"] == HELD_OUT_TARGET == 0.40
+    want = {(r[0], r[1]): r[2] for r in con.execute(
+        "SELECT source_id, measurement_idx, error FROM speed_calibration"
+        " WHERE mode = 'leave-one-source-out' AND abs(error) > 0.40").fetchall()}
+    got = {(r["source_id"], r["measurement_idx"]): r["error"] for r in rep["rows"]}
+    assert got == pytest.approx(want) and len(rep["rows"]) == len(got) > 0
+    errs = [abs(r["error"]) for r in rep["rows"]]
+    assert errs == sorted(errs, reverse=True)
+    assert sum(g["n"] for g in rep["groups"]) == len(rep["rows"])
+    for g in rep["groups"]:
+        mine = [r for r in rep["rows"] if (r["engine_family"], r["model_id"], r["weights_dtype"]) ==
+                (g["engine_family"], g["model_id"], g["weights_dtype"]) and (r["error"] > 0) == (g["direction"] == "over")]
+        assert len(mine) == g["n"] and max(abs(r["error"]) for r in mine) == pytest.approx(g["worst_abs_error"])
+        assert set(g["hardware"].split(", ")) == {r["hardware_id"] for r in mine}
+    # the worst held-out row is the host-bound Qwen3-30B-A3B 128/128 run on GB200 (trtllm-perf-overview-1.0 row 60,
+    # 24,107 tok/s measured): no other source shows TensorRT-LLM's host bound, so it is flagged, not hidden
+    worst = rep["rows"][0]
+    assert (worst["source_id"], worst["measurement_idx"], worst["hardware_id"]) == \
+        ("trtllm-perf-overview-1.0", 60, "gb200")
+    assert worst["output_tok_per_s"] == 24107 and worst["predictable_held_out"] is False
