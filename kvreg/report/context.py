@@ -122,25 +122,32 @@ class Availability:
     notes: tuple[str, ...]
 
 
-def availability(con, workload, scope: dict) -> Availability:
+def _check(con, notes: list, name: str, present: bool, needed, sql: str, params=None, what: str = "view") -> bool:
+    """Whether view or macro ``name`` is present with the ``needed`` columns (of ``sql``); else a note in ``notes``."""
+    if not present:
+        notes.append(f"The {name} {what} is not in this database: {SECTION_OF[name]} left out.")
+        return False
+    missing = sorted(set(needed) - _columns(con, sql, params))
+    if missing:
+        notes.append(f"The {name} {what} lacks columns {', '.join(missing)}: {SECTION_OF[name]} left out.")
+        return False
+    return True
+
+
+def availability(con, workload, scope: dict, *, check_plans: bool = True) -> Availability:
     """Detect ``engine_capacity``, ``roofline`` and the ``plans`` macro, with the columns the report needs.
 
     Also creates the temp tables ``report_engine_capacity`` (when the view exists) and
     ``report_engine_admission`` (engine_capacity per scenario of the report, or empty); ``scope`` holds
-    the report's lists (:func:`scope_params`).
+    the report's lists (:func:`scope_params`).  ``check_plans=False`` leaves ``plans`` False for the caller to
+    check later with :func:`with_plans` (:func:`rank_options`: once its capacity is shared, the ``DESCRIBE`` of
+    ``plans`` binds the temp ``capacity_at`` instead of planning the admission chain, 0.15 → 0.05 s CPU).
     """
     views, macros = _objects(con)
-    notes = []
+    notes: list[str] = []
 
     def check(name: str, present: bool, needed, sql: str, params=None, what: str = "view") -> bool:
-        if not present:
-            notes.append(f"The {name} {what} is not in this database: {SECTION_OF[name]} left out.")
-            return False
-        missing = sorted(set(needed) - _columns(con, sql, params))
-        if missing:
-            notes.append(f"The {name} {what} lacks columns {', '.join(missing)}: {SECTION_OF[name]} left out.")
-            return False
-        return True
+        return _check(con, notes, name, present, needed, sql, params, what)
 
     engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
     if engine:   # the admission over both axes (capacity_at's engine side reads it too: _share_engine_capacity)
@@ -152,9 +159,18 @@ def availability(con, workload, scope: dict) -> Availability:
         con.execute(_NO_ENGINE)
         con.execute(_NO_ENGINE_CAPACITY)
     roofline = check("roofline", "roofline" in views, ROOFLINE_COLUMNS, "SELECT * FROM roofline")
-    plans = check("plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ttft_s := ?)",
-                  [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
-    return Availability(engine, roofline, plans, tuple(notes))
+    avail = Availability(engine, roofline, False, tuple(notes))
+    return with_plans(con, avail, workload, macros) if check_plans else avail
+
+
+def with_plans(con, avail: Availability, workload, macros: set[str] | None = None) -> Availability:
+    """``avail`` with ``plans`` detected (the macro, with the columns the report needs; a note otherwise)."""
+    if macros is None:
+        macros = _objects(con)[1]
+    notes = list(avail.notes)
+    plans = _check(con, notes, "plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ttft_s := ?)",
+                   [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
+    return dataclasses.replace(avail, plans=plans, notes=tuple(notes))
 
 
 SECTION_OF = {
@@ -262,7 +278,7 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
     """
     p = {"report": report_id}
     workload = _workload(con, p)
-    avail = availability(con, workload, scope)
+    avail = availability(con, workload, scope, check_plans=not axis)
     knobs = knob_params(workload)
     # the report's cost basis (rental or TCO), one rate per device, read by every priced query
     materialise(con, "report_rates", "scope_rates",
@@ -284,6 +300,7 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
         con.execute("DROP MACRO TABLE IF EXISTS temp.engine_capacity_at")
     if axis:
         _share_capacity(con, scope, knobs)
+        avail = with_plans(con, avail, workload)   # DESCRIBE plans now binds the shared capacity_at
     materialise(con, "report_binding_names", "binding_names", {})
     if avail.plans:
         materialise(con, "report_plans", "scope_plans", plans_params(scope, workload, knobs, "fitted"))
@@ -336,6 +353,45 @@ def _sql_literal(value) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+def _serve_from_table(con, macro: str, table: str, axis_column: str, scope: dict, knobs: dict,
+                      extra_params: str = "", extra_guard: str = "", axis: list | None = None) -> None:
+    """Create the temp table macro ``macro`` (the registry's signature) answering from the temp table ``table``.
+
+    The one pattern of :func:`_share_capacity` and :func:`_share_engine_capacity`: DuckDB binds a macro's names when
+    it is used, temp schema first, so every view and macro calling ``macro`` on this connection reads ``table``'s rows
+    instead of evaluating the chain again.  The macro takes the registry macro's parameters (``context_list``, the
+    engine knobs of :data:`kvreg.plan.KNOBS`, ``extra_params``, the id lists) and raises an error for any call the
+    table cannot answer — other knob values, no or other model or hardware lists than ``scope``'s, contexts outside
+    ``axis`` (default: the distinct ``axis_column`` values of ``table``), or ``extra_guard`` (a SQL condition on the
+    extra parameters) false — never a subset.  ``only_engines`` filters the rows (NULL = all).  Dropped by
+    :func:`unshare_capacity`.
+    """
+    from kvreg.plan import KNOBS
+
+    if axis is None:
+        axis = [c for (c,) in con.execute(f"SELECT DISTINCT {axis_column} FROM {table} ORDER BY 1").fetchall()]
+    same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
+    params = ", ".join(f"{k} := NULL" for k in KNOBS)
+    guard = f"{same} AND {extra_guard}" if extra_guard else same
+    con.execute(f"""CREATE OR REPLACE TEMP MACRO {macro}(context_list, {params},{extra_params}
+                       only_models := NULL, only_hardware := NULL, only_engines := NULL) AS TABLE
+SELECT t.* FROM {table} t
+-- the guard is the semi-join's build side, evaluated before any row is read (a guard beside the row filters is
+-- skipped once they leave no row).  A NULL list must not fold the filter to a constant false, which would drop the
+-- guard with the rows: its stand-in list depends on t (and matches no id), so it is evaluated per row
+WHERE t.{axis_column} IN (
+          SELECT unnest(CASE WHEN {guard} AND list_has_all({_sql_literal(scope["models"])}, only_models)
+                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
+                                  AND list_has_all({_sql_literal(axis)}, context_list)
+                             THEN context_list
+                             ELSE error('kvreg report: {macro} is served from {table} for the '
+                                        || 'report''s models, hardware, engine settings and contexts only '
+                                        || '(kvreg/report/context.py _serve_from_table)') END))
+  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
+  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
+  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))   -- plans' only_engines (NULL = all)""")
+
+
 def _share_capacity(con, scope: dict, knobs: dict) -> None:
     """Serve the report's own ``capacity_at`` calls from ``report_capacity_all``, once it is materialised.
 
@@ -350,28 +406,7 @@ def _share_capacity(con, scope: dict, knobs: dict) -> None:
     subset (the ``capacity`` view included); the engines, precisions and TP sizes outside the report's lists are
     absent, and every report query filters to those lists.  :func:`unshare_capacity` drops it.
     """
-    from kvreg.plan import KNOBS
-
-    axis = [c for (c,) in con.execute("SELECT DISTINCT context_tokens FROM report_capacity_all ORDER BY 1").fetchall()]
-    same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
-    params = ", ".join(f"{k} := NULL" for k in KNOBS)
-    con.execute(f"""CREATE OR REPLACE TEMP MACRO capacity_at(context_list, {params}, only_models := NULL,
-                                                         only_hardware := NULL, only_engines := NULL) AS TABLE
-SELECT t.* FROM report_capacity_all t
--- the guard is the semi-join's build side, evaluated before any row is read (a guard beside the row filters is
--- skipped once they leave no row).  A NULL list must not fold the filter to a constant false, which would drop the
--- guard with the rows: its stand-in list depends on t (and matches no id), so it is evaluated per row
-WHERE t.context_tokens IN (
-          SELECT unnest(CASE WHEN {same} AND list_has_all({_sql_literal(scope["models"])}, only_models)
-                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
-                                  AND list_has_all({_sql_literal(axis)}, context_list)
-                             THEN context_list
-                             ELSE error('kvreg report: capacity_at is served from report_capacity_all for the '
-                                        || 'report''s models, hardware, engine settings and contexts only '
-                                        || '(kvreg/report/context.py _share_capacity)') END))
-  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
-  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
-  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))   -- plans' only_engines (NULL = all)""")
+    _serve_from_table(con, "capacity_at", "report_capacity_all", "context_tokens", scope, knobs)
 
 
 def _share_engine_capacity(con, scope: dict, knobs: dict) -> None:
@@ -389,32 +424,13 @@ def _share_engine_capacity(con, scope: dict, knobs: dict) -> None:
     the report's lists are absent (``capacity_at`` passes no engine list; scope_capacity.sql keeps the report's).
     :func:`rank_options` drops it once ``report_capacity`` is materialised.
     """
-    from kvreg.plan import KNOBS
-
     axis = [c for (c,) in con.execute(
         "SELECT DISTINCT max_model_len FROM report_engine_capacity_all ORDER BY 1").fetchall()]
     if not axis:   # no engine row for the report's lists: the registry's macro answers (it has nothing to serve)
         return
-    same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
-    params = ", ".join(f"{k} := NULL" for k in KNOBS)
-    con.execute(f"""CREATE OR REPLACE TEMP MACRO engine_capacity_at(context_list, {params},
-                                                          available_kv_bytes := NULL, batched_axis := NULL,
-                                                          only_models := NULL, only_hardware := NULL,
-                                                          only_engines := NULL) AS TABLE
-SELECT t.* FROM report_engine_capacity_all t
--- the guard as in _share_capacity: the semi-join's build side, evaluated before any row is read
-WHERE t.max_model_len IN (
-          SELECT unnest(CASE WHEN {same} AND available_kv_bytes IS NULL AND batched_axis IS NULL
-                                  AND list_has_all({_sql_literal(scope["models"])}, only_models)
-                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
-                                  AND list_has_all({_sql_literal(axis)}, context_list)
-                             THEN context_list
-                             ELSE error('kvreg report: engine_capacity_at is served from report_engine_capacity_all '
-                                        || 'for the report''s models, hardware, engine settings and contexts only '
-                                        || '(kvreg/report/context.py _share_engine_capacity)') END))
-  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
-  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
-  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))""")
+    _serve_from_table(con, "engine_capacity_at", "report_engine_capacity_all", "max_model_len", scope, knobs,
+                      extra_params=" available_kv_bytes := NULL, batched_axis := NULL,",
+                      extra_guard="available_kv_bytes IS NULL AND batched_axis IS NULL", axis=axis)
 
 
 def unshare_capacity(con) -> None:
