@@ -562,8 +562,6 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
 
         chart_workers.start_workers()
     workload, avail = rank_options(con, report_id, scope, axis=True)
-    # a call resting on a guessed efficiency, sized again at the same vendor's measured one (while capacity is shared)
-    guesses = {r.model_id: r for r in vendor_plans(con, scope, workload)} if avail.plans else {}
     # each model's shown precisions (the recommendation's, else the report's first): charts, printed appendix
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_shown_precisions AS {query_text('shown_precisions')}", p)
     # the whole contexts axis only for what the charts and the sensitivity read (chart_scope.sql), cut from the one
@@ -607,6 +605,9 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
                 pending[mid]["roofline"] = submit("roofline", roof.get(mid, []), workload.context_label, styles)
         summary_pending = submit("cost_per_million", rows(con, "chart_cost"), styles)
 
+    # the rest of the queries run while the workers draw; the charts are collected last (_collect_charts)
+    # a call resting on a guessed efficiency, sized again at the same vendor's measured one (while capacity is shared)
+    guesses = {r.model_id: r for r in vendor_plans(con, scope, workload)} if avail.plans else {}
     # each query's rows grouped by model once (order kept): a large report has ~10^5 grid rows
     grid = _by_model(rows(con, "report_grid_ordered"))
     options = _by_model(rows(con, "report_options_ordered"))
@@ -628,20 +629,15 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
         m_grid = grid.get(mid, [])
         table = _pivot(m_grid)
         m_opts = options.get(mid, [])
-        svg = {k: f.result() for k, f in pending.get(mid, {}).items()}
         sections.append(ModelSection(
             model_id=mid, name=m_grid[0].model_name if m_grid else mid,
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
             options=m_opts, sensitivity=sens.get(mid), capacity=table,
             per_sequence=per_seq.get(mid, []), pools=pools.get(mid, []), quirks=quirks.get(mid, []),
-            charts={k: v for k, v in svg.items() if v}, naive_gap=gaps.get(mid, []),
+            charts={}, naive_gap=gaps.get(mid, []),
             dropouts=drops.get(mid, []), unpriced=unpriced.get(mid, []), shown=shown.get(mid),
             guess=guesses.get(mid), levers=levers.get(mid)))
 
-    summary_charts = {}
-    cost_svg = summary_pending.result() if summary_pending is not None else None
-    if cost_svg:
-        summary_charts["cost"] = cost_svg
     changes = None
     if report.previous is not None:
         from kvreg.report.changes import changes_since
@@ -663,15 +659,27 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
         kv_version = version("kvreg")
     except PackageNotFoundError:  # running from a checkout that was never installed
         kv_version = "unknown"
-    return ReportContext(
+    ctx = ReportContext(
         report=report, workload=workload, workload_context_label=workload.context_label,
         generated_at=generated_at(), kvreg_version=kv_version,
         registry_commit=info[0], registry_commit_date=commit_date(registry.root, info[0]),
         available=avail, recommended=[s.recommended for s in sections if s.recommended is not None],
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
         efficiency=efficiency, efficiency_levels=rows(con, "efficiency_levels"),
-        warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)),
-        summary_charts=summary_charts, changes=changes)
+        warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)), changes=changes)
+    return _collect_charts(ctx, pending, summary_pending)
+
+
+def _collect_charts(ctx: ReportContext, pending: dict, summary_pending) -> ReportContext:
+    """``ctx`` with the charts the workers drew (:func:`kvreg.report.chart_workers.submit` futures), waited for last
+    so that every query runs while they draw; a chart that came back empty (None) is left out."""
+    for section in ctx.models:
+        section.charts.update((k, v) for k, v in ((k, f.result()) for k, f in pending.get(section.model_id, {}).items())
+                              if v)
+    cost_svg = summary_pending.result() if summary_pending is not None else None
+    if cost_svg:
+        ctx.summary_charts["cost"] = cost_svg
+    return ctx
 
 
 def _by_model(rows_: list) -> dict[str, list]:
