@@ -25,7 +25,8 @@ KINDS = ("capacity_vs_context", "naive_vs_engine", "roofline", "cost_per_million
 # One worker: each pays Python's start and matplotlib's import (~0.8 s CPU), and on the 2-core machine the speed
 # targets are set on (benchmarks/README.md) the report process plans its SQL on one core (DuckDB's binder and
 # optimizer are single-threaded; that is most of a report query's time), so one other core is free: a second worker
-# cost 0.8 s CPU and gained no wall time (Q4 2026 HTML, reporthtml session: 7.8 -> 6.9 s CPU, wall no worse).  The
+# cost 0.8 s CPU and gained no wall time under load (Q4 2026 HTML, benchmarks/README.md "reporthtml"; idle not
+# measured).  The
 # charts are submitted before the last ~2 s of queries and collected after them (context.py _collect_charts).
 WORKERS = 1
 _WORKERS: list | None = None  # the started _Worker objects, kept for the process's life
