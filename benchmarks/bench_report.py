@@ -7,8 +7,12 @@ capacity rows.  (The earlier definition — 2 × 2 precisions, TP 1/2/4/8, seven
 ~400,000 rows with the registry and is no longer a report anyone would read.)  Run by hand from the project root:
 
     python benchmarks/bench_report.py [--repeat N]
+    python benchmarks/bench_report.py --cli 2026-q4 [--repeat N] [--format html]
 
-and record the results in benchmarks/README.md ("Report rendering").
+and record the results in benchmarks/README.md ("Report rendering").  ``--cli`` runs the README's command
+(``python -m kvreg report reports/ID.yaml``) in a fresh interpreter per run on a copy of the project, the
+database reused after a first run that builds it, and prints each run's wall time and CPU time (user + sys of
+the command and of the chart worker it starts and reaps): the figure the speed targets are stated in.
 """
 
 from __future__ import annotations
@@ -60,11 +64,41 @@ def time_report(project: Path, report_id: str, repeat: int, pdf: bool = True) ->
     return best | {f"{k}_bytes": v for k, v in sizes.items()}
 
 
+def time_cli(project: Path, report_id: str, formats: str, repeat: int) -> None:
+    """Print wall and CPU seconds of ``python -m kvreg report`` for ``report_id``: the first run (builds the project's
+    database) and ``repeat`` runs reusing it.  CPU is the children's rusage delta around each run (the command and
+    the chart worker it waits for at exit)."""
+    import os
+    import resource
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    cmd = [sys.executable, "-m", "kvreg", "report", f"reports/{report_id}.yaml", "--format", formats,
+           "--out", str(project / "out")]
+    for run in range(repeat + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        subprocess.run(cmd, cwd=project, env=env, check=True, capture_output=True)
+        wall = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        print(f"{report_id} {formats} {'first (build)' if run == 0 else 'reused db':13s} wall {wall:6.2f} s   "
+              f"cpu {cpu:6.2f} s   load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-large-pdf", action="store_true", help="time only the HTML of the large report")
+    ap.add_argument("--cli", metavar="REPORT_ID", help="time `python -m kvreg report` for this report (wall and CPU)")
+    ap.add_argument("--format", default="html", help="with --cli: html, pdf or html,pdf")
     args = ap.parse_args()
+    if args.cli:
+        with tempfile.TemporaryDirectory() as tmp:
+            for folder in ("registry", "hardware", "reports"):
+                shutil.copytree(ROOT / folder, Path(tmp) / folder)
+            time_cli(Path(tmp), args.cli, args.format, args.repeat)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
         for folder in ("registry", "hardware", "reports"):

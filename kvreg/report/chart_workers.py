@@ -22,7 +22,13 @@ def _charts():
 
 
 KINDS = ("capacity_vs_context", "naive_vs_engine", "roofline", "cost_per_million")
-WORKERS = 2  # the machine the speed targets are set on has 2 cores (benchmarks/README.md)
+# One worker: each pays Python's start and matplotlib's import (~0.8 s CPU), and on the 2-core machine the speed
+# targets are set on (benchmarks/README.md) the report process plans its SQL on one core (DuckDB's binder and
+# optimizer are single-threaded; that is most of a report query's time), so one other core is free: a second worker
+# cost 0.8 s CPU and gained no wall time under load (Q4 2026 HTML, benchmarks/README.md "reporthtml"; idle not
+# measured).  The
+# charts are submitted before the last ~2 s of queries and collected after them (context.py _collect_charts).
+WORKERS = 1
 _WORKERS: list | None = None  # the started _Worker objects, kept for the process's life
 
 
@@ -122,7 +128,7 @@ class _Worker:
 
 
 def start_workers() -> bool:
-    """Start :data:`WORKERS` chart worker processes, each importing matplotlib at once (~0.9 s CPU), so the charts
+    """Start :data:`WORKERS` chart worker processes, each importing matplotlib at once (~0.8 s CPU), so the charts
     are drawn in parallel with the report's queries (DuckDB releases the GIL while it runs, but matplotlib is
     Python: threads would not draw in parallel).  They are kept for the process's life (a test session renders many
     reports) and stopped at exit.  Returns False — charts then drawn in this process — on a single-core machine or

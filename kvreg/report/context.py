@@ -122,25 +122,32 @@ class Availability:
     notes: tuple[str, ...]
 
 
-def availability(con, workload, scope: dict) -> Availability:
+def _check(con, notes: list, name: str, present: bool, needed, sql: str, params=None, what: str = "view") -> bool:
+    """Whether view or macro ``name`` is present with the ``needed`` columns (of ``sql``); else a note in ``notes``."""
+    if not present:
+        notes.append(f"The {name} {what} is not in this database: {SECTION_OF[name]} left out.")
+        return False
+    missing = sorted(set(needed) - _columns(con, sql, params))
+    if missing:
+        notes.append(f"The {name} {what} lacks columns {', '.join(missing)}: {SECTION_OF[name]} left out.")
+        return False
+    return True
+
+
+def availability(con, workload, scope: dict, *, check_plans: bool = True) -> Availability:
     """Detect ``engine_capacity``, ``roofline`` and the ``plans`` macro, with the columns the report needs.
 
     Also creates the temp tables ``report_engine_capacity`` (when the view exists) and
     ``report_engine_admission`` (engine_capacity per scenario of the report, or empty); ``scope`` holds
-    the report's lists (:func:`scope_params`).
+    the report's lists (:func:`scope_params`).  ``check_plans=False`` leaves ``plans`` False for the caller to
+    check later with :func:`with_plans` (:func:`rank_options`: once its capacity is shared, the ``DESCRIBE`` of
+    ``plans`` binds the temp ``capacity_at`` instead of planning the admission chain, 0.15 → 0.05 s CPU).
     """
     views, macros = _objects(con)
-    notes = []
+    notes: list[str] = []
 
     def check(name: str, present: bool, needed, sql: str, params=None, what: str = "view") -> bool:
-        if not present:
-            notes.append(f"The {name} {what} is not in this database: {SECTION_OF[name]} left out.")
-            return False
-        missing = sorted(set(needed) - _columns(con, sql, params))
-        if missing:
-            notes.append(f"The {name} {what} lacks columns {', '.join(missing)}: {SECTION_OF[name]} left out.")
-            return False
-        return True
+        return _check(con, notes, name, present, needed, sql, params, what)
 
     engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
     if engine:   # the admission over both axes (capacity_at's engine side reads it too: _share_engine_capacity)
@@ -152,9 +159,18 @@ def availability(con, workload, scope: dict) -> Availability:
         con.execute(_NO_ENGINE)
         con.execute(_NO_ENGINE_CAPACITY)
     roofline = check("roofline", "roofline" in views, ROOFLINE_COLUMNS, "SELECT * FROM roofline")
-    plans = check("plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ttft_s := ?)",
-                  [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
-    return Availability(engine, roofline, plans, tuple(notes))
+    avail = Availability(engine, roofline, False, tuple(notes))
+    return with_plans(con, avail, workload, macros) if check_plans else avail
+
+
+def with_plans(con, avail: Availability, workload, macros: set[str] | None = None) -> Availability:
+    """``avail`` with ``plans`` detected (the macro, with the columns the report needs; a note otherwise)."""
+    if macros is None:
+        macros = _objects(con)[1]
+    notes = list(avail.notes)
+    plans = _check(con, notes, "plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ttft_s := ?)",
+                   [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
+    return dataclasses.replace(avail, plans=plans, notes=tuple(notes))
 
 
 SECTION_OF = {
@@ -262,7 +278,7 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
     """
     p = {"report": report_id}
     workload = _workload(con, p)
-    avail = availability(con, workload, scope)
+    avail = availability(con, workload, scope, check_plans=not axis)
     knobs = knob_params(workload)
     # the report's cost basis (rental or TCO), one rate per device, read by every priced query
     materialise(con, "report_rates", "scope_rates",
@@ -284,6 +300,7 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
         con.execute("DROP MACRO TABLE IF EXISTS temp.engine_capacity_at")
     if axis:
         _share_capacity(con, scope, knobs)
+        avail = with_plans(con, avail, workload)   # DESCRIBE plans now binds the shared capacity_at
     materialise(con, "report_binding_names", "binding_names", {})
     if avail.plans:
         materialise(con, "report_plans", "scope_plans", plans_params(scope, workload, knobs, "fitted"))
@@ -336,6 +353,45 @@ def _sql_literal(value) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+def _serve_from_table(con, macro: str, table: str, axis_column: str, scope: dict, knobs: dict,
+                      extra_params: str = "", extra_guard: str = "", axis: list | None = None) -> None:
+    """Create the temp table macro ``macro`` (the registry's signature) answering from the temp table ``table``.
+
+    The one pattern of :func:`_share_capacity` and :func:`_share_engine_capacity`: DuckDB binds a macro's names when
+    it is used, temp schema first, so every view and macro calling ``macro`` on this connection reads ``table``'s rows
+    instead of evaluating the chain again.  The macro takes the registry macro's parameters (``context_list``, the
+    engine knobs of :data:`kvreg.plan.KNOBS`, ``extra_params``, the id lists) and raises an error for any call the
+    table cannot answer — other knob values, no or other model or hardware lists than ``scope``'s, contexts outside
+    ``axis`` (default: the distinct ``axis_column`` values of ``table``), or ``extra_guard`` (a SQL condition on the
+    extra parameters) false — never a subset.  ``only_engines`` filters the rows (NULL = all).  Dropped by
+    :func:`unshare_capacity`.
+    """
+    from kvreg.plan import KNOBS
+
+    if axis is None:
+        axis = [c for (c,) in con.execute(f"SELECT DISTINCT {axis_column} FROM {table} ORDER BY 1").fetchall()]
+    same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
+    params = ", ".join(f"{k} := NULL" for k in KNOBS)
+    guard = f"{same} AND {extra_guard}" if extra_guard else same
+    con.execute(f"""CREATE OR REPLACE TEMP MACRO {macro}(context_list, {params},{extra_params}
+                       only_models := NULL, only_hardware := NULL, only_engines := NULL) AS TABLE
+SELECT t.* FROM {table} t
+-- the guard is the semi-join's build side, evaluated before any row is read (a guard beside the row filters is
+-- skipped once they leave no row).  A NULL list must not fold the filter to a constant false, which would drop the
+-- guard with the rows: its stand-in list depends on t (and matches no id), so it is evaluated per row
+WHERE t.{axis_column} IN (
+          SELECT unnest(CASE WHEN {guard} AND list_has_all({_sql_literal(scope["models"])}, only_models)
+                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
+                                  AND list_has_all({_sql_literal(axis)}, context_list)
+                             THEN context_list
+                             ELSE error('kvreg report: {macro} is served from {table} for the '
+                                        || 'report''s models, hardware, engine settings and contexts only '
+                                        || '(kvreg/report/context.py _serve_from_table)') END))
+  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
+  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
+  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))   -- plans' only_engines (NULL = all)""")
+
+
 def _share_capacity(con, scope: dict, knobs: dict) -> None:
     """Serve the report's own ``capacity_at`` calls from ``report_capacity_all``, once it is materialised.
 
@@ -350,28 +406,7 @@ def _share_capacity(con, scope: dict, knobs: dict) -> None:
     subset (the ``capacity`` view included); the engines, precisions and TP sizes outside the report's lists are
     absent, and every report query filters to those lists.  :func:`unshare_capacity` drops it.
     """
-    from kvreg.plan import KNOBS
-
-    axis = [c for (c,) in con.execute("SELECT DISTINCT context_tokens FROM report_capacity_all ORDER BY 1").fetchall()]
-    same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
-    params = ", ".join(f"{k} := NULL" for k in KNOBS)
-    con.execute(f"""CREATE OR REPLACE TEMP MACRO capacity_at(context_list, {params}, only_models := NULL,
-                                                         only_hardware := NULL, only_engines := NULL) AS TABLE
-SELECT t.* FROM report_capacity_all t
--- the guard is the semi-join's build side, evaluated before any row is read (a guard beside the row filters is
--- skipped once they leave no row).  A NULL list must not fold the filter to a constant false, which would drop the
--- guard with the rows: its stand-in list depends on t (and matches no id), so it is evaluated per row
-WHERE t.context_tokens IN (
-          SELECT unnest(CASE WHEN {same} AND list_has_all({_sql_literal(scope["models"])}, only_models)
-                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
-                                  AND list_has_all({_sql_literal(axis)}, context_list)
-                             THEN context_list
-                             ELSE error('kvreg report: capacity_at is served from report_capacity_all for the '
-                                        || 'report''s models, hardware, engine settings and contexts only '
-                                        || '(kvreg/report/context.py _share_capacity)') END))
-  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
-  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
-  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))   -- plans' only_engines (NULL = all)""")
+    _serve_from_table(con, "capacity_at", "report_capacity_all", "context_tokens", scope, knobs)
 
 
 def _share_engine_capacity(con, scope: dict, knobs: dict) -> None:
@@ -389,32 +424,13 @@ def _share_engine_capacity(con, scope: dict, knobs: dict) -> None:
     the report's lists are absent (``capacity_at`` passes no engine list; scope_capacity.sql keeps the report's).
     :func:`rank_options` drops it once ``report_capacity`` is materialised.
     """
-    from kvreg.plan import KNOBS
-
     axis = [c for (c,) in con.execute(
         "SELECT DISTINCT max_model_len FROM report_engine_capacity_all ORDER BY 1").fetchall()]
     if not axis:   # no engine row for the report's lists: the registry's macro answers (it has nothing to serve)
         return
-    same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
-    params = ", ".join(f"{k} := NULL" for k in KNOBS)
-    con.execute(f"""CREATE OR REPLACE TEMP MACRO engine_capacity_at(context_list, {params},
-                                                          available_kv_bytes := NULL, batched_axis := NULL,
-                                                          only_models := NULL, only_hardware := NULL,
-                                                          only_engines := NULL) AS TABLE
-SELECT t.* FROM report_engine_capacity_all t
--- the guard as in _share_capacity: the semi-join's build side, evaluated before any row is read
-WHERE t.max_model_len IN (
-          SELECT unnest(CASE WHEN {same} AND available_kv_bytes IS NULL AND batched_axis IS NULL
-                                  AND list_has_all({_sql_literal(scope["models"])}, only_models)
-                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
-                                  AND list_has_all({_sql_literal(axis)}, context_list)
-                             THEN context_list
-                             ELSE error('kvreg report: engine_capacity_at is served from report_engine_capacity_all '
-                                        || 'for the report''s models, hardware, engine settings and contexts only '
-                                        || '(kvreg/report/context.py _share_engine_capacity)') END))
-  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
-  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
-  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))""")
+    _serve_from_table(con, "engine_capacity_at", "report_engine_capacity_all", "max_model_len", scope, knobs,
+                      extra_params=" available_kv_bytes := NULL, batched_axis := NULL,",
+                      extra_guard="available_kv_bytes IS NULL AND batched_axis IS NULL", axis=axis)
 
 
 def unshare_capacity(con) -> None:
@@ -546,8 +562,6 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
 
         chart_workers.start_workers()
     workload, avail = rank_options(con, report_id, scope, axis=True)
-    # a call resting on a guessed efficiency, sized again at the same vendor's measured one (while capacity is shared)
-    guesses = {r.model_id: r for r in vendor_plans(con, scope, workload)} if avail.plans else {}
     # each model's shown precisions (the recommendation's, else the report's first): charts, printed appendix
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_shown_precisions AS {query_text('shown_precisions')}", p)
     # the whole contexts axis only for what the charts and the sensitivity read (chart_scope.sql), cut from the one
@@ -591,6 +605,9 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
                 pending[mid]["roofline"] = submit("roofline", roof.get(mid, []), workload.context_label, styles)
         summary_pending = submit("cost_per_million", rows(con, "chart_cost"), styles)
 
+    # the rest of the queries run while the workers draw; the charts are collected last (_collect_charts)
+    # a call resting on a guessed efficiency, sized again at the same vendor's measured one (while capacity is shared)
+    guesses = {r.model_id: r for r in vendor_plans(con, scope, workload)} if avail.plans else {}
     # each query's rows grouped by model once (order kept): a large report has ~10^5 grid rows
     grid = _by_model(rows(con, "report_grid_ordered"))
     options = _by_model(rows(con, "report_options_ordered"))
@@ -612,20 +629,15 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
         m_grid = grid.get(mid, [])
         table = _pivot(m_grid)
         m_opts = options.get(mid, [])
-        svg = {k: f.result() for k, f in pending.get(mid, {}).items()}
         sections.append(ModelSection(
             model_id=mid, name=m_grid[0].model_name if m_grid else mid,
             recommended=next((o for o in m_opts if o.rank_in_model == 1 and o.meets), None),
             options=m_opts, sensitivity=sens.get(mid), capacity=table,
             per_sequence=per_seq.get(mid, []), pools=pools.get(mid, []), quirks=quirks.get(mid, []),
-            charts={k: v for k, v in svg.items() if v}, naive_gap=gaps.get(mid, []),
+            charts={}, naive_gap=gaps.get(mid, []),
             dropouts=drops.get(mid, []), unpriced=unpriced.get(mid, []), shown=shown.get(mid),
             guess=guesses.get(mid), levers=levers.get(mid)))
 
-    summary_charts = {}
-    cost_svg = summary_pending.result() if summary_pending is not None else None
-    if cost_svg:
-        summary_charts["cost"] = cost_svg
     changes = None
     if report.previous is not None:
         from kvreg.report.changes import changes_since
@@ -647,15 +659,27 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
         kv_version = version("kvreg")
     except PackageNotFoundError:  # running from a checkout that was never installed
         kv_version = "unknown"
-    return ReportContext(
+    ctx = ReportContext(
         report=report, workload=workload, workload_context_label=workload.context_label,
         generated_at=generated_at(), kvreg_version=kv_version,
         registry_commit=info[0], registry_commit_date=commit_date(registry.root, info[0]),
         available=avail, recommended=[s.recommended for s in sections if s.recommended is not None],
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
         efficiency=efficiency, efficiency_levels=rows(con, "efficiency_levels"),
-        warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)),
-        summary_charts=summary_charts, changes=changes)
+        warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)), changes=changes)
+    return _collect_charts(ctx, pending, summary_pending)
+
+
+def _collect_charts(ctx: ReportContext, pending: dict, summary_pending) -> ReportContext:
+    """``ctx`` with the charts the workers drew (:func:`kvreg.report.chart_workers.submit` futures), waited for last
+    so that every query runs while they draw; a chart that came back empty (None) is left out."""
+    for section in ctx.models:
+        section.charts.update((k, v) for k, v in ((k, f.result()) for k, f in pending.get(section.model_id, {}).items())
+                              if v)
+    cost_svg = summary_pending.result() if summary_pending is not None else None
+    if cost_svg:
+        ctx.summary_charts["cost"] = cost_svg
+    return ctx
 
 
 def _by_model(rows_: list) -> dict[str, list]:

@@ -14,20 +14,53 @@ from pathlib import Path
 MAIN_TEMPLATE = "report.html.j2"
 
 
+_ENVIRONMENTS: dict = {}  # (project, has templates/) → Environment: the templates compiled once per process
+
+
 def environment(project: Path | str | None = None):
-    """The report ``jinja2.Environment`` (loader order: PROJECT/templates, then kvreg/templates)."""
+    """The report ``jinja2.Environment`` (loader order: PROJECT/templates, then kvreg/templates).
+
+    One environment per project and process (the HTML and the print HTML of one report share it, so each template
+    is compiled once; Jinja re-reads a template whose file changed).  With a project whose ``.kvreg/`` folder (the
+    database's, git-ignored) can be written, compiled templates are also kept there between runs
+    (``jinja2.FileSystemBytecodeCache``: keyed on the template's file, checked against its source; the Q4 2026
+    report's templates compile in ~0.18 s CPU, load in ~0.005 s, benchmarks/README.md).
+    """
     import jinja2
 
     from kvreg.formats import FILTERS
 
+    overrides = project is not None and (Path(project) / "templates").is_dir()
+    key = (None if project is None else str(Path(project).resolve()), overrides)
+    if key in _ENVIRONMENTS:
+        return _ENVIRONMENTS[key]
     loaders = []
-    if project is not None and (Path(project) / "templates").is_dir():
+    if overrides:
         loaders.append(jinja2.FileSystemLoader(str(Path(project) / "templates")))
     loaders.append(jinja2.PackageLoader("kvreg", "templates"))
     env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             bytecode_cache=_bytecode_cache(project))
     env.filters.update(FILTERS)
+    _ENVIRONMENTS[key] = env
     return env
+
+
+def _bytecode_cache(project: Path | str | None):
+    """A ``jinja2.FileSystemBytecodeCache`` in PROJECT/.kvreg/jinja, or None when there is no project or the folder
+    cannot be written (a read-only checkout: the templates are compiled in memory, as before)."""
+    import os
+
+    import jinja2
+
+    if project is None:
+        return None
+    folder = Path(project) / ".kvreg" / "jinja"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(folder)) if os.access(folder, os.W_OK | os.X_OK) else None
 
 
 def render_html(context, project: Path | str | None = None, *, for_print: bool = False) -> str:

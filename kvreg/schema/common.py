@@ -110,7 +110,7 @@ T = TypeVar("T")
 class Strict(BaseModel):
     """Base for every entry model: unknown keys are errors, never ignored."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 class Measure(Strict, Generic[T]):
