@@ -97,7 +97,9 @@ def _print_chart(svg: str):
 
     from markupsafe import Markup
 
+    from kvreg.report.pdf import svg_for_weasyprint
+
     # sized as the stylesheet sizes an inline chart (figure svg), here so the HTML file's stylesheet stays as it is
     return Markup('<img class="chart" alt="chart" style="width: 100%; height: auto; display: block"'
                   ' src="data:image/svg+xml;base64,{}">').format(
-        base64.b64encode(svg.encode("utf-8")).decode("ascii"))
+        base64.b64encode(svg_for_weasyprint(svg).encode("utf-8")).decode("ascii"))
