@@ -70,16 +70,24 @@ def populate(con, registry, progress=None) -> None:
                                       "fix the SQL file; the existing database was left untouched")]) from exc
 
 
-PERSISTED_VIEWS: tuple[str, ...] = ("throughput_ceilings", "speed_efficiency_by_holdout")
+PERSISTED_VIEWS: tuple[str, ...] = (
+    # the per-model, per-device and per-release inputs of every plan (capacity_at 245, plans 275)
+    "checkpoint_tensors", "model_weights", "model_weights_per_rank", "kv_layer_costs", "decode_coefficients",
+    "hardware_peaks", "engine_support", "tp_sharding", "engine_mla_backend",
+    # the speed fits (251-254) and the plans' efficiencies (274)
+    "throughput_ceilings", "speed_efficiency_by_holdout", "speed_efficiency", "plan_efficiency")
 """Views a built database file holds as tables of their rows (:func:`persist_views`), in dependency order.
 
-Both take no parameters and read only the registry's tables, so their rows are fixed by the build's inputs
-(:func:`is_stale` rebuilds when any input changes).  Every ``plans`` / ``ranked_plans`` / ``roofline`` query
-and ``kvreg calibrate --speed`` reads them through ``speed_efficiency`` (254) and the speed views (252–256); as
-views, DuckDB bound, optimised and ran the whole chain (throughput ceilings over the engine pools, the fits with
-every source and architecture held out) inside each such query: ~60 % of ``kvreg plan``'s time and 95 % of
-``kvreg calibrate --speed``'s (benchmarks/README.md, "Speed commands").  ``throughput_ceilings`` first, so the
-second is computed from its table."""
+Each takes no parameters and reads only the registry's tables and other parameterless views, so its rows are
+fixed by the build's inputs (:func:`is_stale` rebuilds when any input changes).  Every ``plans`` /
+``ranked_plans`` / ``roofline`` query and ``kvreg calibrate --speed`` reads them; as views, DuckDB bound, optimised
+and ran each one's whole definition again inside every such query: the speed chain (throughput ceilings over the
+engine pools, the fits with every source and architecture held out) was ~60 % of ``kvreg plan``'s time and 95 % of
+``kvreg calibrate --speed``'s; the weights, decode coefficients, peaks, platform support, sharding and efficiency
+views a further ~45 % of what was left of the ``ranked_plans`` query (0.55 → 0.30 s CPU; benchmarks/README.md,
+"Speed commands").  An in-memory database keeps every view, so the test suite checks the tables against them
+(tests/test_persist.py).  Earlier names first, so a later view is computed from the tables (the same rows either
+way)."""
 
 
 def persist_views(con, names: tuple[str, ...] = PERSISTED_VIEWS, progress=None) -> None:

@@ -173,6 +173,28 @@ def test_max_num_batched_tokens_lever_matches_plans_at_that_setting(con):
             f" {a['admitted']} → {a['devices']} devices") in line
 
 
+def test_levers_core_without_admission_rows_is_plan_levers_for_a_first_principles_call(con):
+    # `kvreg plan` skips the admission rows (plan_levers_admission) when no engine row is recommended: the levers must
+    # be exactly plan_levers' — and for an engine recommendation the rows are what carry the batched-tokens lever
+    from kvreg.plan import plan
+
+    r = plan(con, "llama-3.1-70b", users=200, context_tokens=32768, tpot_s=0.05)
+    assert r.feasible[0]["pool_basis"] == "first-principles" and r.levers["lines"]
+    con.execute("CREATE OR REPLACE TEMP TABLE t_levers_fp AS SELECT * FROM plan_ranked")
+    assert con.execute("SELECT count(*) FROM plan_levers_admission('t_levers_fp')").fetchone() == (0,)
+    n, only_full, only_core = con.execute(
+        "SELECT (SELECT count(*) FROM plan_levers('t_levers_fp')),"
+        " (SELECT count(*) FROM (SELECT * FROM plan_levers('t_levers_fp') EXCEPT ALL"
+        "                        SELECT * FROM plan_levers_core('t_levers_fp'))),"
+        " (SELECT count(*) FROM (SELECT * FROM plan_levers_core('t_levers_fp') EXCEPT ALL"
+        "                        SELECT * FROM plan_levers('t_levers_fp')))").fetchone()
+    assert (n, only_full, only_core) == (1, 0, 0)
+    e = _plan(con, "gemma-4-31b", hardware=["mi325x", "mi300x"], weights_dtypes=["fp8"])
+    assert e.feasible[0]["pool_basis"] == "engine" and e.levers["batched_alternatives"]
+    assert con.execute("SELECT batched_alternatives FROM plan_levers_core('plan_ranked')").fetchone() == (None,)
+    assert con.execute("SELECT count(*) FROM plan_levers_admission('plan_ranked')").fetchone()[0] > 1
+
+
 def test_a_bad_efficiency_basis_is_a_clear_error(con):
     from kvreg.cli import main
     from kvreg.fit import UsageError

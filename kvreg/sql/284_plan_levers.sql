@@ -1,14 +1,18 @@
--- plan_levers(ranked, gpu_memory_utilization := NULL, max_num_seqs := NULL, enforce_eager := NULL,
---   num_speculative_tokens := NULL, block_size := NULL): table macro, "what would change the answer" for each
+-- plan_levers_core(ranked, admission := NULL): table macro, "what would change the answer" for each
 -- model's recommendation, from the scenario's own numbers: one line per lever that actually moves the device count
--- or the pick (issue 12).  Used by `kvreg plan` (kvreg/plan.py) and the report's decision line
--- (kvreg/report/queries/levers.sql), so both say the same.
+-- or the pick (issue 12).  Called through plan_levers (below: the report's decision line,
+-- kvreg/report/queries/levers.sql, and `kvreg plan` for an engine recommendation) or directly by `kvreg plan`
+-- (kvreg/plan_levers.py) when no engine row is recommended, so both say the same.
 -- ranked: the NAME of a table holding ranked_plans (280) rows for one workload (kvreg plan's temp table plan_ranked,
---   the report's report_plans); the engine knobs are the ones that workload was sized with (NULL = the release's), so
---   the admission is re-evaluated at the same settings but max_num_batched_tokens.
+--   the report's report_plans).
+-- admission: LIST of STRUCTs, the rows of plan_levers_admission (below) for `ranked` — the recommended engine
+--   configurations re-admitted over the batched_tokens axis at the knobs that workload was sized with; NULL (or
+--   empty) when no engine row is recommended: then there is no batched-tokens lever (batched_alternatives NULL),
+--   exactly as plan_levers_admission's empty result gives.
 -- Grain: one row per model whose rank_in_model 1 is a recommendation (rank_list 'priced' or 'no price').
 -- Inputs: ranked rows (plans' decode-step inputs: params_total … moe_act_bytes), bandwidth_efficiency_for_batch
---   (282), plan_flip_usd_per_device_hour (283), engine_capacity_at (220) over the batched_tokens axis, batched_tokens.
+--   (282), plan_flip_usd_per_device_hour (283), the admission rows (engine_capacity_at, 220, over the batched_tokens
+--   axis, through plan_levers_admission).
 -- Only the recommended rows are evaluated at other settings (the cheap part: one engine_capacity_at call over the
 -- axis for the recommended model × hardware × engine); other devices stay at their own figures and settings.
 -- Units: fractions (bandwidth efficiencies), devices, sequences, tokens, USD per hour and per device-hour.
@@ -35,8 +39,7 @@
 --                          order: 'runner_up_price', 'bandwidth_efficiency', 'max_num_batched_tokens'
 -- Source: the vLLM sliding-window and activation terms the admission depends on are engine_request_blocks_at (215) and
 --   engine_memory_pools_at (205); the rate limit is plans' (275).
-CREATE OR REPLACE MACRO plan_levers(ranked, gpu_memory_utilization := NULL, max_num_seqs := NULL,
-                                    enforce_eager := NULL, num_speculative_tokens := NULL, block_size := NULL) AS TABLE
+CREATE OR REPLACE MACRO plan_levers_core(ranked, admission := NULL) AS TABLE
 WITH p AS (SELECT * FROM query_table(ranked)),
 rec AS (SELECT * FROM p WHERE rank_in_model = 1 AND rank_list IN ('priced', 'no price')),
 ru AS (
@@ -88,22 +91,13 @@ flip AS (
     GROUP BY r.model_id
 ),
 bt AS (
-    -- the recommended configurations' admission at every setting of the batched_tokens axis (and their own); with no
-    -- engine row recommended the lists are [''] (no id), never NULL (= every model, hardware and engine)
-    SELECT e.* FROM engine_capacity_at(
-        (SELECT list(DISTINCT workload_context_tokens) FROM query_table(ranked)),
-        batched_axis := (SELECT list(DISTINCT t ORDER BY t) FROM (
-                             SELECT max_num_batched_tokens AS t FROM batched_tokens
-                             UNION ALL SELECT max_num_batched_tokens FROM query_table(ranked)
-                             WHERE rank_in_model = 1 AND pool_basis = 'engine' AND max_num_batched_tokens IS NOT NULL)),
-        gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs, enforce_eager := enforce_eager,
-        num_speculative_tokens := num_speculative_tokens, block_size := block_size,
-        only_models := (SELECT coalesce(list(DISTINCT model_id), ['']) FROM query_table(ranked)
-                        WHERE rank_in_model = 1 AND pool_basis = 'engine'),
-        only_hardware := (SELECT coalesce(list(DISTINCT hardware_id), ['']) FROM query_table(ranked)
-                          WHERE rank_in_model = 1 AND pool_basis = 'engine'),
-        only_engines := (SELECT coalesce(list(DISTINCT engine_id), ['']) FROM query_table(ranked)
-                         WHERE rank_in_model = 1 AND pool_basis = 'engine')) e
+    -- the recommended engine configurations' admission over the batched_tokens axis (plan_levers_admission below);
+    -- none given: no engine row is recommended, so no setting moves the count
+    SELECT a.model_id, a.hardware_id, a.engine_id, a.weights_dtype, a.kv_dtype, a.tp, a.max_model_len,
+           a.max_num_batched_tokens, a.admitted_seqs
+    FROM (SELECT unnest(admission::STRUCT(model_id VARCHAR, hardware_id VARCHAR, engine_id VARCHAR,
+                                          weights_dtype VARCHAR, kv_dtype VARCHAR, tp BIGINT, max_model_len BIGINT,
+                                          max_num_batched_tokens BIGINT, admitted_seqs BIGINT)[]) AS a)
 ),
 bopt AS (
     SELECT r.model_id, b.max_num_batched_tokens AS batched, b.admitted_seqs AS admitted,
@@ -189,4 +183,46 @@ SELECT j.*,
                || CASE WHEN list_bool_or(list_transform(j.batched_alternatives, lambda a: a.batched < j.batched_setting))
                        THEN ' (a smaller setting prefills in smaller chunks: more steps per prompt)' ELSE '' END}
            END], lambda x: x IS NOT NULL) AS lines
-FROM joined j
+FROM joined j;
+
+
+-- plan_levers_admission(ranked, gpu_memory_utilization := NULL, max_num_seqs := NULL, enforce_eager := NULL,
+--   num_speculative_tokens := NULL, block_size := NULL): table macro, the admission of each model's recommended engine
+-- configuration (rank_in_model 1, pool_basis 'engine', in the table named `ranked`) at every setting of the
+-- batched_tokens axis and its own, at the workload's context and the knobs given (NULL = the release's): one
+-- engine_capacity_at (220) call over the axis, cut to those models, devices and releases; with no engine row
+-- recommended the lists are [''] (no id), never NULL (= every model, hardware and engine), so no row.
+-- Columns: model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, max_model_len (tokens),
+--   max_num_batched_tokens (tokens), admitted_seqs (sequences), as engine_capacity_at.
+CREATE OR REPLACE MACRO plan_levers_admission(ranked, gpu_memory_utilization := NULL, max_num_seqs := NULL,
+                                              enforce_eager := NULL, num_speculative_tokens := NULL,
+                                              block_size := NULL) AS TABLE
+SELECT e.model_id, e.hardware_id, e.engine_id, e.weights_dtype, e.kv_dtype, e.tp, e.max_model_len,
+       e.max_num_batched_tokens, e.admitted_seqs
+FROM engine_capacity_at(
+    (SELECT list(DISTINCT workload_context_tokens) FROM query_table(ranked)),
+    batched_axis := (SELECT list(DISTINCT t ORDER BY t) FROM (
+                         SELECT max_num_batched_tokens AS t FROM batched_tokens
+                         UNION ALL SELECT max_num_batched_tokens FROM query_table(ranked)
+                         WHERE rank_in_model = 1 AND pool_basis = 'engine' AND max_num_batched_tokens IS NOT NULL)),
+    gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs, enforce_eager := enforce_eager,
+    num_speculative_tokens := num_speculative_tokens, block_size := block_size,
+    only_models := (SELECT coalesce(list(DISTINCT model_id), ['']) FROM query_table(ranked)
+                    WHERE rank_in_model = 1 AND pool_basis = 'engine'),
+    only_hardware := (SELECT coalesce(list(DISTINCT hardware_id), ['']) FROM query_table(ranked)
+                      WHERE rank_in_model = 1 AND pool_basis = 'engine'),
+    only_engines := (SELECT coalesce(list(DISTINCT engine_id), ['']) FROM query_table(ranked)
+                     WHERE rank_in_model = 1 AND pool_basis = 'engine')) e;
+
+-- plan_levers(ranked, <knobs as plan_levers_admission>): table macro, plan_levers_core with the admission rows of
+-- plan_levers_admission at those knobs — the levers of every model of `ranked`, the batched-tokens lever included
+-- (the report's decision line, kvreg/report/queries/levers.sql).  `kvreg plan` calls plan_levers_core without rows
+-- when its recommendation is a first-principles one (no engine row to re-admit: the same result, without binding
+-- the engine admission chain; benchmarks/README.md, "Speed commands").
+CREATE OR REPLACE MACRO plan_levers(ranked, gpu_memory_utilization := NULL, max_num_seqs := NULL,
+                                    enforce_eager := NULL, num_speculative_tokens := NULL, block_size := NULL) AS TABLE
+SELECT * FROM plan_levers_core(ranked, admission := (
+    SELECT list(a) FROM plan_levers_admission(ranked, gpu_memory_utilization := gpu_memory_utilization,
+                                              max_num_seqs := max_num_seqs, enforce_eager := enforce_eager,
+                                              num_speculative_tokens := num_speculative_tokens,
+                                              block_size := block_size) a));
