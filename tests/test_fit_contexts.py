@@ -18,6 +18,7 @@ from kvreg.cli import main
 from kvreg.fit import UsageError, fit
 from kvreg.tables import context_label
 from kvreg.units import UnitError, parse_context_tokens
+from tests.conftest import copy_db
 
 ROOT = Path(__file__).resolve().parents[1]
 KiB, MiB, GiB = 2**10, 2**20, 2**30
@@ -123,10 +124,8 @@ def test_parse_context_tokens_refuses(text):
 # --- the command line --------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory) -> Path:
-    from kvreg.build import build
-
-    return build(ROOT, tmp_path_factory.mktemp("db") / "kvreg.duckdb")
+def db(tmp_path_factory, built_db) -> Path:
+    return Path(copy_db(built_db, tmp_path_factory.mktemp("db")))
 
 
 def run(db: Path, *args: str):

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from kvreg.cli import main
-from tests.conftest import ROOT, one
+from tests.conftest import ROOT, copy_db, one
 
 H100_USABLE = 81089 * 2**20          # hardware/h100-sxm-80gb.yaml memory_usable
 RESERVE = 6 * 2**30                  # registry/engines/first-principles.yaml
@@ -33,9 +33,9 @@ def fitted_bandwidth_efficiency(con, hw: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    """A database file for the CLI tests, built once for the module."""
-    return str(tmp_path_factory.mktemp("plan") / "kvreg.duckdb")
+def db(tmp_path_factory, built_db):
+    """A database file for the CLI tests: a copy of the session's build (tests/conftest.py)."""
+    return copy_db(built_db, tmp_path_factory.mktemp("plan"))
 
 
 def plan_row(con, model, hw, tp, users=200, context=S, tpot=0.05, ttft=None, weights="bf16", kv="bf16"):
