@@ -16,7 +16,30 @@ os.environ.setdefault("KVREG_MEMORY_LIMIT", "3GB")
 
 
 @pytest.fixture(scope="session")
-def con():
+def shipped_registry():
+    """The shipped registry validated once per session (:func:`kvreg.registry.load_registry`, ~4 s of CPU a time).
+
+    Shared by every module that reads it: read it, never change it (a test that edits entries writes its own
+    project with tests/registry_factory.py or tests/report_tools.copy_project).
+    """
+    from kvreg.registry import load_registry
+
+    return load_registry(ROOT)
+
+
+def _memory_connection(registry):
+    """:func:`kvreg.build.memory_connection` of an already validated registry."""
+    import duckdb
+
+    from kvreg.build import duckdb_config, populate
+
+    c = duckdb.connect(":memory:", config=duckdb_config())
+    populate(c, registry)
+    return c
+
+
+@pytest.fixture(scope="session")
+def con(shipped_registry):
     """A DuckDB connection with the shipped registry's tables and views, read as a built database file reads them.
 
     The parameterless speed views (kvreg.build.PERSISTED_VIEWS) are persisted as tables of their rows, as
@@ -25,20 +48,18 @@ def con():
     benchmarks/README.md, "Test suite").  tests/test_persist.py checks the tables hold exactly the views' rows,
     on a connection of its own that keeps the views (:func:`views_con`).
     """
-    from kvreg.build import memory_connection, persist_views
+    from kvreg.build import persist_views
 
-    c = memory_connection(ROOT)
+    c = _memory_connection(shipped_registry)
     persist_views(c)
     yield c
     c.close()
 
 
 @pytest.fixture(scope="module")
-def views_con():
+def views_con(shipped_registry):
     """A connection like :func:`con` whose speed views stay views (for the test that compares both)."""
-    from kvreg.build import memory_connection
-
-    c = memory_connection(ROOT)
+    c = _memory_connection(shipped_registry)
     yield c
     c.close()
 
