@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from kvreg.cli import main
-from tests.conftest import ROOT, one
+from tests.conftest import ROOT, copy_db, one
 
 GiB = 2**30
 LLAMA = ("llama-3.1-8b", "h100-sxm-80gb", "bf16", "bf16")
@@ -196,8 +196,8 @@ def test_a_block_size_the_release_refuses_gives_no_rows(con):
 # --- CLI ------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("db") / "k.duckdb")
+def db(tmp_path_factory, built_db):
+    return copy_db(built_db, tmp_path_factory.mktemp("db"))
 
 
 def run(db, *args):
@@ -288,7 +288,7 @@ def test_report_block_size_the_release_refuses_is_a_problem_at_its_line(tmp_path
     assert "allowed for vllm-0.17-0.19: 16, 32, 64, 128 tokens" in r.output
 
 
-def test_report_block_size_sizes_the_report_like_plan(tmp_path):
+def test_report_block_size_sizes_the_report_like_plan(tmp_path, root_db):
     from kvreg.build import populate
     from kvreg.registry import load_registry
     from kvreg.report.context import build_context
@@ -303,7 +303,7 @@ def test_report_block_size_sizes_the_report_like_plan(tmp_path):
     eng = con.execute("SELECT DISTINCT block_size, block_size_is_default FROM report_engine_capacity").fetchall()
     con.close()
     assert eng == [(128, False)]
-    assert option.max_seqs_per_replica == _llama_row_from_db(str(tmp_path / "k.duckdb"), 128)
+    assert option.max_seqs_per_replica == _llama_row_from_db(root_db, 128)
 
 
 def test_shared_prefix_blocks_are_counted_at_the_block_size_set(con):

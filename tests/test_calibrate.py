@@ -11,16 +11,16 @@ import pytest
 from click.testing import CliRunner
 
 from kvreg.cli import main
-from tests.conftest import one
+from tests.conftest import copy_db, one
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 2 ** 30
 
 
 @pytest.fixture(scope="module")
-def cal(tmp_path_factory):
+def cal(tmp_path_factory, built_db):
     r = CliRunner().invoke(main, ["calibrate", "--format", "json", "--project", str(ROOT),
-                                  "--db", str(tmp_path_factory.mktemp("cal") / "k.duckdb")])
+                                  "--db", copy_db(built_db, tmp_path_factory.mktemp("cal"))])
     assert r.exit_code == 0, r.output
     return json.loads(r.output)
 
@@ -82,8 +82,8 @@ def test_h100_0_19_budget_lines_as_logged(cal):
                                        + o["logged_weights_bytes"] - o["logged_non_kv_bytes"]), abs=1e3)
 
 
-def test_markdown_and_table_have_the_overall_row_and_budget_lines(tmp_path):
-    r = CliRunner().invoke(main, ["calibrate", "--project", str(ROOT), "--db", str(tmp_path / "k.duckdb")])
+def test_markdown_and_table_have_the_overall_row_and_budget_lines(root_db):
+    r = CliRunner().invoke(main, ["calibrate", "--project", str(ROOT), "--db", root_db])
     assert r.exit_code == 0, r.output
     assert "(all releases)" in r.output and "Budget lines per engine release" in r.output
     row = next(ln for ln in r.output.splitlines() if ln.startswith("v0.19-h100-gemma-2-9b-tp1 ")

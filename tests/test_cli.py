@@ -14,16 +14,15 @@ import pytest
 from click.testing import CliRunner
 
 from kvreg.cli import main
+from tests.conftest import copy_db
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory) -> Path:
-    """The shipped registry built once into a temporary database (never into the checkout)."""
-    from kvreg.build import build
-
-    return build(ROOT, tmp_path_factory.mktemp("db") / "kvreg.duckdb")
+def db(tmp_path_factory, built_db) -> Path:
+    """The shipped registry built once into a temporary database (never into the checkout): the session's build."""
+    return Path(copy_db(built_db, tmp_path_factory.mktemp("db")))
 
 
 def run(db: Path, *args: str):

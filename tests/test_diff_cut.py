@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def registry():
-    return load_registry(ROOT)
+def registry(shipped_registry):
+    return shipped_registry
 
 
 def _focused(con, view: str, kind_col: str, ids: list[str], models: list[str] | None) -> list[tuple]:

@@ -10,7 +10,6 @@ import duckdb
 
 from kvreg.diff.depends import base_tables_read
 from kvreg.diff.scenarios import VIEWS, attach
-from kvreg.registry import load_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,10 +33,10 @@ def _scanned(con, sql: str) -> set[str]:
     return out
 
 
-def test_views_read_every_table_their_plan_scans():
+def test_views_read_every_table_their_plan_scans(shipped_registry):
     con = duckdb.connect(":memory:")
     try:
-        attach(con, "side", load_registry(ROOT))
+        attach(con, "side", shipped_registry)
         views = [s.view for s in VIEWS]
         reads = base_tables_read(con, "side", views + ["hardware", "no_such_view"])
         assert set(reads) == set(views) | {"hardware"} and reads["hardware"] == {"hardware"}

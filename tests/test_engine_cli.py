@@ -118,15 +118,15 @@ def test_ingest_unknown_engine_release_lists_the_known_ranges(project):
     assert "unknown engine release 'vllm-9.9'; known ranges: sglang-0.5, trtllm-pytorch, vllm-0.17-0.19" in r.output
 
 
-def test_calibration_doc_is_current(tmp_path):
-    r = run("calibrate", "--format", "markdown", "--project", ROOT, "--db", tmp_path / "k.duckdb")
+def test_calibration_doc_is_current(root_db):
+    r = run("calibrate", "--format", "markdown", "--project", ROOT, "--db", root_db)
     assert r.exit_code == 0, r.output
     assert r.output == (ROOT / "docs/calibration.md").read_text(), "regenerate: kvreg calibrate --format markdown"
 
 
-def test_fit_names_the_quirk_for_the_b300_case(tmp_path):
+def test_fit_names_the_quirk_for_the_b300_case(root_db):
     r = run("fit", "gemma-4-31b", "b300", "--weights-dtype", "fp8", "--kv-dtype", "fp8", "--engine", "vllm-0.8",
-            "--context", "262144", "--project", ROOT, "--db", tmp_path / "k.duckdb")
+            "--context", "262144", "--project", ROOT, "--db", root_db)
     assert r.exit_code == 0, r.output
     assert "Engine vllm-0.8:" in r.output
     assert "sliding-window layers are stored as full attention before the hybrid allocator" in r.output
@@ -137,8 +137,8 @@ def test_fit_names_the_quirk_for_the_b300_case(tmp_path):
     assert "487,856" in line
 
 
-def test_fit_unknown_engine_is_a_usage_error(tmp_path):
-    r = run("fit", "qwen3-8b", "h100-sxm-80gb", "--engine", "vllm-9", "--project", ROOT, "--db", tmp_path / "k.duckdb")
+def test_fit_unknown_engine_is_a_usage_error(root_db):
+    r = run("fit", "qwen3-8b", "h100-sxm-80gb", "--engine", "vllm-9", "--project", ROOT, "--db", root_db)
     assert r.exit_code == 2 and "unknown engine 'vllm-9'" in r.output and "vllm-0.22-0.26" in r.output
 
 
@@ -154,17 +154,17 @@ def test_observation_with_unknown_engine_release_is_a_problem(project):
     assert "hardware 'h900' is not in the registry" in r.output
 
 
-def test_fit_0_22_names_the_prefill_reserve(tmp_path):
+def test_fit_0_22_names_the_prefill_reserve(root_db):
     r = run("fit", "gemma-4-31b", "b300", "--weights-dtype", "fp8", "--kv-dtype", "fp8", "--engine", "vllm-0.22-0.26",
-            "--context", "262144", "--project", ROOT, "--db", tmp_path / "k.duckdb")
+            "--context", "262144", "--project", ROOT, "--db", root_db)
     assert r.exit_code == 0, r.output
     assert "6 group(s) × 10 layers · 0 padding layers" in r.output
     assert "each sliding-window group reserves cdiv(min(W − 1 + T, L), bs) + 1 blocks per request" in r.output
     assert "grouped_min_block_report" not in r.output and "num_blocks ÷ groups" not in r.output
 
 
-def test_calibrate_table(tmp_path):
-    r = run("calibrate", "--project", ROOT, "--db", tmp_path / "k.duckdb")
+def test_calibrate_table(root_db):
+    r = run("calibrate", "--project", ROOT, "--db", root_db)
     assert r.exit_code == 0, r.output
     assert r.output.startswith("Per engine release\n")
     row = next(ln for ln in r.output.splitlines() if ln.startswith("vllm-log-17 "))

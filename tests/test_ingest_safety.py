@@ -176,10 +176,8 @@ def mutated_log(draw):
 
 
 @pytest.fixture(scope="module")
-def registry():
-    from kvreg.registry import load_registry
-
-    return load_registry(ROOT)
+def registry(shipped_registry):
+    return shipped_registry
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

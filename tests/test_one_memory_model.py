@@ -12,7 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 from kvreg.cli import main
-from tests.conftest import ROOT, one
+from tests.conftest import ROOT, copy_db, one
 
 GiB = 2**30
 SCEN = ("llama-3.1-8b", "h100-sxm-80gb", "vllm-0.33", "fp8", "fp8")
@@ -178,8 +178,8 @@ def test_max_num_batched_tokens_sizes_the_activation_peak_and_window_blocks(con)
 # --- CLI: fit --engine vs kvreg sql, plan vs report -----------------------------------------------------
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("db") / "k.duckdb")
+def db(tmp_path_factory, built_db):
+    return copy_db(built_db, tmp_path_factory.mktemp("db"))
 
 
 def run(db, *args):

@@ -15,13 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    from kvreg.build import build
-
-    return build(ROOT, tmp_path_factory.mktemp("persist") / "kvreg.duckdb")
+def built(built_db):
+    return built_db   # kvreg.build.build of the shipped registry, once per session (tests/conftest.py)
 
 
-def test_persisted_views_are_tables_with_the_views_rows(con, built):
+def test_persisted_views_are_tables_with_the_views_rows(views_con, built):
+    con = views_con   # the in-memory build, its speed views left as views
     from kvreg.build import PERSISTED_VIEWS
 
     con.execute(f"ATTACH '{built}' AS built (READ_ONLY)")

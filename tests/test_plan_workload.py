@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from kvreg.cli import main
-from tests.conftest import one
+from tests.conftest import copy_db, one
 
 TOKEN = 2 * 32 * 8 * 128 * 2          # bytes of KV per token, Llama-3.1-8B, bf16 (config.json geometry)
 BS = 16                                # vLLM's default block_size (vllm/config/cache.py)
@@ -118,8 +118,8 @@ def test_plans_refuses_a_context_that_is_not_input_plus_output(con):
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("plan-workload") / "kvreg.duckdb")
+def db(tmp_path_factory, built_db):
+    return copy_db(built_db, tmp_path_factory.mktemp("plan-workload"))
 
 
 def test_cli_request_rate_says_how_many_requests(db):

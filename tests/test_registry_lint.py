@@ -14,8 +14,8 @@ from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")
-def reg():
-    return load_registry(ROOT)
+def reg(shipped_registry):
+    return shipped_registry
 
 
 def test_kvreg_validate_is_clean():

@@ -32,10 +32,16 @@ window.addEventListener('load', () => {
 
 
 @pytest.fixture(scope="module")
-def q4_html():
+def q4_rendered():
+    """The Q4 2026 report's HTML and PDF from one render (one query context, as ``kvreg report`` makes both)."""
     from kvreg.report.make import render
 
-    return render(ROOT, "2026-q4", ["html"])["html"].decode()
+    return render(ROOT, "2026-q4", ["html", "pdf"])
+
+
+@pytest.fixture(scope="module")
+def q4_html(q4_rendered):
+    return q4_rendered["html"].decode()
 
 
 def test_contents_links_and_collapsible_appendix_in_chromium(q4_html, tmp_path):
@@ -53,11 +59,9 @@ def test_contents_links_and_collapsible_appendix_in_chromium(q4_html, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def q4_pdf(tmp_path_factory):
-    from kvreg.report.make import render
-
+def q4_pdf(q4_rendered, tmp_path_factory):
     path = tmp_path_factory.mktemp("q4pdf") / "q4.pdf"
-    path.write_bytes(render(ROOT, "2026-q4", ["pdf"])["pdf"])
+    path.write_bytes(q4_rendered["pdf"])
     return path
 
 
@@ -112,14 +116,13 @@ def test_no_table_runs_off_the_page(q4_pdf):
 
 
 @pytest.fixture(scope="module")
-def q4_context():
+def q4_context(shipped_registry):
     import duckdb
 
     from kvreg.build import populate
-    from kvreg.registry import load_registry
     from kvreg.report.context import build_context
 
-    reg = load_registry(ROOT)
+    reg = shipped_registry
     con = duckdb.connect(":memory:")
     try:
         populate(con, reg)

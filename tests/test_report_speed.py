@@ -16,15 +16,14 @@ from tests.report_tools import ROOT
 
 
 @pytest.fixture(scope="module")
-def example():
+def example(shipped_registry):
     import duckdb
 
     from kvreg.build import populate
-    from kvreg.registry import load_registry
     from kvreg.report.context import build_context
     from kvreg.report.render import render_html
 
-    reg = load_registry(ROOT)
+    reg = shipped_registry
     con = duckdb.connect(":memory:")
     populate(con, reg)
     ctx = build_context(con, reg, "example", charts=False)

@@ -405,9 +405,9 @@ def test_a_throughput_number_without_a_source_is_unsourced(tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
-def test_calibrate_speed_renders(tmp_path, fmt):
+def test_calibrate_speed_renders(fmt, root_db):
     r = CliRunner().invoke(main, ["calibrate", "--speed", "--format", fmt, "--project", str(ROOT),
-                                  "--db", str(tmp_path / "k.duckdb")])
+                                  "--db", root_db])
     assert r.exit_code == 0, r.output
     if fmt == "json":
         rep = json.loads(r.output)
@@ -418,9 +418,9 @@ def test_calibrate_speed_renders(tmp_path, fmt):
         assert "leave-one-source-out" in r.output and "h200" in r.output
 
 
-def test_plan_states_the_efficiency_and_its_evidence(tmp_path):
+def test_plan_states_the_efficiency_and_its_evidence(root_db):
     r = CliRunner().invoke(main, ["plan", "--model", "qwen3-30b-a3b", "--users", "64", "--context", "8Ki",
                                   "--tpot-ms", "50", "--hardware", "l40s", "--weights-dtype", "fp8",
-                                  "--project", str(ROOT), "--db", str(tmp_path / "k.duckdb")])
+                                  "--project", str(ROOT), "--db", root_db])
     assert r.exit_code == 0, r.output
     assert "Efficiency used: l40s: bandwidth 0." in r.output and "(n=" in r.output

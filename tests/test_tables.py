@@ -7,7 +7,6 @@ from pathlib import Path
 import pandera.errors
 import pytest
 
-from kvreg.registry import load_registry
 from kvreg.tables import SCHEMAS, TABLES, frames
 
 SCHEMA_ERRORS = (pandera.errors.SchemaError, pandera.errors.SchemaErrors)
@@ -15,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def shipped():
-    return frames(load_registry(ROOT))
+def shipped(shipped_registry):
+    return frames(shipped_registry)
 
 
 def test_every_table_has_a_schema_and_validates(shipped):

@@ -218,8 +218,8 @@ def test_a_mistyped_id_in_a_report_gets_did_you_mean(tmp_path):
     assert "list them: kvreg sql" in hints["hardware.0"] and "{near:" not in hints["hardware.0"]
 
 
-def test_speed_calibration_json_counts_each_measurement_once(tmp_path):
-    r = run("calibrate", "--speed", "--format", "json", "--project", ROOT, "--db", tmp_path / "k.duckdb")
+def test_speed_calibration_json_counts_each_measurement_once(root_db):
+    r = run("calibrate", "--speed", "--format", "json", "--project", ROOT, "--db", root_db)
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     # one row per measurement in `measurements`; the per-hardware counts sum to it (they were 2× it:
