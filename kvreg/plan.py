@@ -422,7 +422,9 @@ def _reason_groups(rows: list[dict]) -> list[str]:
 
     Hardware in the order it first appears in ``rows``, its lines together, each line where
     its reason first appears; the longest servable context is given per TP when the reason
-    has one (``max_context_tokens`` not NULL).
+    has one (``max_context_tokens`` not NULL), and a TTFT miss gives the prefill floor per TP
+    against the target (``prefill_floor_s``, ``workload_ttft_s``, seconds), which the reason text
+    leaves out so that the TPs failing alike share one line.
     """
     first = {}
     groups: dict[tuple, list[dict]] = {}
@@ -441,6 +443,12 @@ def _reason_groups(rows: list[dict]) -> list[str]:
                 f"{p['max_context_tokens']:,} at TP {p['tp']}" for p in longest) + ")"
         else:
             tail = ""
+        floors = [p for p in ps if p["prefill_floor_s"] is not None and p["workload_ttft_s"] is not None
+                  and p["prefill_floor_s"] > p["workload_ttft_s"]] if reason.startswith("ttft:") else []
+        if floors:
+            at = (f.seconds(floors[0]["prefill_floor_s"]) if len(ps) == 1 else
+                  "; ".join(f"{f.seconds(p['prefill_floor_s'])} at TP {p['tp']}" for p in floors))
+            tail += f" (prefill floor {at} > TTFT {f.seconds(floors[0]['workload_ttft_s'])})"
         out.append(f"  {hw} TP {', '.join(str(p['tp']) for p in ps)} {w}/{kv}: {reason}{tail}")
     return out
 

@@ -272,6 +272,24 @@ def h200_ttft_refusals(con):
     return [line for line in out[out.index("Cannot serve it:") + 1:] if line.startswith("  ")]
 
 
+def test_cannot_serve_names_the_prefill_floor_against_the_ttft(con, h200_ttft_refusals):
+    from kvreg.plan import plan, render_plan
+
+    # the prefill floor at TP 8, compute-bound: 32,768 × (2·P + 2,621,440 FLOP per context token × 32,768) ÷
+    # (8 × 989 TFLOP/s) = 0.940 s, plus 32,768 tokens' all-reduces (2 · 80 · 2 · ⅞ · 8,192 · 2 B ÷ 450 GB/s each,
+    # the H200 entry's link) = 0.334 s: 1.27 s
+    floor8 = (32768 * (2 * 70_553_706_496 + 2_621_440 * 32768) / (8 * 989e12)
+              + 32768 * 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 450e9)
+    assert f"{floor8:.2f}" == "1.27"
+    assert ("  h200 TP 2, 4, 8 bf16/bf16: ttft: the prefill floor exceeds the TTFT target"
+            " (prefill floor 3.95 s at TP 2; 2.17 s at TP 4; 1.27 s at TP 8 > TTFT 1.00 s)") in h200_ttft_refusals
+    # one TP on its line: the floor without "at TP" (the B200: TP 2 misses the TTFT, TP 4 and 8 serve)
+    b200 = render_plan(plan(con, "llama-3.1-70b", users=200, context_tokens=32768, tpot_s=0.05, ttft_s=1.0,
+                            hardware=["b200"])).splitlines()
+    assert ("  b200 TP 2 bf16/bf16: ttft: the prefill floor exceeds the TTFT target (prefill floor 1.75 s > TTFT"
+            " 1.00 s)") in b200
+
+
 def test_cannot_serve_orders_refusals_by_devices_as_the_options(h200_ttft_refusals):
     # None of the three has a servable context, so ranked_plans' next key decides: fewer devices (a refusal's one
     # replica, its TP), as the options are ranked.  It used to be the single sequence's speed, which put TP 16 (16
