@@ -318,7 +318,7 @@ def fit_warnings(r: FitResult) -> list[str]:
                    f" may run it through other kernels or refuse it; the memory figures assume it runs.")
     if r.interconnect_domain_size is not None:
         out.append(f"Warning: TP {r.tp} is wider than {r.hardware_id}'s interconnect domain"
-                   f" ({r.interconnect_domain_size} devices); `kvreg plan` does not plan it.")
+                   f" ({f.counted(r.interconnect_domain_size, 'device')}); `kvreg plan` does not plan it.")
     beyond = [row["context_tokens"] for row in r.rows if row["context_tokens"] > r.native_context_tokens]
     if beyond:
         out.append(f"Warning: {', '.join(f'{c:,}' for c in beyond)} tokens is beyond {r.model_id}'s native context"
