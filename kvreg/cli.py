@@ -185,6 +185,7 @@ def main():
 @click.option("--stats", is_flag=True, help="also print the provenance count: numbers with a source and a confidence")
 def validate(project: Path, fmt: str, stats: bool):
     """Check every registry entry; print all problems with file:line (exit 1 on problems)."""
+    from kvreg.formats import counted
     from kvreg.registry import load_registry
 
     try:
@@ -195,7 +196,7 @@ def validate(project: Path, fmt: str, stats: bool):
     if fmt == "json":
         click.echo("[]")
     elif fmt == "text":
-        click.echo(f"{n} entries valid.")
+        click.echo(f"{counted(n, 'entry', 'entries')} valid.")
     if stats and fmt != "json":
         from kvreg.provenance import provenance_stats, render_stats
 
@@ -285,6 +286,7 @@ def export_cmd(what: str, target: Path, where: str | None, project: Path, db: Pa
     import json
 
     from kvreg.build import connect_path
+    from kvreg.formats import counted
     from kvreg.sandbox import SandboxError, export
 
     try:
@@ -296,7 +298,7 @@ def export_cmd(what: str, target: Path, where: str | None, project: Path, db: Pa
     if fmt == "json":
         click.echo(json.dumps({"path": str(target), "rows": rows, "format": target.suffix.lower().lstrip(".")}))
     else:
-        click.echo(f"wrote {target} ({rows:,} rows)")
+        click.echo(f"wrote {target} ({counted(rows, 'row')})")
 
 
 @main.command()

@@ -77,10 +77,10 @@ def unmodelled_layout(con, model: str, engine: str, kv_dtype: str) -> list[str]:
 
 
 def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: list[dict]) -> str:
-    """Engine figures beside naive and first principles, one line per context, then the settings used
-    (each named, release default or set) and the quirks named."""
-    from kvreg.plan import settings_line
+    """Engine figures beside naive and first principles, one line per context, then the quirks named.
 
+    The settings used are not repeated here: the fit above, sized on the same release and knobs, already
+    prints them (``kvreg fit`` only adds this section for an engine-sized fit, kvreg/cli.py)."""
     if not rows:
         return f"Engine {engine}: no rows for this configuration" + "".join(f"\n  - {q}" for q in quirks)
     r0 = rows[0]
@@ -89,7 +89,8 @@ def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: lis
            f" (max_num_batched_tokens {r0['max_num_batched_tokens']:,}, max_num_seqs {r0['max_num_seqs']:,})"
            f" = available KV {f.gib(r0['available_kv_bytes'])}",
            f"Layout: block {r0['block_size_tokens']} tokens · page {f.bytes_binary(r0['page_bytes'])} · "
-           f"{r0['num_groups']} group(s) × {r0['group_size']} layers · {r0['padding_layers']} padding layers · "
+           f"{r0['num_groups']} group(s) × {f.counted(r0['group_size'], 'layer')} ·"
+           f" {f.counted(r0['padding_layers'], 'padding layer')} · "
            f"{f.count(r0['num_blocks'])} blocks"]
     naive = {r["context_tokens"]: r for r in fp_rows}
     header = ("context", "naive max seqs", "first-principles seqs", "engine admits", "first-principles tokens",
@@ -107,7 +108,6 @@ def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: lis
         if i == 0:
             out.append("  ".join("-" * w for w in widths))
     out.append("First principles here use the engine's available KV memory, so the ratio is the accounting alone.")
-    out.append(settings_line(dict(r0, pool_basis="engine"), engine))
     if quirks:
         out.append("Why the engine figure differs:")
         out.extend(f"  - {q}" for q in quirks)

@@ -40,6 +40,9 @@ class FitResult:
     # --kv-pool with an engine release that has accounting: the engine's blocks and admission are not shown
     # (they follow from the release's own pool), so the fit says the engine was not applied
     engine_not_applied: bool = False
+    # an engine-sized fit: why the release's weights per rank differ from first principles' (weights_rank_gap, 038:
+    # first_principles_bytes, engine_bytes, vocab_padding_bytes, whole_bytes, buffer_bytes, tensor_rule_bytes)
+    weights_gap: dict | None = None
 
 
 def check_known(con, table: str, column: str, value: str, what: str) -> None:
@@ -173,14 +176,37 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         support = con.execute("SELECT reason FROM engine_support WHERE engine_id = ? AND hardware_id = ?"
                               " AND weights_dtype = ? AND kv_dtype = ? AND NOT runs",
                               [engine, hardware, weights_dtype, kv_dtype]).fetchone()
+    gap = None
+    if kv_pool_bytes is None and rows and rows[0].get("pool_basis") == "engine":
+        gap = next(iter(dict_rows(con.execute(
+            "SELECT * FROM weights_rank_gap([?]) WHERE model_id = ? AND weights_dtype = ?",
+            [tp, model, weights_dtype]))), None)
     return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows, native, min_tp,
                      {k: v for k, v in (knobs or {}).items() if v is not None}, non_native, domain,
                      support[0] if kv_pool_bytes is None and support else None,
-                     kv_pool_bytes is not None and _has_accounting(con, engine))
+                     kv_pool_bytes is not None and _has_accounting(con, engine), gap)
 
 
 def _has_accounting(con, engine: str) -> bool:
     return con.execute("SELECT count(*) FROM engine_accounting WHERE engine_id = ?", [engine]).fetchone()[0] > 0
+
+
+def _weights_gap_line(r: FitResult) -> str | None:
+    """Why the engine's weights per rank are not first principles' checkpoint ÷ TP, term by term (``weights_gap``,
+    kvreg/sql/038_weights_rank_gap.sql); None when they agree within 1 MiB or the fit has no such row.  Both
+    engines count what a rank allocates while loading (vLLM's "Model loading took", SGLang's load-weight
+    "mem usage"), so these bytes are not in their KV pool."""
+    g = r.weights_gap
+    if not g or abs(g["engine_bytes"] - g["first_principles_bytes"]) < 2**20:
+        return None
+    terms = [(g["vocab_padding_bytes"], "vocab padded to 64 rows"),
+             (g["whole_bytes"], "held whole on every rank (norms, router gates, k/v past the KV heads)"),
+             (g["buffer_bytes"], "rotary cos/sin cache"),
+             (g["tensor_rule_bytes"], "the checkpoint's own tensor precisions (16-bit embeddings, norms, scales)")]
+    said = " ".join(f"{'+' if b >= 0 else '−'} {f.bytes_binary(abs(b))} {what}" for b, what in terms
+                    if abs(b) >= 2**20)
+    return (f"Weights per rank as {r.engine_id} loads them: {f.gib(g['engine_bytes'])} ="
+            f" {f.gib(g['first_principles_bytes'])} (first principles: the checkpoint ÷ TP {r.tp}) {said}")
 
 
 def _pool_text(pool_bytes: float) -> str:
@@ -228,6 +254,9 @@ def render_fit(r: FitResult) -> str:
                    f" ({first['weights_basis']}) − reserve {f.gib(first['reserve_bytes'])}"
                    f" = available KV {_pool_text(first['pool_bytes'])};"
                    " max seqs = what the engine admits")
+        gap = _weights_gap_line(r)
+        if gap:
+            out.append(gap)
         from kvreg.plan import settings_line
 
         out.append(settings_line(first, r.engine_id))
@@ -289,7 +318,7 @@ def fit_warnings(r: FitResult) -> list[str]:
                    f" may run it through other kernels or refuse it; the memory figures assume it runs.")
     if r.interconnect_domain_size is not None:
         out.append(f"Warning: TP {r.tp} is wider than {r.hardware_id}'s interconnect domain"
-                   f" ({r.interconnect_domain_size} devices); `kvreg plan` does not plan it.")
+                   f" ({f.counted(r.interconnect_domain_size, 'device')}); `kvreg plan` does not plan it.")
     beyond = [row["context_tokens"] for row in r.rows if row["context_tokens"] > r.native_context_tokens]
     if beyond:
         out.append(f"Warning: {', '.join(f'{c:,}' for c in beyond)} tokens is beyond {r.model_id}'s native context"

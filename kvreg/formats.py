@@ -41,13 +41,23 @@ def gb(n: float | None) -> str:
 
 
 def tokens(n: float | None) -> str:
-    """A token count with thousands separators: ``32,768 tokens``."""
-    return "n/a" if n is None else f"{int(n):,} tokens"
+    """A token count with thousands separators: ``32,768 tokens``, ``1 token``."""
+    return "n/a" if n is None else counted(n, "token")
 
 
 def count(n: float | None) -> str:
     """A whole count with thousands separators."""
     return "n/a" if n is None else f"{int(n):,}"
+
+
+def counted(n: float | None, noun: str, nouns: str | None = None) -> str:
+    """A whole count and its noun, singular for exactly one: ``1 user``, ``200 users``, ``1,024 sequences``.
+
+    ``nouns`` is the plural where it is not ``noun + "s"`` (``counted(2, "replica of", "replicas of")``);
+    None counts as ``n/a`` with the plural.  The one place CLI text and templates say "1 user", not "1 users".
+    """
+    many = nouns if nouns is not None else noun + "s"
+    return f"n/a {many}" if n is None else f"{int(n):,} {noun if int(n) == 1 else many}"
 
 
 def ratio(x: float | None) -> str:
@@ -80,4 +90,5 @@ def percent(x: float | None) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 100:,.0f} %"
 
 
-FILTERS = {f.__name__: f for f in (bytes_binary, gib, mib, gb, tokens, count, ratio, tok_s, ms, seconds, usd, percent)}
+FILTERS = {f.__name__: f for f in (bytes_binary, gib, mib, gb, tokens, count, counted, ratio, tok_s, ms, seconds, usd,
+                                   percent)}

@@ -422,7 +422,9 @@ def _reason_groups(rows: list[dict]) -> list[str]:
 
     Hardware in the order it first appears in ``rows``, its lines together, each line where
     its reason first appears; the longest servable context is given per TP when the reason
-    has one (``max_context_tokens`` not NULL).
+    has one (``max_context_tokens`` not NULL), and a TTFT miss gives the prefill floor per TP
+    against the target (``prefill_floor_s``, ``workload_ttft_s``, seconds), which the reason text
+    leaves out so that the TPs failing alike share one line.
     """
     first = {}
     groups: dict[tuple, list[dict]] = {}
@@ -441,6 +443,12 @@ def _reason_groups(rows: list[dict]) -> list[str]:
                 f"{p['max_context_tokens']:,} at TP {p['tp']}" for p in longest) + ")"
         else:
             tail = ""
+        floors = [p for p in ps if p["prefill_floor_s"] is not None and p["workload_ttft_s"] is not None
+                  and p["prefill_floor_s"] > p["workload_ttft_s"]] if reason.startswith("ttft:") else []
+        if floors:
+            at = (f.seconds(floors[0]["prefill_floor_s"]) if len(ps) == 1 else
+                  "; ".join(f"{f.seconds(p['prefill_floor_s'])} at TP {p['tp']}" for p in floors))
+            tail += f" (prefill floor {at} > TTFT {f.seconds(floors[0]['workload_ttft_s'])})"
         out.append(f"  {hw} TP {', '.join(str(p['tp']) for p in ps)} {w}/{kv}: {reason}{tail}")
     return out
 
@@ -472,7 +480,7 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
     another basis, then why the others fail (one line per hardware and reason, at most ``max_reasons``
     lines, then ``(N more)``)."""
     ttft = f" · TTFT ≤ {f.ms(r.ttft_s)}" if r.ttft_s is not None else ""
-    out = [f"{r.model_id} · {r.users:,} users × {f.tokens(r.context_tokens)} · TPOT ≤ {f.ms(r.tpot_s)}{ttft}"
+    out = [f"{r.model_id} · {f.counted(r.users, 'user')} × {f.tokens(r.context_tokens)} · TPOT ≤ {f.ms(r.tpot_s)}{ttft}"
            f" · engine {r.engine_id} · weights {'/'.join(r.weights_dtypes)} · KV {'/'.join(r.kv_dtypes)}"]
     out += workload_lines(r)
     first = next(iter(r.ranked), None)
@@ -483,13 +491,13 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
         out.append(f"Cheapest first. {rule}")
         out += _plan_table(r.feasible[:top], r.stated)
         if len(r.feasible) > top:
-            out.append(f"({len(r.feasible) - top} more priced configurations not shown)")
+            out.append(f"({f.counted(len(r.feasible) - top, 'more priced configuration')} not shown)")
     if r.unpriced:
         out.append(f"No price in the registry for {unpriced_hw}: ranked on their own, fewest GPUs first"
                    f" (not comparable in $/hour).{'' if r.feasible else ' ' + rule}")
         out += _plan_table(r.unpriced[:top], r.stated)
         if len(r.unpriced) > top:
-            out.append(f"({len(r.unpriced) - top} more configurations without a price not shown)")
+            out.append(f"({f.counted(len(r.unpriced) - top, 'more configuration')} without a price not shown)")
     if best is not None:
         if r.basis == "ceiling":
             out.append("Note: no hardware here states a bandwidth efficiency: every rate is the bandwidth ceiling"
@@ -534,8 +542,8 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
     if r.unranked:
         out.append(f"Not ranked: no stated bandwidth efficiency for {', '.join(sorted({p['hardware_id'] for p in r.unranked}))};"
                    " their rates are the bandwidth ceiling, not comparable with the expected rates above:")
-        out += [f"  {p['hardware_id']} TP {p['tp']} {p['weights_dtype']}/{p['kv_dtype']}: {f.count(p['replicas'])} replicas,"
-                f" {f.count(p['gpus'])} devices, {f.usd(p['usd_per_hour'])}/hour at the ceiling"
+        out += [f"  {p['hardware_id']} TP {p['tp']} {p['weights_dtype']}/{p['kv_dtype']}: {f.counted(p['replicas'], 'replica')},"
+                f" {f.counted(p['gpus'], 'device')}, {f.usd(p['usd_per_hour'])}/hour at the ceiling"
                 for p in r.unranked[:top]]
         if len(r.unranked) > top:
             out.append(f"  ({len(r.unranked) - top} more)")

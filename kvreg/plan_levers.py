@@ -9,6 +9,7 @@ recommendation of one :func:`kvreg.plan.plan` call and words the warning.
 
 from __future__ import annotations
 
+from kvreg import formats as f
 from kvreg.fit import dict_rows
 
 EFFICIENCY_BASES = ("fitted", "vendor_measured")
@@ -82,7 +83,7 @@ def measured_warning(m: dict) -> str:
     if m["at_devices"] is None:
         tail = f"no configuration of {m['hardware_id']} serves the workload at that figure"
     else:
-        tail = f"{m['devices']:,} → {m['at_devices']:,} devices at that figure (TP {m['at_tp']})"
+        tail = f"{m['devices']:,} → {f.counted(m['at_devices'], 'device')} at that figure (TP {m['at_tp']})"
     if m["flips"]:
         price = f" at ${m['top_usd_per_hour']:,.2f}/hour" if m["top_usd_per_hour"] is not None else ""
         tail += (f"; the recommendation would flip to {m['top_devices']:,} × {m['top_hardware_id']}"

@@ -58,3 +58,28 @@ def test_the_cli_refusal_is_a_usage_error_without_a_traceback(project):
                                   "--context", "8Ki", "--tpot-ms", "50", "--hardware", "h100-sxm-80gb"])
     assert r.exit_code == 2, r.output
     assert f"draft head for {TARGET}" in r.output and "Traceback" not in r.output
+
+
+def test_a_report_listing_a_draft_head_is_refused_by_name_at_its_line(project, tmp_path):
+    import yaml
+
+    root = tmp_path / "proj"
+    shutil.copytree(project, root)
+    doc = {"id": "drafts", "title": "Drafts", "period": "test", "models": [TARGET, DRAFT],
+           "hardware": ["h100-sxm-80gb"], "engines": ["first-principles"], "weights_dtypes": ["bf16"],
+           "kv_dtypes": ["bf16"], "tp": [1], "contexts": ["8Ki"],
+           "workload": {"users": 100, "context": "8Ki", "tpot_ms": 50}}
+    (root / "reports").mkdir()
+    (root / "reports" / "drafts.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    r = CliRunner().invoke(main, ["validate", "--project", str(root)])
+    assert r.exit_code == 1, r.output
+    (line,) = [ln for ln in r.output.splitlines() if "report-draft-head" in ln]
+    lineno = int(line.split(":")[1])
+    assert (root / "reports" / "drafts.yaml").read_text().splitlines()[lineno - 1] == f"- {DRAFT}"
+    assert (f"report lists model '{DRAFT}', a speculative-decoding draft head for '{TARGET}' (draft_for)" in line
+            and f"list the target '{TARGET}' instead" in r.output)
+    # the target alone is a valid report
+    doc["models"] = [TARGET]
+    (root / "reports" / "drafts.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    r = CliRunner().invoke(main, ["validate", "--project", str(root)])
+    assert r.exit_code == 0, r.output

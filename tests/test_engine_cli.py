@@ -159,6 +159,11 @@ def test_fit_0_22_names_the_prefill_reserve(root_db):
             "--context", "262144", "--project", ROOT, "--db", root_db)
     assert r.exit_code == 0, r.output
     assert "6 group(s) × 10 layers · 0 padding layers" in r.output
+    # the settings line once, in the fit's header (the engine section used to print it again)
+    assert [ln for ln in r.output.splitlines() if ln.startswith("Engine vllm-0.22-0.26 settings:")] == [
+        "Engine vllm-0.22-0.26 settings: gpu_memory_utilization 0.92 (release default) · max_num_seqs 1,024 (release"
+        " default) · max_num_batched_tokens 8,192 (release default) · enforce_eager false (default) ·"
+        " num_speculative_tokens: the served model's own · block_size 16 (release default)"]
     assert "each sliding-window group reserves cdiv(min(W − 1 + T, L), bs) + 1 blocks per request" in r.output
     assert "grouped_min_block_report" not in r.output and "num_blocks ÷ groups" not in r.output
 

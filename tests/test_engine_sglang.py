@@ -71,3 +71,24 @@ def test_public_qwen3_235b_tp4_figure(con):
     assert r["available_kv_bytes"] == pytest.approx(avail)
     assert r["logged_kv_tokens"] == math.floor(avail / 48_128) == 381_923
     assert abs(r["logged_kv_tokens"] / 367_404 - 1) < 0.04
+
+
+def test_fit_says_why_its_weights_are_not_first_principles(con):
+    from kvreg.fit import fit, render_fit
+
+    # The trial's case: kimi-linear-48b-a3b fp32 at TP 16.  First principles divide the checkpoint by 16
+    # (196,490,726,912 B ÷ 16 = 11.44 GiB); SGLang counts what a rank allocates while loading (model_runner.py
+    # 0.5.23:1364-1365, free memory before − after), so its pool loses the layers every rank holds whole — the
+    # MLA kv_a projection (37,158,912 B), the MoE router gates (63,700,992 B) and the norms (506,880 B), 15/16 of
+    # them beyond a share: 95,031,360 B = 90.63 MiB — and the rotary cos/sin cache (134,217,728 B = 128 MiB).
+    args = dict(engine="sglang-0.5", weights_dtype="fp32", kv_dtype="bf16", tp=16, contexts=[8192])
+    sg = fit(con, "kimi-linear-48b-a3b", "b200", **args)
+    assert (101_366_784 * 15 / 16, 196_490_726_912 / 16 / GIB) == (95_031_360, pytest.approx(11.437, abs=1e-3))
+    assert sg.weights_gap["engine_bytes"] == pytest.approx(196_490_726_912 / 16 + 95_031_360 + 134_217_728)
+    line = ("Weights per rank as sglang-0.5 loads them: 11.65 GiB = 11.44 GiB (first principles: the checkpoint ÷ TP"
+            " 16) + 90.63 MiB held whole on every rank (norms, router gates, k/v past the KV heads)"
+            " + 128 MiB rotary cos/sin cache")
+    assert line in render_fit(sg).splitlines()
+    # first principles' own fit has no such line: its weights are the checkpoint ÷ TP
+    fp = fit(con, "kimi-linear-48b-a3b", "b200", **dict(args, engine="first-principles"))
+    assert fp.weights_gap is None and not any(ln.startswith("Weights per rank") for ln in render_fit(fp).splitlines())

@@ -137,12 +137,13 @@ def test_worked_plan_cli_output(db, con):
     # A100 40 GB TP 4: (42,298,834,944 − 6 GiB − 141,107,412,992 / 4) B ÷ (327,680 / 4) B per token = 7,074.
     # (after B200's two lines: TP 1 misses the TPOT, TP 16 spans two NVLink domains)
     assert cannot[0].startswith("  b200 TP 1 bf16/bf16: tpot: a single sequence decodes slower")
+    # then, as the options, fewer devices first (ranked_plans): TP 1, 2 before TP 16
     assert cannot[2:5] == [
         "  a100-sxm-40gb TP 4 bf16/bf16: memory: one sequence of this context does not fit the KV pool"
         " (longest context that would: 7,074)",
+        "  a100-sxm-40gb TP 1, 2 bf16/bf16: the weights alone do not fit the device memory at this TP",
         "  a100-sxm-40gb TP 16 bf16/bf16: the interconnect links 8 devices at its stated bandwidth:"
-        " a wider TP group is not planned",
-        "  a100-sxm-40gb TP 1, 2 bf16/bf16: the weights alone do not fit the device memory at this TP"]
+        " a wider TP group is not planned"]
     assert (42_298_834_944 - 6 * 2**30 - WEIGHTS // 4) // (KV_TOKEN // 4) == 7_074
     # At 0.630 of 2 × 2.039 TB/s the A100 80 GB's weights alone take 141.1 GB ÷ 2.57 TB/s = 54.9 ms: no context
     # would do, and none is offered.  (The H100 SXM at TP 2 used to be this case at 0.41: at 0.660 its weights take
@@ -254,6 +255,45 @@ def test_cannot_serve_groups_tps_per_hardware_and_caps(con):
     capped = render_plan(r, max_reasons=1).splitlines()
     cannot = capped[capped.index("Cannot serve it:") + 1:]
     assert cannot == [cannot[0], "  (3 more)"]                # 4 groups: 2 hardware × 2 reasons
+
+
+@pytest.fixture(scope="module")
+def h200_ttft_refusals(con):
+    """Llama-3.1-70B, 200 users at 32Ki, TPOT 50 ms, TTFT 1 s, on the H200 alone: nothing serves.  TP 1's pool holds
+    no sequence; TP 2, 4 and 8 miss the TTFT; TP 16 is past the NVLink domain.  The "Cannot serve it" lines."""
+    from kvreg.plan import plan, render_plan
+
+    out = render_plan(plan(con, "llama-3.1-70b", users=200, context_tokens=32768, tpot_s=0.05, ttft_s=1.0,
+                           hardware=["h200"])).splitlines()
+    return [line for line in out[out.index("Cannot serve it:") + 1:] if line.startswith("  ")]
+
+
+def test_cannot_serve_names_the_prefill_floor_against_the_ttft(con, h200_ttft_refusals):
+    from kvreg.plan import plan, render_plan
+
+    # the prefill floor at TP 8, compute-bound: 32,768 × (2·P + 2,621,440 FLOP per context token × 32,768) ÷
+    # (8 × 989 TFLOP/s) = 0.940 s, plus 32,768 tokens' all-reduces (2 · 80 · 2 · ⅞ · 8,192 · 2 B ÷ 450 GB/s each,
+    # the H200 entry's link) = 0.334 s: 1.27 s
+    floor8 = (32768 * (2 * 70_553_706_496 + 2_621_440 * 32768) / (8 * 989e12)
+              + 32768 * 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 450e9)
+    assert f"{floor8:.2f}" == "1.27"
+    assert ("  h200 TP 2, 4, 8 bf16/bf16: ttft: the prefill floor exceeds the TTFT target"
+            " (prefill floor 3.95 s at TP 2; 2.17 s at TP 4; 1.27 s at TP 8 > TTFT 1.00 s)") in h200_ttft_refusals
+    # one TP on its line: the floor without "at TP" (the B200: TP 2 misses the TTFT, TP 4 and 8 serve)
+    b200 = render_plan(plan(con, "llama-3.1-70b", users=200, context_tokens=32768, tpot_s=0.05, ttft_s=1.0,
+                            hardware=["b200"])).splitlines()
+    assert ("  b200 TP 2 bf16/bf16: ttft: the prefill floor exceeds the TTFT target (prefill floor 1.75 s > TTFT"
+            " 1.00 s)") in b200
+
+
+def test_cannot_serve_orders_refusals_by_devices_as_the_options(h200_ttft_refusals):
+    # TP 1 has a context computed (0: its pool holds none), so it ranks first; TP 2-16 fail for reasons no context
+    # mends (the TTFT, the link's reach), so ranked_plans' next key decides: fewer devices (a refusal's one replica,
+    # its TP), as the options are ranked.  It used to be the single sequence's speed, which put TP 16 (16 devices'
+    # bandwidth, refused for the link's reach) before TP 2.
+    assert [line.split(":")[0] for line in h200_ttft_refusals] == [
+        "  h200 TP 1 bf16/bf16", "  h200 TP 2, 4, 8 bf16/bf16", "  h200 TP 16 bf16/bf16"]
+    assert h200_ttft_refusals[0] == "  h200 TP 1 bf16/bf16: memory: one sequence of this context does not fit the KV pool"
 
 
 def test_capacity_binds_when_the_pool_is_smaller_than_the_rate(con):

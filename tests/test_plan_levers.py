@@ -48,7 +48,7 @@ def _plan(con, model, **kw):
 
 def _step_at_ceiling(row, batch):
     """The chapter's step for a dense model whose kernel classes are memory-bound, at the ceiling (efficiency 1)."""
-    return (row["weights_bytes"] + batch * row["seq_bytes"]) / row["ceiling_bw"] + batch * row["allreduce_s_per_token"]
+    return (row["weights_bytes"] + batch * row["kv_read_bytes_per_seq"]) / row["ceiling_bw"] + batch * row["allreduce_s_per_token"]
 
 
 @pytest.fixture(scope="module")

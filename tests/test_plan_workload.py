@@ -108,7 +108,7 @@ def test_input_output_admits_as_context_and_reads_at_the_mean(con):
         assert io["max_seqs_per_replica"] == ctx["max_seqs_per_replica"]      # admitted at input + output
         # the mean decode read is at input + output/2 = 7,692 tokens, so the rate limit can only grow
         assert io["workload_read_tokens"] == IN + OUT / 2 and ctx["workload_read_tokens"] == L
-        assert io["seq_bytes"] == (IN + OUT / 2) * TOKEN and ctx["seq_bytes"] == L * TOKEN
+        assert io["kv_read_bytes_per_seq"] == (IN + OUT / 2) * TOKEN and ctx["kv_read_bytes_per_seq"] == L * TOKEN
         assert io["rate_max_batch"] >= ctx["rate_max_batch"]
 
 

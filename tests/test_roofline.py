@@ -378,6 +378,29 @@ def test_docs_name_every_column(con, relation):
     assert not missing, f"{relation}: undocumented columns {missing}"
 
 
+# --- one meaning per column name: plans' memory columns against capacity's (per device) ----------
+
+_ONE = dict(only_models="['llama-3.1-70b']", only_hardware="['h100-sxm-80gb']", only_engines="['first-principles']")
+
+
+def test_plans_and_capacity_share_no_bytes_name_with_two_meanings(con):
+    # capacity's *_bytes are per device (docs/sql.md); plans' are the replica's (all tp ranks).  A name both carry
+    # must hold the same number: Llama-3.1-70B bf16 at tp 2, 8,192 tokens.  weights_bytes is the one exception
+    # left: the whole model in model_weights, roofline and plans, per device in memory_pools and capacity.
+    args = ", ".join(f"{k} := {v}" for k, v in _ONE.items())
+    plan = one(con, f"SELECT * FROM plans(1, 8192, 0.05, {args}) WHERE weights_dtype='bf16' AND kv_dtype='bf16'"
+                    " AND tp=2")
+    cap = one(con, f"SELECT * FROM capacity_at([8192], {args}) WHERE weights_dtype='bf16' AND kv_dtype='bf16'"
+                   " AND tp=2")
+    shared = sorted(k for k in plan if k.endswith("_bytes") and k in cap and k != "weights_bytes")
+    assert [k for k in shared if plan[k] != cap[k]] == []
+    # per rank: 80 layers × 8/2 KV heads × (128 + 128) × 2 bytes × 8,192 tokens = 1.25 GiB; the replica reads both
+    assert cap["seq_bytes"] == 80 * 4 * 256 * 2 * 8192 == 1.25 * GiB
+    assert plan["kv_read_bytes_per_seq"] == 2 * cap["seq_bytes"] == roof(
+        con, "llama-3.1-70b", "h100-sxm-80gb", 8192, tp=2)["kv_read_bytes_per_seq"]
+    assert plan["replica_pool_bytes"] == 2 * cap["pool_bytes"]
+
+
 # --- §4.2: where the cache overtakes the weights ---------------------------------------------------
 
 def test_crossover_70b_52_at_8k_3_3_at_128k_and_8b_15_at_8k(con):

@@ -122,7 +122,7 @@ def _option_text(o) -> str:
     if o is None:
         return "no option meets the workload"
     hw, engine, w, kv, tp, devices = o
-    return f"{hw} · {engine} · w:{w} · kv:{kv} · TP{tp} · {formats.count(devices)} devices"
+    return f"{hw} · {engine} · w:{w} · kv:{kv} · TP{tp} · {formats.counted(devices, 'device')}"
 
 
 def _recommendation_lines(result: DiffResult) -> list[str]:
@@ -139,9 +139,11 @@ def _recommendation_lines(result: DiffResult) -> list[str]:
 def _footer(result: DiffResult) -> list[str]:
     out = []
     if result.hidden_below_threshold:
-        out.append(f"{result.hidden_below_threshold:,} figure changes below {result.threshold_pct:g}% hidden.")
+        out.append(f"{formats.counted(result.hidden_below_threshold, 'figure change')} below"
+                   f" {result.threshold_pct:g}% hidden.")
     skipped = [v for v in result.views if v.skipped]
-    compared = [f"{v.view} ({v.base_rows:,} → {v.head_rows:,} rows)" for v in result.views if not v.skipped]
+    compared = [f"{v.view} ({v.base_rows:,} → {formats.counted(v.head_rows, 'row')})"
+                for v in result.views if not v.skipped]
     out.append("Views compared: " + (", ".join(compared) or "none")
                + ("; not present: " + ", ".join(v.view for v in skipped if v.skipped == "view not present")
                   if any(v.skipped == "view not present" for v in skipped) else "")
@@ -256,7 +258,7 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
                     break
                 rows.append(row)
                 budget -= len(row) + 1
-            out += ["", f"<details><summary>{n_rest:,} more changes</summary>", "",
+            out += ["", f"<details><summary>{formats.counted(n_rest, 'more change', 'more changes')}</summary>", "",
                     "| scenario | figure | old | new | change |", "|---|---|---:|---:|---:|"]
             out += rows
             if n_rest > len(rows):

@@ -41,8 +41,9 @@ CREATE OR REPLACE MACRO expert_params(params_total, params_active, experts, expe
     CASE WHEN experts IS NULL OR experts <= experts_per_token THEN 0.0
          ELSE (params_total - params_active) / (experts - experts_per_token) END;
 
--- decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token, batch, seq_bytes,
---               flop_per_token, bw, peak, allreduce_s_per_token, bandwidth_eff, compute_eff, moe_act_bytes):
+-- decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token, batch,
+--               kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token, bandwidth_eff, compute_eff,
+--               moe_act_bytes):
 -- scalar macro, the expected time of ONE decode step of `batch` sequences on one replica — what `plans` costs
 -- every candidate batch with, and roofline's expected_* columns — by kernel class (expected_class_step_s):
 --   dense GEMMs  W·(P_total − E·e)/P_total ÷ bw, B·2·(P_active − k·e) ÷ peak   the non-routed weights, read once
@@ -59,8 +60,8 @@ CREATE OR REPLACE MACRO expert_params(params_total, params_active, experts, expe
 -- NULL peak leaves the compute roofs out; NULL moe_act counts 0.  Units: bytes, bytes/s, FLOP, FLOP/s, seconds.
 -- Source: kv-cache-chapter.txt §2.4 (step = (P·p + B·s·k) ÷ BW); params_read (103) for the MoE read.
 CREATE OR REPLACE MACRO decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token, batch,
-                                      seq_bytes, flop_per_token, bw, peak, allreduce_s_per_token, bandwidth_eff,
-                                      compute_eff, moe_act_bytes) AS
+                                      kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token,
+                                      bandwidth_eff, compute_eff, moe_act_bytes) AS
     expected_class_step_s(
         weights_bytes * (params_total - coalesce(experts, 0)
                          * expert_params(params_total, params_active, experts, experts_per_token))
@@ -74,7 +75,7 @@ CREATE OR REPLACE MACRO decode_step_s(weights_bytes, params_total, params_active
          + batch * coalesce(moe_act_bytes, 0)) / bw,
         batch * 2 * coalesce(experts_per_token, 0)
             * expert_params(params_total, params_active, experts, experts_per_token) / peak,
-        batch * seq_bytes / bw,
+        batch * kv_read_bytes_per_seq / bw,
         batch * (flop_per_token - 2 * params_active) / peak,
         batch * allreduce_s_per_token,
         bandwidth_eff, compute_eff)

@@ -6,7 +6,8 @@
 --   full group that carries compress) × kv_dtype (compressed_kv_dtypes) × tp × cache set; a cache set is one
 --   UniformTypeKVCacheSpecs vLLM builds: 'mla' (every compressed KV and indexer cache), and one per
 --   SlidingWindowMLASpec (block, window): the sliding window, each compressor ratio's state.
--- Inputs: engine_compressed_pages_at (200: the caches and their pages), engine_accounting, kv_layer_costs, tp_sizes.
+-- Inputs: engine_compressed_pages_at (200: the caches and their pages); engine_compressed_bucket_rows (201: the rows,
+--   with the accounting's kv_dtypes and block, kv_layer_costs, tp_sizes).
 -- Units: bytes (pages), tokens (block_tokens, window_tokens), layers.
 -- Rules (vLLM 0.22.0, 0.26.0 the same functions), for the releases whose compressed_mla.layout is 'layer_tuples':
 --   caches and pages: engine_compressed_pages_at (a model vLLM refuses has none, so no row here).
@@ -25,13 +26,7 @@
 --     a compressor group without compress) or a ratio that does not divide the block: no row for the model.
 -- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_compressed_buckets_at(block_size := NULL) AS TABLE
-WITH acc AS (
-    SELECT a.engine_id, a.compressed_block_tokens AS cblock, string_split(a.compressed_kv_dtypes, ',') AS kv_dtypes
-    FROM engine_accounting a
-    WHERE a.compressed_mla_modelled AND a.compressed_layout = 'layer_tuples'
-      AND (block_size IS NULL OR block_size::BIGINT = a.compressed_block_tokens)
-),
-paged AS (   -- the caches and their pages (engine_compressed_pages_at, 200), this layout's releases only
+WITH paged AS (   -- the caches and their pages (engine_compressed_pages_at, 200), this layout's releases only
     SELECT p.* FROM engine_compressed_pages_at(block_size := block_size) p WHERE p.layout = 'layer_tuples'
 ),
 pages AS (   -- layers per (set, page): the layer lists a tuple holds one of
@@ -85,21 +80,9 @@ whole AS (   -- models whose every sliding page fits an MLA page, with the block
     SELECT g.engine_id, g.model_id, max(g.longest)::BIGINT AS group_size
     FROM grouped g
     GROUP BY ALL HAVING bool_and(g.fits)
+),
+tuple_sets AS (   -- one block id = one layer tuple (Σ of the MLA set's distinct pages) × its tuple slots
+    SELECT g.*, g.tuple_bytes AS page_bytes, w.group_size
+    FROM grouped g JOIN whole w USING (engine_id, model_id)
 )
-SELECT g.engine_id, g.model_id, k.kv_dtype, t.tp, 0::BIGINT AS mla_block_tokens, false AS mla_sparse,
-       g.storage_kind, g.window_tokens, g.layers,
-       g.raw_bytes / g.layers / g.block_tokens AS token_bytes, NULL::DOUBLE AS state_bytes,
-       'layer_tuples' AS layout_mode, g.block_tokens AS base_block_tokens, g.block_tokens AS attn_block_tokens,
-       g.block_tokens, g.set_page_bytes AS raw_page_bytes, g.tuple_bytes AS page_bytes, w.group_size,
-       g.request_groups, NULL::DOUBLE AS pool_ratio, 0 AS num_speculative_tokens,
-       -- unset, vLLM takes the sparse SWA backend's preferred block for this layout (platforms/interface.py 0.22.0:489-501
-       -- Phase 1, sparse_swa.py 0.22.0:105-107), not the release's 16
-       coalesce(block_size::BIGINT, a.cblock) AS block_size,
-       block_size IS NULL OR block_size::BIGINT = a.cblock AS block_size_is_default,
-       false AS mla_block_size_forced
-FROM grouped g
-JOIN whole w USING (engine_id, model_id)
-JOIN acc a USING (engine_id)
-CROSS JOIN (SELECT DISTINCT kv_dtype FROM kv_layer_costs) k
-CROSS JOIN tp_sizes t
-WHERE list_contains(a.kv_dtypes, k.kv_dtype)
+SELECT * FROM engine_compressed_bucket_rows('tuple_sets', 'layer_tuples', block_size := block_size)

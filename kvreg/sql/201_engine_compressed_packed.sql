@@ -4,8 +4,8 @@
 -- Grain: one row per engine (compressed_mla.layout 'block_outermost') × served model (engine_compressed_pages_at) ×
 --   kv_dtype (compressed_kv_dtypes) × tp × cache set (a UniformTypeKVCacheSpecs bucket: 'mla', or one
 --   SlidingWindowMLASpec (block, window)).
--- Inputs: engine_compressed_pages_at (200: the caches and their pages), engine_accounting, kv_layer_costs, tp_sizes;
---   scalar macro engine_approximate_gcd (200).
+-- Inputs: engine_compressed_pages_at (200: the caches and their pages); scalar macro engine_approximate_gcd (200);
+--   engine_compressed_bucket_rows (201: the rows, with the accounting's kv_dtypes and block, kv_layer_costs, tp_sizes).
 -- Units: bytes (raw_page_bytes = the set's pages summed over its layers; page_bytes = one block id's bytes), tokens,
 --   layers.
 -- Rules (v1/core/kv_cache_planning.py 0.33.0):
@@ -29,13 +29,7 @@
 --   --block-size: as engine_compressed_pages_at (only the layout's 256).
 -- Every column reference is qualified: the parameter block_size shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO engine_packed_buckets_at(block_size := NULL) AS TABLE
-WITH acc AS (
-    SELECT a.engine_id, a.compressed_block_tokens AS cblock, string_split(a.compressed_kv_dtypes, ',') AS kv_dtypes
-    FROM engine_accounting a
-    WHERE a.compressed_mla_modelled AND a.compressed_layout = 'block_outermost'
-      AND (block_size IS NULL OR block_size::BIGINT = a.compressed_block_tokens)
-),
-pages AS (   -- layers per (set, page): vLLM's page_size_layers of a bucket
+WITH pages AS (   -- layers per (set, page): vLLM's page_size_layers of a bucket
     SELECT p.engine_id, p.model_id, p.set_key, any_value(p.storage_kind) AS storage_kind,
            any_value(p.block_tokens) AS block_tokens, any_value(p.window_tokens) AS window_tokens, p.page,
            sum(p.layers)::BIGINT AS layers, sum(p.raw_page * p.layers)::BIGINT AS raw_bytes
@@ -73,20 +67,9 @@ widest AS (   -- the widest group of each set: Σ_page cdiv(layers at that page,
 block AS (   -- one block id: the widest group over every set
     SELECT w.engine_id, w.model_id, max(w.widest_bytes)::BIGINT AS block_bytes
     FROM widest w GROUP BY ALL
+),
+packed_sets AS (   -- one block id = the widest group's pages, no tuple slots
+    SELECT g.*, b.block_bytes AS page_bytes, 1::BIGINT AS group_size
+    FROM grouped g JOIN block b USING (engine_id, model_id)
 )
-SELECT g.engine_id, g.model_id, k.kv_dtype, t.tp, 0::BIGINT AS mla_block_tokens, false AS mla_sparse,
-       g.storage_kind, g.window_tokens, g.layers,
-       g.raw_bytes / g.layers / g.block_tokens AS token_bytes, NULL::DOUBLE AS state_bytes,
-       'block_outermost' AS layout_mode, g.block_tokens AS base_block_tokens, g.block_tokens AS attn_block_tokens,
-       g.block_tokens, g.set_page_bytes AS raw_page_bytes, b.block_bytes AS page_bytes, 1::BIGINT AS group_size,
-       g.request_groups, NULL::DOUBLE AS pool_ratio, 0 AS num_speculative_tokens,
-       -- unset, vLLM takes the one block every V4 backend takes (platforms/interface.py 0.33.0:766-779), not the 16
-       coalesce(block_size::BIGINT, a.cblock) AS block_size,
-       block_size IS NULL OR block_size::BIGINT = a.cblock AS block_size_is_default,
-       false AS mla_block_size_forced
-FROM grouped g
-JOIN block b USING (engine_id, model_id)
-JOIN acc a USING (engine_id)
-CROSS JOIN (SELECT DISTINCT kv_dtype FROM kv_layer_costs) k
-CROSS JOIN tp_sizes t
-WHERE list_contains(a.kv_dtypes, k.kv_dtype)
+SELECT * FROM engine_compressed_bucket_rows('packed_sets', 'block_outermost', block_size := block_size)

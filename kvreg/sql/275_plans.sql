@@ -43,6 +43,9 @@
 --   empty_context_step_s  the decode step of one sequence with no context: the weights it reads plus any fixed-size
 --                         state (sliding windows full, recurrent state); above tpot_s no context fits the TPOT
 --   gpus                  replicas × tp; usd_per_hour = gpus × price (NULL when no price)
+--   kv_read_bytes_per_seq the KV one decode step reads for one sequence at workload_read_tokens, all ranks (as
+--                         roofline's; capacity's seq_bytes is one sequence's cache per rank: one name, one meaning)
+--   replica_pool_bytes    the KV pool of one replica, all ranks (tp × capacity's per-device pool_bytes)
 --   binding_constraint    'capacity' (the KV pool holds fewer than the rate allows; first principles),
 --                         'admission' (the engine release admits fewer than the rate allows), 'tpot' (the
 --                         rate allows fewer), or 'none' (one replica holds every user within both)
@@ -194,7 +197,7 @@ admitted AS (
     FROM shared s
 ),
 cap AS (
-    SELECT b.*, b.seq_rank_bytes * b.tp AS seq_bytes,
+    SELECT b.*, b.seq_rank_bytes * b.tp AS kv_read_bytes_per_seq,
            coalesce(b.engine_requests, b.fp_requests) AS capacity_requests,
            coalesce(b.engine_requests, b.fp_requests) * b.samples AS max_seqs_per_replica,
            b.fp_requests * b.samples AS fp_seqs,
@@ -227,7 +230,7 @@ batch AS (
                 ELSE list_reduce(range(40), lambda acc, i:
                          CASE WHEN acc.hi - acc.lo <= 1 THEN acc
                               WHEN decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
-                                                 r.moe_experts_per_token, (acc.lo + acc.hi) // 2, r.seq_bytes,
+                                                 r.moe_experts_per_token, (acc.lo + acc.hi) // 2, r.kv_read_bytes_per_seq,
                                                  r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb,
                                                  r.ec, r.moe_act_bytes) <= tpot_s
                               THEN struct_pack(lo := (acc.lo + acc.hi) // 2, hi := acc.hi)
@@ -241,7 +244,7 @@ batch AS (
                        )::BIGINT AS ub
           FROM (SELECT r.*,
                        -- one sequence's attention at its binding roof, at the efficiencies (104 decode_step_s)
-                       greatest(r.seq_bytes / r.bw, (r.flop_per_token - 2 * r.params_active) / r.peak) AS attn_seq_s
+                       greatest(r.kv_read_bytes_per_seq / r.bw, (r.flop_per_token - 2 * r.params_active) / r.peak) AS attn_seq_s
                 FROM rate r) r) r
 ),
 judged AS (
@@ -318,10 +321,10 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
             ELSE 'tpot' END AS binding_constraint,
        r.rate_basis, r.bandwidth_efficiency, r.compute_efficiency, r.efficiency_evidence,
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
-                     r.batch_per_replica, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s,
+                     r.batch_per_replica, r.kv_read_bytes_per_seq, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s,
                      r.eb, r.ec, r.moe_act_bytes) AS tpot_at_batch_s,
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
-                     1, r.seq_bytes, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb, r.ec,
+                     1, r.kv_read_bytes_per_seq, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb, r.ec,
                      r.moe_act_bytes) AS single_seq_tpot_s,
        -- one step with nothing in context: the weights (and any fixed-size window or recurrent state) read once;
        -- above tpot_s no context is short enough (max_context_tokens 0), and this is what to say instead
@@ -329,7 +332,7 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
                      1, r.constant_rank_bytes * r.tp, r.constant_flop, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb,
                      r.ec, r.moe_act_bytes) AS empty_context_step_s,
        r.prefill_floor_s,
-       r.seq_bytes, r.pool_bytes * r.tp AS pool_bytes, r.weights_bytes,
+       r.kv_read_bytes_per_seq, r.pool_bytes * r.tp AS replica_pool_bytes, r.weights_bytes,
        r.fp_seqs AS first_principles_seqs, r.pool_basis, r.engine_starts,
        r.knob_util AS gpu_memory_utilization, r.util_is_default, r.knob_max_num_seqs AS max_num_seqs,
        r.max_num_seqs_is_default, r.knob_batched AS max_num_batched_tokens, r.default_batched,

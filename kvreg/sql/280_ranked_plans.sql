@@ -19,7 +19,9 @@
 --                 (pool_basis 'engine') before first-principles ones (seed rule 3, kv-arithmetic-hybrid-
 --                 attention.txt: plan on the engine's number); then $/hour ('priced'), or devices
 --                 ('no price', 'other basis'); then fewer devices, hardware, tp, weights, KV, engine ids.
---                 Infeasible rows: the longest servable context first, then the fastest single sequence.
+--                 Infeasible rows: the longest servable context first, then (where a context was computed: the
+--                 refusal is about memory or speed) the fastest single sequence, then fewer devices (one replica:
+--                 tp) as the options, then the ids as above.
 --   rank_in_model 1 = the recommendation when rank_list is 'priced' or 'no price': the lists in the order
 --                 above, each by rank_in_list
 --   rate_basis_ranked  the model's rate basis ('expected' when any feasible row has a stated efficiency)
@@ -72,9 +74,14 @@ ranked AS (
                PARTITION BY r.model_id, r.rank_list
                ORDER BY r.pool_basis <> 'engine',
                         CASE WHEN r.rank_list = 'priced' THEN r.usd_per_hour END,
-                        r.gpus,
                         CASE WHEN r.rank_list = 'infeasible' THEN -coalesce(r.max_context_tokens, -1) END,
-                        CASE WHEN r.rank_list = 'infeasible' THEN r.single_seq_tpot_s END NULLS LAST,
+                        -- the speed of one sequence only where the refusal is about memory or speed (a context was
+                        -- computed): a TP 16 refused for the link's reach (no context) came first on its 16 devices'
+                        -- bandwidth, before a TP 2 that misses the TTFT
+                        CASE WHEN r.rank_list = 'infeasible' AND r.max_context_tokens IS NOT NULL
+                             THEN r.single_seq_tpot_s END NULLS LAST,
+                        -- devices: a refused row has no replica count, so its one replica (tp), as the options
+                        coalesce(r.gpus, r.tp),
                         r.hardware_id, r.tp, r.weights_dtype, r.kv_dtype, r.engine_id) AS rank_in_list
     FROM listed_in r
 )

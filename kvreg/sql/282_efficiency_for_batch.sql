@@ -1,5 +1,6 @@
 -- bandwidth_efficiency_for_batch(weights_bytes, params_total, params_active, experts, experts_per_token, batch,
---   seq_bytes, flop_per_token, bw, peak, allreduce_s_per_token, compute_eff, moe_act_bytes, tpot_s): scalar macro,
+--   kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token, compute_eff, moe_act_bytes, tpot_s):
+--   scalar macro,
 -- the LOWEST bandwidth efficiency at which a decode step of `batch` sequences on one replica still fits tpot_s:
 -- the inverse of plans' rate limit (275: the largest batch whose decode_step_s ≤ tpot_s), so a plan can say how far
 -- its bandwidth efficiency may fall before that batch no longer fits (more replicas), or must rise for a larger one.
@@ -14,15 +15,17 @@
 --   feasible).  For a dense model whose classes are all memory-bound it is step(batch at efficiency 1) ÷ tpot_s
 --   exactly (the chapter's step scales as 1 ÷ eff), which tests/test_plan_levers.py checks by hand.
 CREATE OR REPLACE MACRO bandwidth_efficiency_for_batch(weights_bytes, params_total, params_active, experts,
-                                                       experts_per_token, batch, seq_bytes, flop_per_token, bw, peak,
-                                                       allreduce_s_per_token, compute_eff, moe_act_bytes, tpot_s) AS
+                                                       experts_per_token, batch, kv_read_bytes_per_seq,
+                                                       flop_per_token, bw, peak, allreduce_s_per_token, compute_eff,
+                                                       moe_act_bytes, tpot_s) AS
     CASE WHEN batch IS NULL OR batch < 1 THEN NULL
-         WHEN decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token, batch, seq_bytes,
-                            flop_per_token, bw, peak, allreduce_s_per_token, 1.0, compute_eff, moe_act_bytes) > tpot_s
+         WHEN decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token, batch,
+                            kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token, 1.0, compute_eff,
+                            moe_act_bytes) > tpot_s
          THEN NULL
          ELSE list_reduce(range(30), lambda acc, i:
                   CASE WHEN decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token,
-                                          batch, seq_bytes, flop_per_token, bw, peak, allreduce_s_per_token,
+                                          batch, kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token,
                                           (acc.lo + acc.hi) / 2, compute_eff, moe_act_bytes) <= tpot_s
                        THEN struct_pack(lo := acc.lo, hi := (acc.lo + acc.hi) / 2)
                        ELSE struct_pack(lo := (acc.lo + acc.hi) / 2, hi := acc.hi) END,

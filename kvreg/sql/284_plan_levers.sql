@@ -55,13 +55,13 @@ ru AS (
 eff AS (
     SELECT r.model_id,
            bandwidth_efficiency_for_batch(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
-                                          r.moe_experts_per_token, r.batch_per_replica, r.seq_bytes, r.flop_per_token,
+                                          r.moe_experts_per_token, r.batch_per_replica, r.kv_read_bytes_per_seq, r.flop_per_token,
                                           r.ceiling_bw, r.ceiling_peak, r.allreduce_s_per_token, r.compute_efficiency,
                                           r.moe_act_bytes, r.workload_tpot_s) AS hold_efficiency,
            f.fewer_batch, ceil(r.workload_users / (f.fewer_batch // r.workload_parallel_samples))::BIGINT AS fewer_replicas,
            CASE WHEN f.fewer_batch // r.workload_parallel_samples <= r.capacity_requests
                 THEN bandwidth_efficiency_for_batch(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
-                                                    r.moe_experts_per_token, f.fewer_batch, r.seq_bytes,
+                                                    r.moe_experts_per_token, f.fewer_batch, r.kv_read_bytes_per_seq,
                                                     r.flop_per_token, r.ceiling_bw, r.ceiling_peak,
                                                     r.allreduce_s_per_token, r.compute_efficiency, r.moe_act_bytes,
                                                     r.workload_tpot_s) END AS fewer_efficiency
@@ -76,7 +76,7 @@ flip AS (
     -- $/hour, and the efficiency at which that many still serve the users (memory permitting)
     SELECT r.model_id,
            min(bandwidth_efficiency_for_batch(c.weights_bytes, c.params_total, c.params_active, c.moe_experts,
-                                              c.moe_experts_per_token, a.batch, c.seq_bytes, c.flop_per_token,
+                                              c.moe_experts_per_token, a.batch, c.kv_read_bytes_per_seq, c.flop_per_token,
                                               c.ceiling_bw, c.ceiling_peak, c.allreduce_s_per_token,
                                               c.compute_efficiency, c.moe_act_bytes, c.workload_tpot_s))
                FILTER (WHERE a.batch // c.workload_parallel_samples <= c.capacity_requests) AS flip_efficiency
