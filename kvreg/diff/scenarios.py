@@ -16,6 +16,7 @@ compares every row.
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from kvreg.diff.focus import (_NATIVE_WEIGHTS, FOCUS, SHARED, FocusSpec, batches_literal, focus_sql,
                               native_weights_table)
@@ -92,7 +93,7 @@ def _materialize_focus(con, focus: FocusSpec, order: list[tuple[str, list[str]]]
 
 
 def cut_by_kind(con, order: list[tuple[str, list[str]]], same: frozenset[str] | set[str] = frozenset(),
-                say=None) -> dict[str, tuple[str, str]]:
+                say=None, keys=None) -> dict[str, tuple[str, str]]:
     """The focused rows of an edit of several kinds: one pair of side copies per kind, each cut to that kind.
 
     :func:`cut_to_touched` cannot cut a side for a model and an accelerator edited together (the model's rows
@@ -102,6 +103,8 @@ def cut_by_kind(con, order: list[tuple[str, list[str]]], same: frozenset[str] | 
     copy copies BASE's copy's steps listed in ``same``).  The comparison then reads each group's rows from its
     kind's copies (:func:`_materialize_focus`).  Exact as a one-kind cut is (tests/test_diff_cut.py): every
     per-scenario view computes a row from its own model, accelerator and release, drafts and residents kept.
+
+    ``keys``: the step cache's keys (:class:`kvreg.diff.stepcache.StepKeys`), as for :func:`share_focused`.
 
     Returns:
         ``{kind: (base copy alias, head copy alias)}``; the copies stay attached to ``con``.
@@ -113,10 +116,10 @@ def cut_by_kind(con, order: list[tuple[str, list[str]]], same: frozenset[str] | 
         if say is not None:
             say(f"computing the focused scenarios of the edited {kind} entries")
         for alias, copy in zip((BASE, HEAD), pair):
-            copy_side(con, alias, copy)
-            cut_to_touched(con, copy, sub)
-        share_focused(con, pair[0], sub)
-        share_focused(con, pair[1], sub, like=pair[0], same=same)
+            copy_side(con, alias, copy, keys=keys)
+            cut_to_touched(con, copy, sub, keys)
+        share_focused(con, pair[0], sub, keys=keys)
+        share_focused(con, pair[1], sub, like=pair[0], same=same, keys=keys)
         sides[kind] = pair
     return sides
 
@@ -134,7 +137,7 @@ CUTTABLE: dict[str, tuple[str, str]] = {"hardware": ("hardware", "hardware_id"),
 CUT_WITH: dict[str, tuple[str, ...]] = {"engine": ("engine_accounting", "engine_quirks")}
 
 
-def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
+def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]], keys=None) -> bool:
     """Cut side ``alias`` down to the scenarios a focused comparison reads; True when it did.
 
     The focused comparison (``focus.FOCUS``) only reads rows of touched entries, at the release's default
@@ -146,6 +149,7 @@ def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
     on some accelerator (they shape that device's pool).  Cross-entry views (:data:`FROZEN_VIEWS`) are
     materialized first.  Mixed edits (a model and an accelerator) are not cut: their touched rows are a
     union, not a product.  Run the report recommendation check before this (it ranks across entries).
+    ``keys``: the step cache's keys, told the side was cut (a step's key then says to what).
     """
     kinds = {k for k, ids in order if ids}
     if len(kinds) != 1 or next(iter(kinds)) not in CUTTABLE:
@@ -153,8 +157,10 @@ def cut_to_touched(con, alias: str, order: list[tuple[str, list[str]]]) -> bool:
     kind = next(iter(kinds))
     ids = sorted({i for k, group in order for i in group})
     db = _q(alias)
-    freeze(con, alias)
+    freeze(con, alias, keys=keys)
     _keep_only(con, alias, kind, ids)
+    if keys is not None:
+        keys.cut(alias, "touched " + json.dumps(order))
     con.execute(f"DELETE FROM {db}.batched_tokens WHERE max_num_batched_tokens NOT IN "
                 f"(SELECT max_num_batched_tokens FROM {db}.engine_accounting WHERE max_num_batched_tokens IS NOT NULL "
                 f"UNION SELECT max_num_batched_tokens_large_gpu FROM {db}.engine_accounting "
@@ -182,7 +188,7 @@ def _keep_only(con, alias: str, kind: str, ids: list[str]) -> None:
             con.execute(f"DELETE FROM {db}.{_q(other)} WHERE NOT list_contains(?, {_q(col)})", [ids])
 
 
-def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str, list[str]]]) -> None:
+def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str, list[str]]], keys=None) -> None:
     """Cut side ``alias`` down to what the report recommendation check of ``report_ids`` reads.
 
     A report ranks only the options of the models, accelerators and engine releases it lists
@@ -196,9 +202,12 @@ def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str
     Cross-entry views
     (:data:`FROZEN_VIEWS`) are frozen first.  tests/test_diff_cut.py checks the cut side ranks every option of
     the shipped reports exactly as the whole registry does.
+    ``keys``: the step cache's keys, told the side was cut.
     """
     db = _q(alias)
-    freeze(con, alias)
+    freeze(con, alias, keys=keys)
+    if keys is not None:
+        keys.cut(alias, "reports " + json.dumps([sorted(report_ids), order]))
     touched_ids = {k: {i for kind, ids in order if kind == k for i in ids} for k in CUTTABLE}
     for kind in CUTTABLE:
         listed = con.execute(
@@ -221,19 +230,21 @@ def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str
                        [sorted({d for _, items in dtypes for d in items})])
 
 
-def copy_side(con, alias: str, copy: str, *, frozen: bool = True) -> None:
+def copy_side(con, alias: str, copy: str, *, frozen: bool = True, keys=None) -> None:
     """Attach a new in-memory database ``copy`` holding side ``alias``'s tables, views and macros.
 
     ``COPY FROM DATABASE`` (tens of milliseconds, where building a side from its registry takes ~1 s): the
     views and macros of the copy read the copy's own tables (DuckDB binds a view in the database it lives
     in), so the copy can be cut (:func:`cut_to_reports`) without touching ``alias``.  Cross-entry views
     (:data:`FROZEN_VIEWS`) are frozen in ``alias`` first (``frozen``), so both compute the fit once, on the
-    uncut side.
+    uncut side.  ``keys``: the step cache's keys, told the copy holds ``alias``'s tables.
     """
     if frozen:
-        freeze(con, alias)
+        freeze(con, alias, keys=keys)
     con.execute(f"ATTACH ':memory:' AS {_q(copy)}")
     con.execute(f"COPY FROM DATABASE {_q(alias)} TO {_q(copy)}")
+    if keys is not None:
+        keys.copied(alias, copy)
 
 
 def _is_view(con, alias: str, view: str) -> bool:
@@ -250,18 +261,50 @@ def _view_to_table(con, alias: str, view: str, select: str, params: list | None 
     con.execute("DROP TABLE __frozen")
 
 
-def freeze(con, alias: str, like: str | None = None, same: frozenset[str] | set[str] = frozenset()) -> None:
+def freeze(con, alias: str, like: str | None = None, same: frozenset[str] | set[str] = frozenset(),
+           keys=None) -> None:
     """Materialize side ``alias``'s cross-entry views (:data:`FROZEN_VIEWS`) as tables; idempotent.
 
     ``like``, ``same``: a view named in ``same`` (its inputs are byte-identical on both sides:
     :func:`shared_steps`) is copied from side ``like``'s frozen table instead of being computed again.
+    ``keys``: a :class:`kvreg.diff.stepcache.StepKeys`; a view whose key was computed before is read back from
+    the step cache, one computed here is stored.
     """
     for view in FROZEN_VIEWS:
         if _is_view(con, alias, view):
             source = alias
             if like is not None and view in same and _has_table(con, like, view) and not _is_view(con, like, view):
                 source = like
+            elif _cached_step(con, keys, alias, view, view):
+                continue
             _view_to_table(con, alias, view, f"SELECT * FROM {_q(source)}.{_q(view)}")
+            if source == alias:
+                _store_step(con, keys, alias, view, view)
+
+
+def _step_key(keys, alias: str, step: str, *extra: str) -> str | None:
+    return None if keys is None else keys.key(alias, step, *extra)
+
+
+def _cached_step(con, keys, alias: str, step: str, table: str, *extra: str) -> bool:
+    """Replace view or table ``table`` of side ``alias`` by the step cache's rows of ``step``; False on a miss."""
+    key = _step_key(keys, alias, step, *extra)
+    if key is None:
+        return False
+    if not keys.cache.load_table(con, key, "__step_rows", step):
+        return False
+    db = _q(alias)
+    if _is_view(con, alias, table):
+        con.execute(f"DROP VIEW {db}.{_q(table)}")
+    con.execute(f"CREATE OR REPLACE TABLE {db}.{_q(table)} AS SELECT * FROM temp.__step_rows")
+    con.execute("DROP TABLE temp.__step_rows")
+    return True
+
+
+def _store_step(con, keys, alias: str, step: str, table: str, *extra: str) -> None:
+    key = _step_key(keys, alias, step, *extra)
+    if key is not None:
+        keys.cache.store_table(con, key, f"{_q(alias)}.{_q(table)}", step)
 
 
 # What each per-side computation of the focused comparison reads, as SQL text or object names (every identifier
@@ -280,7 +323,21 @@ SHARE_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def shared_steps(con, alias: str, changed: set[str]) -> set[str]:
+def step_reads(con, alias: str) -> dict[str, set[str]]:
+    """{step of :data:`SHARE_STEPS`: the base tables it reads}, on side ``alias``'s catalogue as built.
+
+    Call before :func:`freeze` or :func:`share_focused` replace views by tables (whose own reads would then be
+    hidden).  Derived from the SQL text (``depends.tables_read_by``), never listed by hand: the sets that key
+    the step cache (:mod:`kvreg.diff.stepcache`) and decide what HEAD copies (:func:`shared_steps`).
+    """
+    from kvreg.diff.depends import _IDENT, base_tables_read
+
+    names = {step: sorted({n for text in texts for n in _IDENT.findall(text)}) for step, texts in SHARE_STEPS}
+    read = base_tables_read(con, alias, sorted({n for ns in names.values() for n in ns}))  # one catalogue read
+    return {step: set().union(set(), *(read.get(n, set()) for n in ns)) for step, ns in names.items()}
+
+
+def shared_steps(con, alias: str, changed: set[str], reads: dict[str, set[str]] | None = None) -> set[str]:
     """The steps of :data:`SHARE_STEPS` whose inputs are identical on both sides: HEAD may copy BASE's rows.
 
     Call on the side's catalogue as built (before :func:`freeze` or :func:`share_focused` replace views by
@@ -290,14 +347,13 @@ def shared_steps(con, alias: str, changed: set[str]) -> set[str]:
     (both read hardware_peaks, which carries the price costs read); a model, accelerator or engine edit moves
     every step.  Exact: a step's rows are a function of the tables it reads, which hold the same values on both
     sides, and both sides are cut the same way (the cut's reads are every later step's inputs).
+    ``reads``: :func:`step_reads` of the side, when already computed.
     """
-    from kvreg.diff.depends import tables_read_by
-
-    return {step for step, texts in SHARE_STEPS if not tables_read_by(con, alias, list(texts)) & changed}
+    return {step for step, read in (reads or step_reads(con, alias)).items() if not read & changed}
 
 
 def share_focused(con, alias: str, order: list[tuple[str, list[str]]], like: str | None = None,
-                  same: frozenset[str] | set[str] = frozenset()) -> list[str]:
+                  same: frozenset[str] | set[str] = frozenset(), keys=None) -> list[str]:
     """Compute side ``alias``'s shared views (``focus.SHARED``) once, on the touched focused rows only.
 
     Each such view becomes a table of the rows the focused comparison keeps of it (touched entries,
@@ -309,6 +365,9 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]], like: str
     recommendation check (it ranks every option) and never with ``--all-scenarios``.
     ``like``, ``same``: the side already shared (BASE) and the steps whose inputs are identical on both sides
     (:func:`shared_steps`); those steps' tables are copied from ``like`` instead of computed a second time.
+    ``keys``: the step cache's keys (:class:`kvreg.diff.stepcache.StepKeys`): a step computed before with the same
+    key (code, touched entries, the values of every base table it reads) is read back instead, and a step computed
+    here is stored.
 
     Returns:
         The views replaced (``["engine_capacity", "capacity", "roofline"]`` on a full registry).
@@ -321,19 +380,21 @@ def share_focused(con, alias: str, order: list[tuple[str, list[str]]], like: str
     if not terms:
         return []
     same = set(same) if like is not None else set()
-    freeze(con, alias, like, same)
+    freeze(con, alias, like, same, keys)
     native_weights_table(con, alias)  # the templates' semi join reads it
     native_model_weights(con, alias)
+    touched_ids = json.dumps(order)
     copy = like if "__engine_capacity_rows" in same and _has_table(con, like, "__engine_capacity_rows") else None
-    done = share_engine_capacity(con, alias, " OR ".join(terms), params, order, copy_from=copy)
+    done = share_engine_capacity(con, alias, " OR ".join(terms), params, order, copy_from=copy, keys=keys)
     batches = batches_literal(con, alias)
     for view, sql in SHARED.items():
         if _is_view(con, alias, view):
             if view in same and _has_table(con, like, view) and not _is_view(con, like, view):
                 _view_to_table(con, alias, view, f"SELECT * FROM {_q(like)}.{_q(view)}")
-            else:
+            elif not _cached_step(con, keys, alias, view, view, touched_ids):
                 _view_to_table(con, alias, view, sql.format(db=_q(alias), entity=" OR ".join(terms),
                                                             batches=batches), params)
+                _store_step(con, keys, alias, view, view, touched_ids)
             done.append(view)
     return done
 
@@ -383,7 +444,8 @@ _ENGINE_KNOBS = ("max_num_batched_tokens", "gpu_memory_utilization", "max_num_se
 
 
 def share_engine_capacity(con, alias: str, entity: str, params: list,
-                          order: list[tuple[str, list[str]]] | None = None, copy_from: str | None = None) -> list[str]:
+                          order: list[tuple[str, list[str]]] | None = None, copy_from: str | None = None,
+                          keys=None) -> list[str]:
     """Compute side ``alias``'s engine admission arithmetic once for the touched focused scenarios.
 
     ``capacity`` (through ``capacity_at``) and ``engine_capacity`` both run ``engine_capacity_at`` — the
@@ -410,7 +472,8 @@ def share_engine_capacity(con, alias: str, entity: str, params: list,
     a row of ``engine_capacity_at`` at one max_model_len does not depend on the list's other values (its
     first-principles sums are per context, 220: ``fp``).  Call after the report recommendation check, which
     reads other rows, and never with ``--all-scenarios``.  ``copy_from``: a side whose ``__engine_capacity_rows``
-    were computed from identical inputs (:func:`shared_steps`): its rows are copied, not computed.
+    were computed from identical inputs (:func:`shared_steps`): its rows are copied, not computed.  ``keys``: the
+    step cache's keys (:func:`share_focused`): rows computed before under the same key are read back.
     Returns ``["engine_capacity"]``, or ``[]`` when the side has no such view or macro.
     """
     db = _q(alias)
@@ -437,6 +500,8 @@ def share_engine_capacity(con, alias: str, entity: str, params: list,
         if copy_from is not None:
             con.execute(f"CREATE OR REPLACE TABLE {db}.__engine_capacity_rows AS "
                         f"SELECT * FROM {_q(copy_from)}.__engine_capacity_rows")
+        elif _cached_step(con, keys, alias, "__engine_capacity_rows", "__engine_capacity_rows", json.dumps(order)):
+            pass
         else:
             con.execute(f"CREATE OR REPLACE TABLE {db}.__engine_capacity_rows AS SELECT v.* FROM "
                         f"engine_capacity_at(?::BIGINT[]{filters}) v LEFT JOIN {db}.models m ON m.model_id = v.model_id "
@@ -444,6 +509,7 @@ def share_engine_capacity(con, alias: str, entity: str, params: list,
                         f"AND w.model_id = v.model_id AND w.weights_dtype = v.weights_dtype "
                         f"WHERE ({entity}) AND v.max_model_len <= coalesce(m.native_context_tokens, v.max_model_len)",
                         [lens] + list(one.values()) + params)
+            _store_step(con, keys, alias, "__engine_capacity_rows", "__engine_capacity_rows", json.dumps(order))
         knobs = ", ".join(f"{k} := NULL" for k in _ENGINE_KNOBS)
         defaults = " AND ".join(f"{k} IS NULL" for k in _ENGINE_KNOBS)
         # the id filters (220: only_models, only_hardware, only_engines; capacity_at passes its lists) filter the rows
