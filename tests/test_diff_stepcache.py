@@ -107,8 +107,9 @@ def test_a_second_diff_reads_every_step_back_and_reports_the_same(repo, monkeypa
     stored = sorted(p.suffix for p in (repo / ".kvreg" / FOLDER).iterdir())
     assert stored.count(".json") == 2  # q4 ranked on BASE and on HEAD
     second, said = diff()
-    [hits] = [m.split(": ", 1)[1].split(", ") for m in said if m.startswith("read from the step cache")]
-    for step in ("speed_efficiency", "__engine_capacity_rows", "capacity", "roofline", "ranking of q4"):
+    hits = [h for m in said if m.startswith("read from the step cache") for h in m.split(": ", 1)[1].split(", ")]
+    for step in ("speed_efficiency", "__engine_capacity_rows", "capacity", "roofline", "ranking of q4",
+                 "focus capacity", "focus engine_capacity", "focus roofline", "focus costs"):
         assert hits.count(step) == 2, hits  # on both sides
     assert _result(second) == _result(first)
     monkeypatch.setenv("KVREG_DIFF_CACHE", "0")

@@ -182,6 +182,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                     share_focused(con, HEAD, order, like=BASE, same=same, keys=keys)
             if keys is not None and keys.cache.hits:
                 say(f"read from the step cache: {', '.join(keys.cache.hits)}")
+                del keys.cache.hits[:]  # the comparisons' focused rows are named in the next line
             figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS if compare_figures else ():
                 if spec.view in unmoved:
@@ -190,7 +191,10 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 say(f"comparing {spec.view}")
                 view, f, s, h, summary = compare_view(con, spec, order, threshold_pct=threshold_pct,
                                                       all_scenarios=all_scenarios, figure_rows=figure_rows,
-                                                      sides=sides)
+                                                      sides=sides, step_keys=keys)
+                if keys is not None and keys.cache.hits:
+                    say(f"read from the step cache: {', '.join(keys.cache.hits)}")
+                    del keys.cache.hits[:]
                 views.append(view)
                 figures.extend(f)
                 sets.extend(s)

@@ -65,15 +65,21 @@ SEQ_RANK = 1e15  # a size above any |%|: sequence-count changes sort first
 
 
 def _materialize_focus(con, focus: FocusSpec, order: list[tuple[str, list[str]]],
-                       sides: dict[str, tuple[str, str]] | None = None) -> None:
+                       sides: dict[str, tuple[str, str]] | None = None, keys=None) -> None:
     """``_diff_base`` / ``_diff_head``: the focused SELECT per touched entry group, UNIONed (see :mod:`focus`).
 
     ``sides``: kind → (BASE, HEAD) aliases of copies cut to that kind's entries (an edit of several kinds:
     :func:`cut_by_kind`).  A group's SELECT then runs on its kind's copies and leaves out the rows an earlier
     group's predicate matches, so a row touching two kinds (an edited model on an edited accelerator) comes from
     one copy only, the earlier group's, which is also the group :func:`_attribution` gives it to.
+    ``keys``: the step cache's keys (:mod:`kvreg.diff.stepcache`; step ``focus <view>``, :data:`FOCUS_STEPS`): a
+    side's focused rows computed before under the same key are read back (not for ``sides``' copies).
     """
+    step = "focus " + focus.view
     for side, (alias, name) in enumerate(((BASE, "_diff_base"), (HEAD, "_diff_head"))):
+        key = _step_key(keys, alias, step, json.dumps(order)) if sides is None else None
+        if key is not None and keys.cache.load_table(con, key, name, step):
+            continue
         parts, params, earlier = [], [], []
         for kind, ids in order:
             col = ENTITY_COLUMNS[kind]
@@ -90,6 +96,8 @@ def _materialize_focus(con, focus: FocusSpec, order: list[tuple[str, list[str]]]
             earlier.append((test, ids))
         sql = " UNION ".join(f"({p})" for p in parts) or focus_sql(con, focus, alias, "FALSE")
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", params)
+        if key is not None:
+            keys.cache.store_table(con, key, name, step)
 
 
 def cut_by_kind(con, order: list[tuple[str, list[str]]], same: frozenset[str] | set[str] = frozenset(),
@@ -321,6 +329,11 @@ SHARE_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("capacity", (_CUT_READS, SHARED["capacity"], "capacity")),
     ("roofline", (_CUT_READS, SHARED["roofline"], "roofline batch_sizes")),
 )
+# The focused rows each comparison reads of a side (focus.FOCUS, _materialize_focus), keyed like the steps above
+# (by what the view reads on the catalogue as built, which includes the shared tables' inputs): not copied between
+# the sides (a view none of whose inputs differ is not compared at all), only read back from the step cache.
+FOCUS_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    ("focus " + view, (_CUT_READS, spec.sql, view, "batch_sizes")) for view, spec in FOCUS.items())
 
 
 def step_reads(con, alias: str) -> dict[str, set[str]]:
@@ -332,7 +345,8 @@ def step_reads(con, alias: str) -> dict[str, set[str]]:
     """
     from kvreg.diff.depends import _IDENT, base_tables_read
 
-    names = {step: sorted({n for text in texts for n in _IDENT.findall(text)}) for step, texts in SHARE_STEPS}
+    names = {step: sorted({n for text in texts for n in _IDENT.findall(text)})
+             for step, texts in SHARE_STEPS + FOCUS_STEPS}
     read = base_tables_read(con, alias, sorted({n for ns in names.values() for n in ns}))  # one catalogue read
     return {step: set().union(set(), *(read.get(n, set()) for n in ns)) for step, ns in names.items()}
 
@@ -349,7 +363,8 @@ def shared_steps(con, alias: str, changed: set[str], reads: dict[str, set[str]] 
     sides, and both sides are cut the same way (the cut's reads are every later step's inputs).
     ``reads``: :func:`step_reads` of the side, when already computed.
     """
-    return {step for step, read in (reads or step_reads(con, alias)).items() if not read & changed}
+    steps = {step for step, _ in SHARE_STEPS}
+    return {step for step, read in (reads or step_reads(con, alias)).items() if step in steps and not read & changed}
 
 
 def share_focused(con, alias: str, order: list[tuple[str, list[str]]], like: str | None = None,
@@ -663,7 +678,7 @@ def _value(v, integral: bool):
 
 def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, threshold_pct: float = 0.0,
                  all_scenarios: bool = False, figure_rows: int | None = None,
-                 sides: dict[str, tuple[str, str]] | None = None):
+                 sides: dict[str, tuple[str, str]] | None = None, step_keys=None):
     """Compare one view between ``kv_base`` and ``kv_head`` on ``con``.
 
     Args:
@@ -671,6 +686,7 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
             below); None fetches every one.  The counts (summaries, hidden) always cover every change:
             they are aggregated in SQL, so a bounded fetch only saves turning rows into records.
         sides: per-kind cut copies of the two sides (:func:`cut_by_kind`), read by the focused SELECTs.
+        step_keys: the step cache's keys: each side's focused rows are read back when computed before.
 
     Returns:
         (what was compared, figure changes at or above ``threshold_pct`` (%) sorted
@@ -686,7 +702,7 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
         if not all(c in base_cols and c in head_cols for c in keys if c != "at"):
             return (ViewComparison(spec.view, tuple(keys), tuple(figures), 0, 0, skipped="key columns missing"),
                     [], [], 0, [])
-        _materialize_focus(con, focus, order, sides)
+        _materialize_focus(con, focus, order, sides, step_keys)
     else:
         keys = [k for k in KEY_COLUMNS if k in base_cols and k in head_cols]
         figures = [f for f in spec.all_figures if f in base_cols and f in head_cols]
