@@ -106,12 +106,25 @@ def test_a_second_diff_reads_every_step_back_and_reports_the_same(repo, monkeypa
     assert not [m for m in said_first if m.startswith("read from the step cache")]
     stored = sorted(p.suffix for p in (repo / ".kvreg" / FOLDER).iterdir())
     assert stored.count(".json") == 2  # q4 ranked on BASE and on HEAD
+    def hits(said):
+        return [h for m in said if m.startswith("read from the step cache") for h in m.split(": ", 1)[1].split(", ")]
+
     second, said = diff()
-    hits = [h for m in said if m.startswith("read from the step cache") for h in m.split(": ", 1)[1].split(", ")]
-    for step in ("speed_efficiency", "__engine_capacity_rows", "capacity", "roofline", "ranking of q4",
-                 "focus capacity", "focus engine_capacity", "focus roofline", "focus costs"):
-        assert hits.count(step) == 2, hits  # on both sides
+    for step in ("speed_efficiency", "ranking of q4", "focus capacity", "focus engine_capacity", "focus roofline",
+                 "focus costs"):
+        assert hits(said).count(step) == 2, hits(said)  # on both sides
+    # every comparison's rows came back, so the shared tables they are made from were not needed
+    assert "computing the focused scenarios of BASE" not in said and "capacity" not in hits(said)
     assert _result(second) == _result(first)
+    # without the comparisons' rows, the shared tables are read back instead of computed
+    from kvreg.diff import scenarios
+
+    monkeypatch.setattr(scenarios, "focus_cached", lambda *a: False)
+    third, said = diff()
+    for step in ("__engine_capacity_rows", "capacity", "roofline"):
+        assert hits(said).count(step) == 2, hits(said)
+    assert _result(third) == _result(first)
+    monkeypatch.undo()
     monkeypatch.setenv("KVREG_DIFF_CACHE", "0")
     off, said_off = diff()
     assert not [m for m in said_off if m.startswith("read from the step cache")]

@@ -70,7 +70,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     from kvreg.diff.references import dangling_report_references
     from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach, attach_like, compare_view,
                                        copy_side, cut_by_kind, cut_to_reports, cut_to_touched, freeze,
-                                       share_focused, shared_steps, step_reads, touched)
+                                       focus_cached, share_focused, shared_steps, step_reads, touched)
     from kvreg.diff.stepcache import StepCache, StepKeys, side_digests
     from kvreg.tables import frames
     from kvreg.validate_cache import ValidateCache
@@ -174,12 +174,14 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 else:
                     if not cut and cut_to_touched(con, BASE, order, keys):
                         cut_to_touched(con, HEAD, order, keys)
-                    # The focused capacity and roofline rows once per side, read by their comparisons and costs'.
-                    say("computing the focused scenarios of BASE")
-                    share_focused(con, BASE, order, keys=keys)
-                    say("computing the focused scenarios of HEAD" + (f" (copying {', '.join(sorted(same))} from BASE)"
-                                                                     if same else ""))
-                    share_focused(con, HEAD, order, like=BASE, same=same, keys=keys)
+                    # The focused capacity and roofline rows once per side, read by their comparisons and costs'
+                    # (not needed when every comparison's focused rows of both sides are in the step cache).
+                    if not focus_cached(keys, order, [spec.view for spec in compare]):
+                        say("computing the focused scenarios of BASE")
+                        share_focused(con, BASE, order, keys=keys)
+                        say("computing the focused scenarios of HEAD" + (
+                            f" (copying {', '.join(sorted(same))} from BASE)" if same else ""))
+                        share_focused(con, HEAD, order, like=BASE, same=same, keys=keys)
             if keys is not None and keys.cache.hits:
                 say(f"read from the step cache: {', '.join(keys.cache.hits)}")
                 del keys.cache.hits[:]  # the comparisons' focused rows are named in the next line

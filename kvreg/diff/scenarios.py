@@ -299,14 +299,9 @@ def _cached_step(con, keys, alias: str, step: str, table: str, *extra: str) -> b
     key = _step_key(keys, alias, step, *extra)
     if key is None:
         return False
-    if not keys.cache.load_table(con, key, "__step_rows", step):
-        return False
-    db = _q(alias)
-    if _is_view(con, alias, table):
-        con.execute(f"DROP VIEW {db}.{_q(table)}")
-    con.execute(f"CREATE OR REPLACE TABLE {db}.{_q(table)} AS SELECT * FROM temp.__step_rows")
-    con.execute("DROP TABLE temp.__step_rows")
-    return True
+    name = f"{_q(alias)}.{_q(table)}"
+    return keys.cache.load_table(con, key, name, step, temp=False,
+                                 replaces_view=name if _is_view(con, alias, table) else None)
 
 
 def _store_step(con, keys, alias: str, step: str, table: str, *extra: str) -> None:
@@ -365,6 +360,20 @@ def shared_steps(con, alias: str, changed: set[str], reads: dict[str, set[str]] 
     """
     steps = {step for step, _ in SHARE_STEPS}
     return {step for step, read in (reads or step_reads(con, alias)).items() if step in steps and not read & changed}
+
+
+def focus_cached(keys, order: list[tuple[str, list[str]]], views: list[str]) -> bool:
+    """Whether both sides' focused rows of every view in ``views`` are in the step cache (``focus <view>``).
+
+    Then the comparisons read them back and :func:`share_focused` (whose tables only they read) need not run;
+    a stored file that turns out unreadable makes its comparison compute the focus from the side's views (the
+    same rows: ``focus.SHARED``), only slower.
+    """
+    if keys is None or not views:
+        return False
+    touched_ids = json.dumps(order)
+    return all(keys.cache.has(keys.key(alias, "focus " + view, touched_ids))
+               for alias in (BASE, HEAD) for view in views if view in FOCUS)
 
 
 def share_focused(con, alias: str, order: list[tuple[str, list[str]]], like: str | None = None,

@@ -113,8 +113,18 @@ class StepCache:
     def _path(self, key: str, ext: str) -> Path | None:
         return None if self.folder is None or key is None else self.folder / f"{key}.{ext}"
 
-    def load_table(self, con, key: str | None, target: str, step: str) -> bool:
-        """Create the temporary table ``target`` from the stored result of ``key``; False on a miss."""
+    def has(self, key: str | None) -> bool:
+        """Whether a table result is stored under ``key`` (it may still be unreadable: :meth:`load_table` says)."""
+        path = self._path(key, "duckdb")
+        return path is not None and path.is_file()
+
+    def load_table(self, con, key: str | None, target: str, step: str, *, temp: bool = True,
+                   replaces_view: str | None = None) -> bool:
+        """Create table ``target`` from the stored result of ``key``; False on a miss (nothing changed then).
+
+        ``temp``: a temporary table (``target`` unqualified), else ``target`` is a qualified name;
+        ``replaces_view``: a (qualified) view of that name dropped first, once the stored file is open.
+        """
         import duckdb
 
         path = self._path(key, "duckdb")
@@ -126,7 +136,10 @@ class StepCache:
             path.unlink(missing_ok=True)  # not a DuckDB file (truncated, foreign): computed again
             return False
         try:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {target} AS SELECT * FROM {_ATTACHED}.t")
+            con.execute(f"SELECT * FROM {_ATTACHED}.t LIMIT 0")  # a file without the table: a miss, view kept
+            if replaces_view is not None:
+                con.execute(f"DROP VIEW IF EXISTS {replaces_view}")
+            con.execute(f"CREATE OR REPLACE {'TEMP ' if temp else ''}TABLE {target} AS SELECT * FROM {_ATTACHED}.t")
         except duckdb.Error:
             con.execute(f"DETACH {_ATTACHED}")
             path.unlink(missing_ok=True)
