@@ -113,6 +113,7 @@ def test_a_second_diff_reads_every_step_back_and_reports_the_same(repo, monkeypa
     for step in ("speed_efficiency", "ranking of q4", "focus capacity", "focus engine_capacity", "focus roofline",
                  "focus costs"):
         assert hits(said).count(step) == 2, hits(said)  # on both sides
+    assert hits(said).count("side database") == 1  # BASE's tables, views and macros (HEAD is a copy of BASE)
     # every comparison's rows came back, so the shared tables they are made from were not needed
     assert "computing the focused scenarios of BASE" not in said and "capacity" not in hits(said)
     assert _result(second) == _result(first)

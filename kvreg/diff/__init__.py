@@ -68,7 +68,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     from kvreg.diff.model import UNMOVED, ViewComparison
     from kvreg.diff.recommend import recommendation_flips, reports_to_check
     from kvreg.diff.references import dangling_report_references
-    from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach, attach_like, compare_view,
+    from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach_cached, attach_like, compare_view,
                                        copy_side, cut_by_kind, cut_to_reports, cut_to_touched, freeze,
                                        focus_cached, share_focused, shared_steps, step_reads, touched)
     from kvreg.diff.stepcache import StepCache, StepKeys, side_digests
@@ -100,7 +100,9 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         con.execute("SET enable_progress_bar = false")  # the diff's output is the report, not a progress bar
         try:
             say("building BASE and HEAD views in memory")
-            attach(con, BASE, base_reg)
+            # BASE's database read back when a side with the same tables was built before (kvreg/diff/stepcache.py)
+            step_cache = None if all_scenarios else StepCache.for_project(project)
+            attach_cached(con, BASE, base_reg, step_cache)
             replaced = attach_like(con, HEAD, head_reg, BASE, base_reg)  # BASE's views copied, differing tables rebuilt
             # A view none of whose base tables differ has the same rows on both sides (kvreg/diff/depends.py):
             # its comparison is skipped (a price or source edit cannot move capacity or the admission rows).
@@ -118,7 +120,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 # .kvreg/diff-cache/ (BASE's, on every diff against the same base after the first).
                 reads = {step: base_reads.get(step, set()) | head_reads.get(step, set())
                          for step in set(base_reads) | set(head_reads)}
-                keys = StepKeys(StepCache.for_project(project),
+                keys = StepKeys(step_cache,
                                 {BASE: side_digests(base_reg), HEAD: side_digests(head_reg)}, reads)
 
             def freeze_sides() -> None:  # before anything cuts or copies a side (idempotent)
@@ -184,7 +186,7 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                         share_focused(con, HEAD, order, like=BASE, same=same, keys=keys)
             if keys is not None and keys.cache.hits:
                 say(f"read from the step cache: {', '.join(keys.cache.hits)}")
-                del keys.cache.hits[:]  # the comparisons' focused rows are named in the next line
+                del keys.cache.hits[:]  # each comparison names its own read-back rows after it
             figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS if compare_figures else ():
                 if spec.view in unmoved:

@@ -58,17 +58,18 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def frame_digest(df) -> str:
+def frame_digest(df, locations: bool = False) -> str:
     """SHA-256 (hex) of a base table's frame: column names, dtypes and values, location columns left out.
 
     Location columns (``file``, ``line``, ``*_line``: ``depends._is_location``) say where a value was written; no
-    view computes from them, and a step whose table has one is not stored (:meth:`StepCache.store`).  Values are
+    view computes from them, and a step whose table has one is not stored (:meth:`StepCache.store`).
+    ``locations``: keep them (a side's whole database holds them: :func:`side_key`).  Values are
     pickled without a memo (exact floats, NaN, NA and types included; the same bytes whether equal strings are one
     object or two, as they are not when a registry comes from the validate cache): equal bytes mean equal values.
     """
     from kvreg.diff.depends import _is_location
 
-    keep = [c for c in df.columns if not _is_location(c)]
+    keep = [c for c in df.columns if locations or not _is_location(c)]
     part = df[keep]
     h = hashlib.sha256()
     h.update(json.dumps([[c, str(t)] for c, t in zip(keep, part.dtypes)]).encode())
@@ -166,6 +167,56 @@ class StepCache:
             con.execute(f"ATTACH '{_sql_path(Path(tmp))}' AS {_ATTACHED}")
             try:
                 con.execute(f"CREATE TABLE {_ATTACHED}.t AS SELECT * FROM {source}")
+            finally:
+                con.execute(f"DETACH {_ATTACHED}")
+            os.replace(tmp, path)
+        finally:
+            for leftover in (tmp, tmp + ".wal"):
+                if os.path.exists(leftover):
+                    os.unlink(leftover)
+        self.stores.append(step)
+        self.prune()
+
+    def load_database(self, con, key: str | None, alias: str, step: str) -> bool:
+        """Attach a new in-memory database ``alias`` holding the stored database of ``key`` (tables, views and
+        macros, ``COPY FROM DATABASE``); False on a miss (``alias`` not attached then)."""
+        import duckdb
+
+        path = self._path(key, "duckdb")
+        if path is None or not path.is_file():
+            return False
+        db = '"' + alias.replace('"', '""') + '"'
+        try:
+            con.execute(f"ATTACH '{_sql_path(path)}' AS {_ATTACHED} (READ_ONLY)")
+        except duckdb.Error:
+            path.unlink(missing_ok=True)
+            return False
+        try:
+            con.execute(f"ATTACH ':memory:' AS {db}")
+            con.execute(f"COPY FROM DATABASE {_ATTACHED} TO {db}")
+        except duckdb.Error:
+            con.execute(f"DETACH {_ATTACHED}")
+            con.execute(f"DETACH DATABASE IF EXISTS {db}")
+            path.unlink(missing_ok=True)
+            return False
+        con.execute(f"DETACH {_ATTACHED}")
+        _touch(path)
+        self.hits.append(step)
+        return True
+
+    def store_database(self, con, key: str | None, alias: str, step: str) -> None:
+        """Store attached database ``alias`` (tables, views, macros) under ``key``."""
+        path = self._path(key, "duckdb")
+        if path is None:
+            return
+        db = '"' + alias.replace('"', '""') + '"'
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".duckdb.tmp", dir=self.folder)
+        os.close(fd)
+        os.unlink(tmp)
+        try:
+            con.execute(f"ATTACH '{_sql_path(Path(tmp))}' AS {_ATTACHED}")
+            try:
+                con.execute(f"COPY FROM DATABASE {db} TO {_ATTACHED}")
             finally:
                 con.execute(f"DETACH {_ATTACHED}")
             os.replace(tmp, path)
@@ -282,6 +333,15 @@ class StepKeys:
             return None
         return digest(code_fingerprint(), step, self.cuts.get(alias, ""), *extra,
                       *(f"{t}={d}" for t, d in sorted(tables.items())))
+
+
+def side_key(registry) -> str:
+    """The key of ``registry``'s whole built side (every base table, location columns included, and the views and
+    macros of the running code): ``scenarios.attach_cached``."""
+    from kvreg.tables import frames
+
+    return digest(code_fingerprint(), "side database",
+                  *(f"{n}={frame_digest(df, locations=True)}" for n, df in sorted(frames(registry).items())))
 
 
 def side_digests(registry) -> dict[str, str]:
