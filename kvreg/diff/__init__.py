@@ -68,10 +68,10 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
     from kvreg.diff.model import UNMOVED, ViewComparison
     from kvreg.diff.recommend import recommendation_flips, reports_to_check
     from kvreg.diff.references import dangling_report_references
-    from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach, attach_like, compare_view,
+    from kvreg.diff.scenarios import (BASE, HEAD, RANK_BASE, RANK_HEAD, VIEWS, attach_cached, attach_like, compare_view,
                                        copy_side, cut_by_kind, cut_to_reports, cut_to_touched, freeze,
-                                       share_focused,
-                                       shared_steps, touched)
+                                       focus_cached, share_focused, shared_steps, step_reads, touched)
+    from kvreg.diff.stepcache import StepCache, StepKeys, side_digests
     from kvreg.tables import frames
     from kvreg.validate_cache import ValidateCache
 
@@ -100,7 +100,9 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         con.execute("SET enable_progress_bar = false")  # the diff's output is the report, not a progress bar
         try:
             say("building BASE and HEAD views in memory")
-            attach(con, BASE, base_reg)
+            # BASE's database read back when a side with the same tables was built before (kvreg/diff/stepcache.py)
+            step_cache = None if all_scenarios else StepCache.for_project(project)
+            attach_cached(con, BASE, base_reg, step_cache)
             replaced = attach_like(con, HEAD, head_reg, BASE, base_reg)  # BASE's views copied, differing tables rebuilt
             # A view none of whose base tables differ has the same rows on both sides (kvreg/diff/depends.py):
             # its comparison is skipped (a price or source edit cannot move capacity or the admission rows).
@@ -109,11 +111,21 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                        if not read & changed}
             # The per-side steps of the focused comparison whose inputs are identical on both sides (a price edit:
             # the speed fits, admission rows and capacity): HEAD copies BASE's rows (scenarios.shared_steps).
-            same = set() if all_scenarios else shared_steps(con, BASE, changed) & shared_steps(con, HEAD, changed)
+            same, keys = set(), None
+            if not all_scenarios:
+                base_reads, head_reads = step_reads(con, BASE), step_reads(con, HEAD)
+                same = shared_steps(con, BASE, changed, base_reads) & shared_steps(con, HEAD, changed, head_reads)
+                # Every per-side step keyed by the code, the touched entries and the values of the base tables it
+                # reads (kvreg/diff/stepcache.py): one computed by an earlier diff is read back from the project's
+                # .kvreg/diff-cache/ (BASE's, on every diff against the same base after the first).
+                reads = {step: base_reads.get(step, set()) | head_reads.get(step, set())
+                         for step in set(base_reads) | set(head_reads)}
+                keys = StepKeys(step_cache,
+                                {BASE: side_digests(base_reg), HEAD: side_digests(head_reg)}, reads)
 
             def freeze_sides() -> None:  # before anything cuts or copies a side (idempotent)
-                freeze(con, BASE)
-                freeze(con, HEAD, BASE, same)
+                freeze(con, BASE, keys=keys)
+                freeze(con, HEAD, BASE, same, keys)
 
             groups: list[tuple[str, set[str]]] = []
             for statuses in (("added", "removed"), ("changed",)):
@@ -131,42 +143,50 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
             cut = False
             if not all_scenarios and models_only:
                 freeze_sides()
-                cut = cut_to_touched(con, BASE, order) and cut_to_touched(con, HEAD, order)
+                cut = cut_to_touched(con, BASE, order, keys) and cut_to_touched(con, HEAD, order, keys)
             say("checking report recommendations")
             rank = reports_to_check(con, BASE, HEAD, order, reports)
-            if rank:
+            copies: list[str] = []
+
+            def rank_copies() -> None:
                 # Rank on a copy of each side cut to the checked reports' entries (cut_to_reports): the same
                 # ranking, without computing the grid of the registry's other models, accelerators and releases
                 # (a model edit's sides are cut to the model already, not to the reports' devices and engines).
-                # The copies (copy_side: tables, views and macros, ~25 ms) go before the comparison.
+                # The copies (copy_side: tables, views and macros, ~25 ms) go before the comparison; made only
+                # when some ranking is not in the step cache.
                 freeze_sides()
                 for alias, copy in ((BASE, RANK_BASE), (HEAD, RANK_HEAD)):
                     copy_side(con, alias, copy)
                     cut_to_reports(con, copy, sorted(rank), order)
-                try:
-                    checked, flips = recommendation_flips(con, RANK_BASE, RANK_HEAD, order, reports=reports,
-                                                          progress=say)
-                finally:
-                    con.execute(f'DETACH "{RANK_BASE}"')
-                    con.execute(f'DETACH "{RANK_HEAD}"')
-            else:
-                checked, flips = recommendation_flips(con, BASE, HEAD, order, reports=reports)
+                    copies.append(copy)
+            try:
+                checked, flips = recommendation_flips(con, RANK_BASE, RANK_HEAD, order, reports=reports,
+                                                      progress=say, keys=keys, keyed_as=(BASE, HEAD),
+                                                      prepare=rank_copies)
+            finally:
+                for copy in copies:
+                    con.execute(f'DETACH "{copy}"')
             compare = [spec for spec in VIEWS if spec.view not in unmoved] if compare_figures else []
             sides = None
             if compare and not all_scenarios:
                 freeze_sides()
                 if not cut and len({k for k, ids in order if ids}) > 1:
                     # Several kinds edited (models and accelerators): a copy of each side per kind, cut to it.
-                    sides = cut_by_kind(con, order, same, say)
+                    sides = cut_by_kind(con, order, same, say, keys)
                 else:
-                    if not cut and cut_to_touched(con, BASE, order):
-                        cut_to_touched(con, HEAD, order)
-                    # The focused capacity and roofline rows once per side, read by their comparisons and costs'.
-                    say("computing the focused scenarios of BASE")
-                    share_focused(con, BASE, order)
-                    say("computing the focused scenarios of HEAD" + (f" (copying {', '.join(sorted(same))} from BASE)"
-                                                                     if same else ""))
-                    share_focused(con, HEAD, order, like=BASE, same=same)
+                    if not cut and cut_to_touched(con, BASE, order, keys):
+                        cut_to_touched(con, HEAD, order, keys)
+                    # The focused capacity and roofline rows once per side, read by their comparisons and costs'
+                    # (not needed when every comparison's focused rows of both sides are in the step cache).
+                    if not focus_cached(keys, order, [spec.view for spec in compare]):
+                        say("computing the focused scenarios of BASE")
+                        share_focused(con, BASE, order, keys=keys)
+                        say("computing the focused scenarios of HEAD" + (
+                            f" (copying {', '.join(sorted(same))} from BASE)" if same else ""))
+                        share_focused(con, HEAD, order, like=BASE, same=same, keys=keys)
+            if keys is not None and keys.cache.hits:
+                say(f"read from the step cache: {', '.join(keys.cache.hits)}")
+                del keys.cache.hits[:]  # each comparison names its own read-back rows after it
             figures, sets, views, summaries, hidden = [], [], [], [], 0
             for spec in VIEWS if compare_figures else ():
                 if spec.view in unmoved:
@@ -175,7 +195,10 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
                 say(f"comparing {spec.view}")
                 view, f, s, h, summary = compare_view(con, spec, order, threshold_pct=threshold_pct,
                                                       all_scenarios=all_scenarios, figure_rows=figure_rows,
-                                                      sides=sides)
+                                                      sides=sides, step_keys=keys)
+                if keys is not None and keys.cache.hits:
+                    say(f"read from the step cache: {', '.join(keys.cache.hits)}")
+                    del keys.cache.hits[:]
                 views.append(view)
                 figures.extend(f)
                 sets.extend(s)
