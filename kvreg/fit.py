@@ -133,7 +133,7 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
             [model]).fetchall()]
     bad = [c for c in contexts if not isinstance(c, int) or c < 1]
     if bad:
-        raise UsageError(f"context(s) {', '.join(map(str, bad))} are not positive whole token counts")
+        raise UsageError(f"{f.noun_for(len(bad), 'context').capitalize()} {', '.join(map(str, bad))} {'is not a positive whole token count' if len(bad) == 1 else 'are not positive whole token counts'}")
     # Any context, on the contexts axis or not: the table macros hold the arithmetic the views apply
     # to the axis (kv_sequence_costs_at, capacity_at), so both give the same figures.
     if kv_pool_bytes is not None and not kv_pool_bytes > 0:

@@ -75,7 +75,7 @@ def knob_params(knobs: dict | None, names: tuple[str, ...] = KNOBS) -> list:
     knobs = knobs or {}
     unknown = set(knobs) - set(KNOBS)
     if unknown:
-        raise UsageError(f"unknown engine setting(s) {', '.join(sorted(unknown))} (known: {', '.join(KNOBS)})")
+        raise UsageError(f"unknown engine {f.noun_for(len(unknown), 'setting')} {', '.join(sorted(unknown))} (known: {', '.join(KNOBS)})")
     return [knobs.get(k) for k in names]
 
 
@@ -167,7 +167,7 @@ def resolve_workload(users: int | None, context_tokens: int | None, workload: di
     w = {k: v for k, v in (workload or {}).items() if v is not None}
     unknown = set(w) - set(WORKLOAD_FIELDS)
     if unknown:
-        raise UsageError(f"unknown workload field(s) {', '.join(sorted(unknown))} (known: {', '.join(WORKLOAD_FIELDS)})")
+        raise UsageError(f"unknown workload {f.noun_for(len(unknown), 'field')} {', '.join(sorted(unknown))} (known: {', '.join(WORKLOAD_FIELDS)})")
     rate, inp, out, prefix = (w.get(k) for k in ("request_rate_per_s", "input_tokens", "output_tokens",
                                                   "shared_prefix_tokens"))
     if (users is None) == (rate is None):
