@@ -101,7 +101,7 @@ def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: lis
         table.append((f"{r['max_model_len']:,}", f.count(n["naive_max_seqs"]) if n else "n/a",
                       f.count(r["first_principles_seqs"]), f.count(r["admitted_seqs"]),
                       f.count(r["first_principles_tokens"]), f.count(r["logged_kv_tokens"]),
-                      f"{r['logged_max_concurrency']:,.2f}x", f.ratio(r["first_principles_ratio"])))
+                      f.ratio(r['logged_max_concurrency']), f.ratio(r["first_principles_ratio"])))
     widths = [max(len(str(t[i])) for t in table) for i in range(len(header))]
     for i, t in enumerate(table):
         out.append("  ".join(str(c).rjust(w) if j else str(c).ljust(w) for j, (c, w) in enumerate(zip(t, widths))))
