@@ -457,7 +457,7 @@ def calibrate(fmt, speed, project, db):
 def plan(model, users, context, input_tokens, output_tokens, shared_prefix_tokens, parallel_samples, request_rate,
          tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, fmt, efficiency_basis, project, db,
          **knobs):
-    """Accelerators a workload needs: replicas, GPUs, $/hour and the binding constraint, cheapest first."""
+    """Accelerators a workload needs: replicas, devices, $/hour and the binding constraint, cheapest first."""
     from kvreg.build import connect
     from kvreg.fit import UsageError
     from kvreg.plan import plan as run_plan, plan_json, render_plan

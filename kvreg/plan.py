@@ -464,7 +464,7 @@ def _plan_table(rows: list[dict], stated: set | frozenset = frozenset()) -> list
     """The options as a text table; ``tpot†`` marks a row whose decode speed binds at a stated (unmeasured)
     bandwidth efficiency (``stated``: those hardware ids), as the report marks its summary."""
     table = [("hardware", "weights", "KV", "TP", "capacity/replica", "rate limit", "replicas", "batch",
-              "GPUs", "$/hour", "binding", "TPOT at batch", "rate basis")]
+              "devices", "$/hour", "binding", "TPOT at batch", "rate basis")]
     for p in rows:
         dagger = "†" if p["binding_constraint"] == "tpot" and p["hardware_id"] in stated else ""
         table.append((p["hardware_id"], p["weights_dtype"], p["kv_dtype"], p["tp"],
@@ -493,7 +493,7 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
         if len(r.feasible) > top:
             out.append(f"({f.counted(len(r.feasible) - top, 'more priced configuration')} not shown)")
     if r.unpriced:
-        out.append(f"No price in the registry for {unpriced_hw}: ranked on their own, fewest GPUs first"
+        out.append(f"No price in the registry for {unpriced_hw}: ranked on their own, fewest devices first"
                    f" (not comparable in $/hour).{'' if r.feasible else ' ' + rule}")
         out += _plan_table(r.unpriced[:top], r.stated)
         if len(r.unpriced) > top:

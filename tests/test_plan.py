@@ -111,6 +111,9 @@ def test_worked_plan_cli_output(db, con):
     rate355 = math.floor((0.05 - WEIGHTS / bw355) / (S * KV_TOKEN / bw355 + ar355 / 0.45))
     assert rate355 == 53 and (math.ceil(200 / rate355), math.ceil(200 / 4)) == (4, 50)
     assert lines[4].split()[:10] == ["mi355x", "bf16", "bf16", "4", "102", "53", "4", "50", "16", "$41.44"]
+    # the column holds TPUs and Gaudis too: "devices", the word the Best line uses (the trial's F2)
+    header = next(line for line in lines if line.startswith("hardware "))
+    assert "  devices  " in header and "GPUs" not in res.output
     assert "Best: mi355x, 4 replicas × TP 4 = 16 devices at $41.44/hour; binding constraint: tpot." in lines
     # next on the rental basis: MI300X at $1.50/h (TensorWave), now at its efficiency fitted to AMD's vLLM pages
     # (0.297, n=3; test_speed.py works it), borrowed by the first-principles engine (hardware_any, derived).  The
