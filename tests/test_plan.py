@@ -459,3 +459,15 @@ def test_moe_batch_costed_with_the_experts_it_reads_by_hand(con):
     assert rate == p["rate_max_batch"]
     assert 7 <= rate and p["gpus"] <= 10 and p["gpus"] == math.ceil(64 / min(rate, p["max_seqs_per_replica"]))
     assert p["tpot_at_batch_s"] == pytest.approx(step(p["batch_per_replica"]), rel=1e-3)
+
+
+def test_unknown_hardware_names_the_query_that_lists_them(db):
+    # the new-user trial (F13): "(45 known; list them with kvreg sql)" without the query
+    res = CliRunner().invoke(main, ["plan", "--model", "llama-3.1-70b", "--users", "1", "--context", "8K",
+                                    "--tpot-ms", "50", "--hardware", "nonexistent", "--project", str(ROOT), "--db", db])
+    assert res.exit_code == 2
+    m = re.search(r'known; list them with kvreg sql "([^"]+)"\)', res.output)
+    assert m and m.group(1) == "SELECT DISTINCT hardware_id FROM hardware ORDER BY 1", res.output
+    # and the query runs as printed, listing the ids (h100-sxm-80gb among them)
+    out = CliRunner().invoke(main, ["sql", m.group(1), "--format", "csv", "--project", str(ROOT), "--db", db])
+    assert out.exit_code == 0 and "h100-sxm-80gb" in out.output.splitlines()
