@@ -260,12 +260,13 @@ def report(report_file: Path | str, out: Path | str | None = None, formats: Iter
         KvregError: the registry or the report definition has problems.
         UsageError: an unknown format.
     """
+    from kvreg.formats import noun_for
     from kvreg.report.make import FORMATS, ReportUsageError, make_report
 
     chosen = list(formats)
     bad = [f for f in chosen if f not in FORMATS]
     if bad or not chosen:
-        raise UsageError(f"unknown format(s) {', '.join(bad) or '(none)'}; choose from {', '.join(FORMATS)}")
+        raise UsageError(f"unknown {noun_for(len(bad), 'format')} {', '.join(bad) or '(none)'}; choose from {', '.join(FORMATS)}")
     try:
         return make_report(Path(report_file), None if out is None else Path(out), chosen,
                            project=None if project is None else Path(project))

@@ -437,11 +437,11 @@ def calibrate(fmt, speed, project, db):
 @click.option("--ttft-ms", type=click.FloatRange(min=1e-3, max=1e7), default=None,
               help="Optional time-to-first-token target, ms (checked against the prefill floor).")
 @click.option("--weights-dtype", "weights_dtypes", multiple=True, callback=_listed,
-              help="Weight precision(s), repeated or comma-separated; default the model's own.")
+              help="Weight precisions, repeated or comma-separated; default the model's own.")
 @click.option("--kv-dtype", "kv_dtypes", multiple=True, callback=_listed,
-              help="KV precision(s), repeated or comma-separated; default bf16.")
+              help="KV precisions, repeated or comma-separated; default bf16.")
 @click.option("--hardware", "hardware", multiple=True, callback=_listed,
-              help="Hardware id(s) to compare, repeated or comma-separated; default all.")
+              help="Hardware ids to compare, repeated or comma-separated; default all.")
 @click.option("--engine", default="first-principles", show_default=True)
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1), help="Feasible rows shown.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
@@ -457,7 +457,7 @@ def calibrate(fmt, speed, project, db):
 def plan(model, users, context, input_tokens, output_tokens, shared_prefix_tokens, parallel_samples, request_rate,
          tpot_ms, ttft_ms, weights_dtypes, kv_dtypes, hardware, engine, top, fmt, efficiency_basis, project, db,
          **knobs):
-    """Accelerators a workload needs: replicas, GPUs, $/hour and the binding constraint, cheapest first."""
+    """Accelerators a workload needs: replicas, devices, $/hour and the binding constraint, cheapest first."""
     from kvreg.build import connect
     from kvreg.fit import UsageError
     from kvreg.plan import plan as run_plan, plan_json, render_plan
@@ -630,12 +630,13 @@ def schema(kind, project, write, check, fmt):
               help="The kvreg project directory (default: the parent of the report's reports/ folder).")
 def report(report_file: Path, out_dir: Path | None, formats: str, project: Path | None):
     """Render REPORT_FILE (reports/X.yaml) to OUT/X.html and OUT/X.pdf; print the paths written."""
+    from kvreg.formats import noun_for
     from kvreg.report.make import FORMATS, ReportUsageError, make_report
 
     chosen = [f.strip() for f in formats.split(",") if f.strip()]
     bad = [f for f in chosen if f not in FORMATS]
     if bad or not chosen:
-        raise click.BadParameter(f"unknown format(s) {', '.join(bad) or '(none)'}; choose from {', '.join(FORMATS)}",
+        raise click.BadParameter(f"unknown {noun_for(len(bad), 'format')} {', '.join(bad) or '(none)'}; choose from {', '.join(FORMATS)}",
                                  param_hint="--format")
     try:
         written = make_report(report_file, out_dir, chosen, project=project,

@@ -89,7 +89,7 @@ def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: lis
            f" (max_num_batched_tokens {r0['max_num_batched_tokens']:,}, max_num_seqs {r0['max_num_seqs']:,})"
            f" = available KV {f.gib(r0['available_kv_bytes'])}",
            f"Layout: block {r0['block_size_tokens']} tokens · page {f.bytes_binary(r0['page_bytes'])} · "
-           f"{r0['num_groups']} group(s) × {f.counted(r0['group_size'], 'layer')} ·"
+           f"{f.counted(r0['num_groups'], 'group')} × {f.counted(r0['group_size'], 'layer')} ·"
            f" {f.counted(r0['padding_layers'], 'padding layer')} · "
            f"{f.count(r0['num_blocks'])} blocks"]
     naive = {r["context_tokens"]: r for r in fp_rows}
@@ -101,7 +101,7 @@ def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: lis
         table.append((f"{r['max_model_len']:,}", f.count(n["naive_max_seqs"]) if n else "n/a",
                       f.count(r["first_principles_seqs"]), f.count(r["admitted_seqs"]),
                       f.count(r["first_principles_tokens"]), f.count(r["logged_kv_tokens"]),
-                      f"{r['logged_max_concurrency']:,.2f}x", f.ratio(r["first_principles_ratio"])))
+                      f.ratio(r['logged_max_concurrency']), f.ratio(r["first_principles_ratio"])))
     widths = [max(len(str(t[i])) for t in table) for i in range(len(header))]
     for i, t in enumerate(table):
         out.append("  ".join(str(c).rjust(w) if j else str(c).ljust(w) for j, (c, w) in enumerate(zip(t, widths))))

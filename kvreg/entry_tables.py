@@ -24,6 +24,7 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from kvreg.formats import counted
 from kvreg.schema.accounting import Cited
 from kvreg.schema.columns import Column, Columns, Rows
 from kvreg.schema.common import Measure
@@ -319,7 +320,7 @@ def _chain(spec: EntryTable) -> list[type[BaseModel]]:
         lists += many
     ids = 1 + (spec.kind is None)
     if len(spec.keys) != ids + lists:
-        raise ValueError(f"table {spec.name}: {len(spec.keys)} keys for {ids} id column(s) and {lists} list index(es)")
+        raise ValueError(f"table {spec.name}: {len(spec.keys)} keys for {counted(ids, 'id column')} and {counted(lists, 'list index', 'list indexes')}")
     return models
 
 

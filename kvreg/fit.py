@@ -50,7 +50,8 @@ def check_known(con, table: str, column: str, value: str, what: str) -> None:
 
     ``table`` and ``column`` are fixed identifiers from kvreg's own code, never user input.
     """
-    known = [r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM {table} ORDER BY 1").fetchall()]
+    query = f"SELECT DISTINCT {column} FROM {table} ORDER BY 1"
+    known = [r[0] for r in con.execute(query).fetchall()]
     # numbers (tp sizes) in numeric order, not as text ("1, 16, 2" reads as a bug)
     known.sort(key=lambda k: (0, int(k), "") if str(k).isdigit() else (1, 0, str(k)))
     if value not in known:
@@ -58,7 +59,9 @@ def check_known(con, table: str, column: str, value: str, what: str) -> None:
 
         near = near_ids(str(value), [str(k) for k in known])
         hint = f"; did you mean {', '.join(near)}?" if near else ""
-        listing = f" (known: {', '.join(known)})" if len(known) <= 12 else f" ({len(known)} known; list them with kvreg sql)"
+        # the very query that listed them, so the hint can be pasted as it stands
+        listing = (f" (known: {', '.join(known)})" if len(known) <= 12
+                   else f' ({len(known)} known; list them with kvreg sql "{query}")')
         raise UsageError(f"unknown {what} {value!r}{hint}{listing}")
 
 
@@ -133,7 +136,7 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
             [model]).fetchall()]
     bad = [c for c in contexts if not isinstance(c, int) or c < 1]
     if bad:
-        raise UsageError(f"context(s) {', '.join(map(str, bad))} are not positive whole token counts")
+        raise UsageError(f"{f.noun_for(len(bad), 'context').capitalize()} {', '.join(map(str, bad))} {'is not a positive whole token count' if len(bad) == 1 else 'are not positive whole token counts'}")
     # Any context, on the contexts axis or not: the table macros hold the arithmetic the views apply
     # to the axis (kv_sequence_costs_at, capacity_at), so both give the same figures.
     if kv_pool_bytes is not None and not kv_pool_bytes > 0:

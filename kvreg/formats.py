@@ -56,8 +56,16 @@ def counted(n: float | None, noun: str, nouns: str | None = None) -> str:
     ``nouns`` is the plural where it is not ``noun + "s"`` (``counted(2, "replica of", "replicas of")``);
     None counts as ``n/a`` with the plural.  The one place CLI text and templates say "1 user", not "1 users".
     """
-    many = nouns if nouns is not None else noun + "s"
-    return f"n/a {many}" if n is None else f"{int(n):,} {noun if int(n) == 1 else many}"
+    return f"{'n/a' if n is None else f'{int(n):,}'} {noun_for(n, noun, nouns)}"
+
+
+def noun_for(n: float | None, noun: str, nouns: str | None = None) -> str:
+    """The noun alone, singular for exactly one: ``noun_for(1, "format")`` is ``format``, 2 gives ``formats``.
+
+    For text that names the items rather than counting them ("unknown formats a, b"); ``nouns`` and None as
+    in :func:`counted`, which prints its noun through this.
+    """
+    return noun if n is not None and int(n) == 1 else (nouns if nouns is not None else noun + "s")
 
 
 def ratio(x: float | None) -> str:

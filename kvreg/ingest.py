@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from kvreg import formats as f
 from kvreg.logparse import LogError, ParsedLog, parse_log, parse_speculative
 
 KV_DTYPES = {"auto": None, "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "bfloat16": "bf16", "bf16": "bf16",
@@ -144,6 +145,20 @@ def infer_release(engines: dict, p: ParsedLog) -> tuple[str | None, str | None, 
     return None, None, f"V1 log without version; {why}; fits {', '.join(fits) or 'no release'}"
 
 
+def hardware_with_memory(hardware: dict, total_gib: float | None) -> list[tuple[str, int]]:
+    """(id, memory_usable bytes) of the registry hardware whose usable memory is the log's total memory.
+
+    vLLM prints the device's total memory rounded to two decimals of GiB (``round(b / GiB_bytes, 2)``,
+    vllm/utils/mem_utils.py 0.19.0:23-24 and 157; ``:.2f`` in older releases), so an entry matches when its
+    bytes round to the same figure: within half a hundredth of a GiB.  Sorted by id; [] when
+    ``total_gib`` is None or nothing matches.
+    """
+    if total_gib is None:
+        return []
+    return sorted((hid, h.memory_usable.value) for hid, h in hardware.items()
+                  if abs(h.memory_usable.value / 2**30 - total_gib) <= 0.005 + 1e-9)
+
+
 def observation_from_log(text: str, registry, *, obs_id: str, source: dict, model: str | None = None,
                          hardware: str | None = None, engine: str | None = None) -> tuple[dict, list[str]]:
     """Build an observation entry (a dict ready for YAML) from a log's text.
@@ -268,8 +283,11 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
                         "vllm-0.9-0.16, vllm-0.17-0.19, vllm-0.20, vllm-0.21, vllm-0.22-0.26, vllm-0.33)")
     if hardware is None:
         unknown.append("hardware")
+        near = hardware_with_memory(registry.of("hardware"), p.total_gpu_memory_gib)
+        meant = "; did you mean " + " or ".join(
+            f"{h} (memory_usable {f.mib(b)} = {f.gib(b)})" for h, b in near) + "?" if near else ""
         msgs.append("the log does not name the GPU: set hardware: <hardware id> for the end-to-end check"
-                    + (f" (total memory {p.total_gpu_memory_gib} GiB)" if p.total_gpu_memory_gib else ""))
+                    + (f" (total memory {p.total_gpu_memory_gib} GiB{meant})" if p.total_gpu_memory_gib else ""))
     logged = {k: getattr(p, k) for k in LOGGED_FIELDS if getattr(p, k) is not None}
     entry = {"id": obs_id, "engine": eng, "engine_version": p.version, "model": model_id, "model_hf_id": p.model,
              "hardware": hardware, "settings": settings, "logged": logged, "unknown": unknown,

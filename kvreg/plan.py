@@ -75,7 +75,7 @@ def knob_params(knobs: dict | None, names: tuple[str, ...] = KNOBS) -> list:
     knobs = knobs or {}
     unknown = set(knobs) - set(KNOBS)
     if unknown:
-        raise UsageError(f"unknown engine setting(s) {', '.join(sorted(unknown))} (known: {', '.join(KNOBS)})")
+        raise UsageError(f"unknown engine {f.noun_for(len(unknown), 'setting')} {', '.join(sorted(unknown))} (known: {', '.join(KNOBS)})")
     return [knobs.get(k) for k in names]
 
 
@@ -167,7 +167,7 @@ def resolve_workload(users: int | None, context_tokens: int | None, workload: di
     w = {k: v for k, v in (workload or {}).items() if v is not None}
     unknown = set(w) - set(WORKLOAD_FIELDS)
     if unknown:
-        raise UsageError(f"unknown workload field(s) {', '.join(sorted(unknown))} (known: {', '.join(WORKLOAD_FIELDS)})")
+        raise UsageError(f"unknown workload {f.noun_for(len(unknown), 'field')} {', '.join(sorted(unknown))} (known: {', '.join(WORKLOAD_FIELDS)})")
     rate, inp, out, prefix = (w.get(k) for k in ("request_rate_per_s", "input_tokens", "output_tokens",
                                                   "shared_prefix_tokens"))
     if (users is None) == (rate is None):
@@ -464,7 +464,7 @@ def _plan_table(rows: list[dict], stated: set | frozenset = frozenset()) -> list
     """The options as a text table; ``tpot†`` marks a row whose decode speed binds at a stated (unmeasured)
     bandwidth efficiency (``stated``: those hardware ids), as the report marks its summary."""
     table = [("hardware", "weights", "KV", "TP", "capacity/replica", "rate limit", "replicas", "batch",
-              "GPUs", "$/hour", "binding", "TPOT at batch", "rate basis")]
+              "devices", "$/hour", "binding", "TPOT at batch", "rate basis")]
     for p in rows:
         dagger = "†" if p["binding_constraint"] == "tpot" and p["hardware_id"] in stated else ""
         table.append((p["hardware_id"], p["weights_dtype"], p["kv_dtype"], p["tp"],
@@ -493,7 +493,7 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
         if len(r.feasible) > top:
             out.append(f"({f.counted(len(r.feasible) - top, 'more priced configuration')} not shown)")
     if r.unpriced:
-        out.append(f"No price in the registry for {unpriced_hw}: ranked on their own, fewest GPUs first"
+        out.append(f"No price in the registry for {unpriced_hw}: ranked on their own, fewest devices first"
                    f" (not comparable in $/hour).{'' if r.feasible else ' ' + rule}")
         out += _plan_table(r.unpriced[:top], r.stated)
         if len(r.unpriced) > top:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from kvreg.formats import counted
+
 
 @dataclasses.dataclass(frozen=True, order=True)
 class Problem:
@@ -63,7 +65,7 @@ class KvregError(Exception):
 
     def __init__(self, problems: list[Problem]):
         self.problems = sorted(set(problems))
-        super().__init__(f"{len(self.problems)} problem(s)")
+        super().__init__(counted(len(self.problems), "problem"))
 
     def render(self, fmt: str = "text") -> str:
         """Render all problems as ``text`` (one block each), ``github`` or ``json``."""
@@ -72,5 +74,5 @@ class KvregError(Exception):
         if fmt == "github":
             return "\n".join(p.github() for p in self.problems)
         lines = [p.render() for p in self.problems]
-        lines.append(f"{len(self.problems)} problem(s) found.")
+        lines.append(f"{counted(len(self.problems), 'problem')} found.")
         return "\n".join(lines)

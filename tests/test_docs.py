@@ -1,4 +1,5 @@
-"""docs/sql.md and docs/validation.md stay true: every column, every problem code, every example runs."""
+"""docs/sql.md, docs/validation.md and docs/plan.md stay true: every column, every problem code, every example runs,
+every quoted `kvreg plan` output is what the command prints."""
 
 from __future__ import annotations
 
@@ -81,3 +82,33 @@ def test_every_problem_code_is_documented_and_no_other():
     produced = produced_codes()
     assert not produced - documented, f"codes missing from docs/validation.md: {sorted(produced - documented)}"
     assert not documented - produced, f"documented codes kvreg never produces: {sorted(documented - produced)}"
+
+
+PLAN_MD = (ROOT / "docs" / "plan.md").read_text()
+# each quoted `kvreg plan` run: the command (continuation lines joined) and the output as printed, "..." marking a cut
+PLAN_RUNS = [(m.group(1).replace("\\\n", " "), m.group(2))
+             for m in re.finditer(r"^```\w*\n\$ kvreg (plan (?:[^\n]*\\\n)*[^\n]*)\n(.*?)^```", PLAN_MD, re.M | re.S)]
+
+
+@pytest.fixture(scope="module")
+def plan_db(tmp_path_factory, built_db):
+    from tests.conftest import copy_db
+
+    return copy_db(built_db, tmp_path_factory.mktemp("plan_docs"))
+
+
+@pytest.mark.parametrize("command, quoted", PLAN_RUNS, ids=[c[:60] for c, _ in PLAN_RUNS])
+def test_plan_md_quotes_what_kvreg_plan_prints(plan_db, command, quoted):
+    """docs/plan.md's quoted outputs drifted from the command (the new-user trial's F1): every quoted line is a
+    line the command prints now, in the same order; "..." lines stand for what the doc leaves out."""
+    import shlex
+
+    from click.testing import CliRunner
+
+    from kvreg.cli import main
+
+    r = CliRunner().invoke(main, shlex.split(command) + ["--project", str(ROOT), "--db", plan_db])
+    assert r.exit_code == 0, r.output
+    printed = iter(r.output.splitlines())
+    missing = [ln for ln in quoted.splitlines() if ln.strip() != "..." and ln not in printed]
+    assert missing == [], f"docs/plan.md `kvreg {command[:50]}…`: re-run it and paste the output"

@@ -158,7 +158,10 @@ def test_fit_0_22_names_the_prefill_reserve(root_db):
     r = run("fit", "gemma-4-31b", "b300", "--weights-dtype", "fp8", "--kv-dtype", "fp8", "--engine", "vllm-0.22-0.26",
             "--context", "262144", "--project", ROOT, "--db", root_db)
     assert r.exit_code == 0, r.output
-    assert "6 group(s) × 10 layers · 0 padding layers" in r.output
+    assert "6 groups × 10 layers · 0 padding layers" in r.output
+    # one multiplication sign for both ratio columns (the trial's "15.74x" beside "2.51×", F3)
+    row = [ln for ln in r.output.splitlines() if ln.startswith("262,144 ")][-1]   # the engine table, after the fit
+    assert row.split()[-2:] == ["15.74×", "2.51×"]
     # the settings line once, in the fit's header (the engine section used to print it again)
     assert [ln for ln in r.output.splitlines() if ln.startswith("Engine vllm-0.22-0.26 settings:")] == [
         "Engine vllm-0.22-0.26 settings: gpu_memory_utilization 0.92 (release default) · max_num_seqs 1,024 (release"

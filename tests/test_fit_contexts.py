@@ -105,8 +105,10 @@ def test_fit_in_a_given_pool_off_the_axis(con):
 
 
 def test_fit_refuses_a_non_positive_context(con):
-    with pytest.raises(UsageError, match="not positive whole token counts"):
+    with pytest.raises(UsageError, match="^Context 0 is not a positive whole token count$"):
         fit(con, "llama-3.1-70b", "h100-sxm-80gb", contexts=[0])
+    with pytest.raises(UsageError, match="^Contexts 0, -5 are not positive whole token counts$"):
+        fit(con, "llama-3.1-70b", "h100-sxm-80gb", contexts=[0, -5])
 
 
 @pytest.mark.parametrize("text,tokens", [("32K", 32_000), ("32Ki", 32_768), ("20000", 20_000), ("1.5K", 1_500),

@@ -33,3 +33,40 @@ def test_plan_header_says_one_user(con):
     out = render_plan(plan(con, "llama-3.1-8b", users=1, context_tokens=8192, tpot_s=0.05,
                            hardware=["h100-sxm-80gb"])).splitlines()
     assert out[0].startswith("llama-3.1-8b · 1 user × 8,192 tokens · TPOT ≤ 50.0 ms")
+
+
+@pytest.mark.parametrize("n, text", [(1, "format"), (2, "formats"), (0, "formats"), (None, "formats")])
+def test_noun_for_names_items_without_counting_them(n, text):
+    assert f.noun_for(n, "format") == text
+
+
+def test_one_problem_is_one_problem_found():
+    # the new-user trial (F11): import-hf printed "1 problem(s) found."
+    from kvreg.problems import KvregError, Problem
+
+    one = KvregError([Problem("a.json", 1, 1, "", "bad-config-value", "x")])
+    two = KvregError([Problem("a.json", 1, 1, "", "bad-config-value", "x"), Problem("b.json", 2, 1, "", "c", "y")])
+    assert (str(one), one.render().splitlines()[-1]) == ("1 problem", "1 problem found.")
+    assert two.render().splitlines()[-1] == "2 problems found."
+
+
+def test_no_parenthesised_plural_in_kvregs_text():
+    """Every printed count goes through counted/noun_for: no "group(s)" left in a string of kvreg/."""
+    import io
+    import re
+    import tokenize
+    from pathlib import Path
+
+    root = Path(f.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        prev = tokenize.NEWLINE
+        for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
+            # docstrings (a string standing alone as a statement) are not printed; an f-string's {…} is code
+            text = re.sub(r"\{[^{}]*\}", "", tok.string).replace("http(s)", "")
+            if tok.type == tokenize.STRING and prev not in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) \
+                    and re.search(r"[A-Za-z]\(s\)", text):
+                found.append(f"{path.relative_to(root)}:{tok.start[0]}")
+            if tok.type not in (tokenize.COMMENT, tokenize.NL):
+                prev = tok.type
+    assert found == []

@@ -732,9 +732,21 @@ def test_source_never_carries_an_absolute_path(tmp_path):
     cfg = tmp_path / "Some-Model" / "config.json"
     cfg.parent.mkdir()
     cfg.write_text((FIX / "llama-3.1-8b.json").read_text())
-    e = import_config(cfg).entry
-    assert e["id"] == "some-model"
-    assert e["sources"][0]["title"] == "config.json (Some-Model/config.json)"
+    r = import_config(cfg)
+    assert r.entry["id"] == "some-model"
+    # outside the working directory: marked as such, not cut to a relative-looking "Some-Model/config.json"
+    assert r.entry["sources"][0]["title"] == "config.json (a local copy of Some-Model/config.json)"
+    assert "# Imported by kvreg import-hf from a local copy of Some-Model/config.json." in r.text
+    assert str(tmp_path) not in r.text
+
+
+def test_a_problem_outside_the_cwd_points_at_the_path_as_given(tmp_path):
+    # the new-user trial (F10): "/tmp/t8_bad.json" was reported as "tmp/t8_bad.json:1:1: ..."
+    bad = tmp_path / "bad.json"
+    bad.write_text("{\n")
+    with pytest.raises(KvregError) as exc:
+        import_config(bad)
+    assert [p.file for p in exc.value.problems] == [bad.as_posix()]
 
 
 def test_llama4_explicit_no_rope_layers_win_over_the_interval(tmp_path):

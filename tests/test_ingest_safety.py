@@ -279,3 +279,17 @@ def test_force_keeps_a_curated_model_over_a_name_derived_from_the_log():
     assert out["settings"] == {"tp": 1, "kv_dtype": "fp8"}         # the log's tp, the curated kv dtype
     assert out["inferred"] == {"hardware": "GPU named 'H100'", "engine": "version 0.19.0 printed at line 3"}
     assert out["sources"] == [{"url": "https://x.org/1"}, {"title": "log"}]
+
+
+def test_hardware_left_open_suggests_the_entries_with_the_logged_memory(registry):
+    # the new-user trial (F12): "(total memory 79.19 GiB)" and nothing more, though it names the H100s.
+    # hardware/h100-*-80gb.yaml: memory_usable 81,089 MiB (SXM) and 81,091 MiB (PCIe), both 79.19 GiB at vLLM's
+    # two decimals; a figure no entry has gets no guess.
+    def gpu_line(text):
+        _, msgs = observation_from_log(text, registry, obs_id="t", source={"title": "t"})
+        return next(m for m in msgs if m.startswith("the log does not name the GPU"))
+
+    assert "79.19" in FULL and gpu_line(FULL).endswith(
+        "(total memory 79.19 GiB; did you mean h100-pcie-80gb (memory_usable 81,091 MiB = 79.19 GiB)"
+        " or h100-sxm-80gb (memory_usable 81,089 MiB = 79.19 GiB)?)")
+    assert gpu_line(FULL.replace("79.19", "12.34")).endswith("(total memory 12.34 GiB)")

@@ -111,6 +111,9 @@ def test_worked_plan_cli_output(db, con):
     rate355 = math.floor((0.05 - WEIGHTS / bw355) / (S * KV_TOKEN / bw355 + ar355 / 0.45))
     assert rate355 == 53 and (math.ceil(200 / rate355), math.ceil(200 / 4)) == (4, 50)
     assert lines[4].split()[:10] == ["mi355x", "bf16", "bf16", "4", "102", "53", "4", "50", "16", "$41.44"]
+    # the column holds TPUs and Gaudis too: "devices", the word the Best line uses (the trial's F2)
+    header = next(line for line in lines if line.startswith("hardware "))
+    assert "  devices  " in header and "GPUs" not in res.output
     assert "Best: mi355x, 4 replicas × TP 4 = 16 devices at $41.44/hour; binding constraint: tpot." in lines
     # next on the rental basis: MI300X at $1.50/h (TensorWave), now at its efficiency fitted to AMD's vLLM pages
     # (0.297, n=3; test_speed.py works it), borrowed by the first-principles engine (hardware_any, derived).  The
@@ -456,3 +459,15 @@ def test_moe_batch_costed_with_the_experts_it_reads_by_hand(con):
     assert rate == p["rate_max_batch"]
     assert 7 <= rate and p["gpus"] <= 10 and p["gpus"] == math.ceil(64 / min(rate, p["max_seqs_per_replica"]))
     assert p["tpot_at_batch_s"] == pytest.approx(step(p["batch_per_replica"]), rel=1e-3)
+
+
+def test_unknown_hardware_names_the_query_that_lists_them(db):
+    # the new-user trial (F13): "(45 known; list them with kvreg sql)" without the query
+    res = CliRunner().invoke(main, ["plan", "--model", "llama-3.1-70b", "--users", "1", "--context", "8K",
+                                    "--tpot-ms", "50", "--hardware", "nonexistent", "--project", str(ROOT), "--db", db])
+    assert res.exit_code == 2
+    m = re.search(r'known; list them with kvreg sql "([^"]+)"\)', res.output)
+    assert m and m.group(1) == "SELECT DISTINCT hardware_id FROM hardware ORDER BY 1", res.output
+    # and the query runs as printed, listing the ids (h100-sxm-80gb among them)
+    out = CliRunner().invoke(main, ["sql", m.group(1), "--format", "csv", "--project", str(ROOT), "--db", db])
+    assert out.exit_code == 0 and "h100-sxm-80gb" in out.output.splitlines()

@@ -391,7 +391,7 @@ def test_text_format_one_block_per_problem_and_a_count(tmp_path):
     lines = r.stderr.splitlines()
     assert lines[0] == "hardware/hw.yaml:4:1: bad-unit: memory_usable.value: cannot read '79.6 Gb' as a bytes quantity"
     assert lines[1] == "    hint: units are case-sensitive: write 79.6 GB"
-    assert lines[-1] == "3 problem(s) found."
+    assert lines[-1] == "3 problems found."
 
 
 def test_json_format(tmp_path):

@@ -53,25 +53,31 @@ def default_id(hf_id: str | None, config_path: Path) -> str:
     return base or "imported-model"
 
 
-def display_path(path: Path) -> str:
-    """``path`` relative to the working directory, else ``parent/name``.
-
-    Entries never carry a machine's absolute paths.
-    """
+def _below_cwd(path: Path) -> str | None:
+    """``path`` relative to the working directory (posix), or None when it lies outside it."""
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
-        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+        return None
+
+
+def display_path(path: Path) -> str:
+    """Where a problem points: ``path`` relative to the working directory, else the path as given.
+
+    A path outside the working directory is never cut to ``parent/name``: "tmp/x.json" for "/tmp/x.json"
+    reads as a relative path that does not exist (the new-user trial's F10).
+    """
+    return _below_cwd(path) or Path(path).as_posix()
 
 
 def _note_path(path: Path, where: str) -> str:
-    """Where the config was read, for an entry's note: the path when it lies below the working directory
-    (``registry/models/x.config.json``), else "a local copy (name)" — a cut absolute path leads nowhere."""
-    try:
-        Path(path).resolve().relative_to(Path.cwd().resolve())
+    """Where the config was read, for the entry's text (header, source): the path when it lies below the
+    working directory (``registry/models/x.config.json``), else "a local copy of parent/name" — entries never
+    carry a machine's absolute paths, and a bare cut one ("tmp/x.json") reads as a path that is not there."""
+    if _below_cwd(path) is not None:
         return where
-    except ValueError:
-        return f"a local copy ({Path(path).name})"
+    path = Path(path)
+    return f"a local copy of {path.parent.name}/{path.name}" if path.parent.name else f"a local copy of {path.name}"
 
 
 def _fail(where: str, code: str, message: str, fields: list[str], hint: str = HAND_HINT) -> KvregError:
@@ -187,9 +193,10 @@ def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: 
                           "pass --weights-index for exact checkpoint bytes.")
 
     moe = params.moe_of(cfg, fam)
+    shown = display or _note_path(config_path, where)     # the entry's own text: no absolute path
     sources = [{"id": "config", **({"url": f"https://huggingface.co/{hf_id}/blob/main/config.json"} if hf_id
-                                    else {"title": f"config.json ({where})"}),
-                "note": "imported by kvreg import-hf" + (f" from {_note_path(config_path, where)}" if hf_id else "")}]
+                                    else {"title": f"config.json ({shown})"}),
+                "note": "imported by kvreg import-hf" + (f" from {shown}" if hf_id else "")}]
     if params_total is not None:
         total, active, routed = params_total, None, 0
         p_total = {"value": int(params_total) if float(params_total).is_integer() else params_total,
@@ -287,7 +294,7 @@ def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: 
     _validate(entry, where)
     from kvreg.importhf.writer import render
 
-    return Imported(entry=entry, text=render(entry, f"Imported by kvreg import-hf from {hf_id or where}."),
+    return Imported(entry=entry, text=render(entry, f"Imported by kvreg import-hf from {hf_id or shown}."),
                     derived=derived, unused=unused, ignored_subtrees=cfg.ignored_subtrees, notes=notes)
 
 
