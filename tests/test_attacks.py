@@ -122,7 +122,7 @@ def test_export_parquet_and_csv_are_written_by_duckdb(small, tmp_path):
 
     out = tmp_path / "models.parquet"
     r = run("export", "models", "--to", out, "--project", small)
-    assert (r.exit_code, r.output) == (0, f"wrote {out} (1 rows)\n")
+    assert (r.exit_code, r.output) == (0, f"wrote {out} (1 row)\n")
     assert duckdb.connect().execute("SELECT model_id FROM read_parquet(?)", [str(out)]).fetchall() == [("a",)]
     csv = tmp_path / "cap.csv"
     r = run("export", "SELECT context_tokens FROM capacity", "--where", "context_tokens = 8192", "--to", csv,
