@@ -229,7 +229,9 @@ def _config_value(body: str, key: str) -> str | None:
     if not m:
         return None
     rest = body[m.end():]
-    if rest[:1] in "'\"":
+    if not rest or rest.startswith(","):
+        return ""  # ``key=`` with nothing after it: the caller names the line (a truncated log)
+    if rest[0] in "'\"":
         end = rest.find(rest[0], 1)
         return rest[1:end] if end > 0 else None
     om = re.match(r"[A-Za-z_][A-Za-z0-9_]*\(", rest)
@@ -328,6 +330,9 @@ def parse_log(text: str) -> ParsedLog:
         cm = _CONFIG.search(line)
         if cm:
             body = cm.group(1)
+            for key in (*_CONFIG_KEYS, "speculative_config"):
+                if _config_value(body, key) == "":
+                    raise LogError(f"line {n}: the engine config line gives no value for {key}= (truncated log?)")
             for key, skey in _CONFIG_KEYS.items():
                 raw = _config_value(body, key)
                 if raw is not None and raw != "None":

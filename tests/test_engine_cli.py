@@ -130,8 +130,8 @@ def test_fit_names_the_quirk_for_the_b300_case(root_db):
     assert r.exit_code == 0, r.output
     assert "Engine vllm-0.8:" in r.output
     assert "sliding-window layers are stored as full attention before the hybrid allocator" in r.output
-    line = next(ln for ln in r.output.splitlines() if ln.startswith("262,144") and ln.count("x") >= 1 and "×" in ln
-                and "MiB" not in ln)
+    line = next(ln for ln in r.output.splitlines() if ln.startswith("262,144") and ln.count("×") == 2
+                and "MiB" not in ln)  # the engine table's row: both of its ratios print "×" (formats.ratio)
     # what 0.8 logs (first principles ≈ 10 million); the weights are the fp8 checkpoint per rank, its rotary
     # cos/sin caches (268,435,456 B of buffers, 035_model_weights_per_rank.sql) included
     assert "487,856" in line

@@ -293,3 +293,14 @@ def test_hardware_left_open_suggests_the_entries_with_the_logged_memory(registry
         "(total memory 79.19 GiB; did you mean h100-pcie-80gb (memory_usable 81,091 MiB = 79.19 GiB)"
         " or h100-sxm-80gb (memory_usable 81,089 MiB = 79.19 GiB)?)")
     assert gpu_line(FULL.replace("79.19", "12.34")).endswith("(total memory 12.34 GiB)")
+
+
+def test_a_config_line_cut_after_a_key_is_a_located_error(registry):
+    # found by the fuzz suite (test_mutated_logs_give_an_entry_or_a_located_error): a config line ending in
+    # "enforce_eager=" made _config_value index an empty string (IndexError); an empty value is a truncated log
+    cut = next(ln for ln in FULL.splitlines() if "enforce_eager=" in ln)
+    cut = cut[:cut.index("enforce_eager=") + len("enforce_eager=")]
+    text = FULL.replace(next(ln for ln in FULL.splitlines() if "enforce_eager=" in ln), cut)
+    n = next(i for i, ln in enumerate(text.splitlines(), 1) if ln == cut)
+    with pytest.raises(LogError, match=rf"line {n}: the engine config line gives no value for enforce_eager="):
+        observation_from_log(text, registry, obs_id="t", source={"title": "t"})
