@@ -320,7 +320,8 @@ def _chain(spec: EntryTable) -> list[type[BaseModel]]:
         lists += many
     ids = 1 + (spec.kind is None)
     if len(spec.keys) != ids + lists:
-        raise ValueError(f"table {spec.name}: {len(spec.keys)} keys for {counted(ids, 'id column')} and {counted(lists, 'list index', 'list indexes')}")
+        raise ValueError(f"table {spec.name}: {counted(len(spec.keys), 'key')} for {counted(ids, 'id column')}"
+                         f" and {counted(lists, 'list index', 'list indexes')}")
     return models
 
 

@@ -170,7 +170,7 @@ def test_a_column_name_declared_twice_is_refused_at_import():
 
 
 def test_keys_must_be_the_id_and_one_index_per_list_walked():
-    with pytest.raises(ValueError, match=r"table lg: 1 keys for 1 id column\(s\) and 1 list index"):
+    with pytest.raises(ValueError, match=r"table lg: 1 key for 1 id column and 1 list index"):
         columns(EntryTable("lg", "model", ModelEntry, ("model_id",), ("layer_groups",)))
 
 
