@@ -160,22 +160,7 @@ class StepCache:
         cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
         if any(_is_location(c) for c in cols):
             return  # the key leaves locations out, so a result carrying one is not keyed by all it holds
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".duckdb.tmp", dir=self.folder)
-        os.close(fd)
-        os.unlink(tmp)  # DuckDB creates the file itself
-        try:
-            con.execute(f"ATTACH '{_sql_path(Path(tmp))}' AS {_ATTACHED}")
-            try:
-                con.execute(f"CREATE TABLE {_ATTACHED}.t AS SELECT * FROM {source}")
-            finally:
-                con.execute(f"DETACH {_ATTACHED}")
-            os.replace(tmp, path)
-        finally:
-            for leftover in (tmp, tmp + ".wal"):
-                if os.path.exists(leftover):
-                    os.unlink(leftover)
-        self.stores.append(step)
-        self.prune()
+        self._write(con, key, path, f"CREATE TABLE {_ATTACHED}.t AS SELECT * FROM {source}", step)
 
     def load_database(self, con, key: str | None, alias: str, step: str) -> bool:
         """Attach a new in-memory database ``alias`` holding the stored database of ``key`` (tables, views and
@@ -210,13 +195,18 @@ class StepCache:
         if path is None:
             return
         db = '"' + alias.replace('"', '""') + '"'
+        self._write(con, key, path, f"COPY FROM DATABASE {db} TO {_ATTACHED}", step)
+
+    def _write(self, con, key: str, path: Path, fill_sql: str, step: str) -> None:
+        """Write a DuckDB file at ``path`` atomically: ``fill_sql`` fills a new file attached as the scratch alias,
+        which replaces ``path`` only once complete (a reader never sees half a file); then prune the folder."""
         fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".duckdb.tmp", dir=self.folder)
         os.close(fd)
-        os.unlink(tmp)
+        os.unlink(tmp)  # DuckDB creates the file itself
         try:
             con.execute(f"ATTACH '{_sql_path(Path(tmp))}' AS {_ATTACHED}")
             try:
-                con.execute(f"COPY FROM DATABASE {db} TO {_ATTACHED}")
+                con.execute(fill_sql)
             finally:
                 con.execute(f"DETACH {_ATTACHED}")
             os.replace(tmp, path)
