@@ -287,9 +287,9 @@ def test_a_removed_key_points_at_its_base_line(repo):
                                 "file": "registry/models/m.yaml", "line": base_line}]
 
 
-def test_report_recommendation_flip_is_named(repo):
-    # Two equal accelerators; the report lists hw first, so hw wins the tie on devices. Shrinking hw's
-    # usable memory to 40 GiB makes it need more devices, and the report's recommendation moves to hw2.
+def commit_recommendation_flip(repo) -> None:
+    """Two commits on ``repo``: a second accelerator hw2 and a report ranking hw and hw2, then hw's usable memory
+    80 → 40 GiB, which moves the report's recommendation to hw2 (test_report_recommendation_flip_is_named)."""
     write_yaml(repo / "hardware/hw2.yaml", hardware_entry("hw2", memory_marketed="80 GB", memory_usable="80 GiB"))
     (repo / "reports").mkdir()
     (repo / "reports/q4.yaml").write_text(
@@ -299,6 +299,12 @@ def test_report_recommendation_flip_is_named(repo):
     commit(repo, "second accelerator, a report")
     write_yaml(repo / "hardware/hw.yaml", hardware_entry("hw", memory_marketed="80 GB", memory_usable="40 GiB"))
     commit(repo, "less memory")
+
+
+def test_report_recommendation_flip_is_named(repo):
+    # Two equal accelerators; the report lists hw first, so hw wins the tie on devices. Shrinking hw's
+    # usable memory to 40 GiB makes it need more devices, and the report's recommendation moves to hw2.
+    commit_recommendation_flip(repo)
     out = diff_json(repo, "HEAD~1", "HEAD")
     assert out["reports_checked"] == ["q4"]
     seq = 32 * 8 * 256 * 2 * 32768  # bytes of one 32Ki sequence (bf16 KV)

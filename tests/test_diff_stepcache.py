@@ -14,8 +14,7 @@ import pandas as pd
 
 from kvreg.diff import diff_projects
 from kvreg.diff.stepcache import FOLDER, StepCache, StepKeys, frame_digest
-from tests.registry_factory import hardware_entry
-from tests.test_diff import GiB, commit, repo, write_yaml  # noqa: F401  (repo is a fixture)
+from tests.test_diff import GiB, commit_recommendation_flip, repo  # noqa: F401  (repo: a fixture)
 
 _ = repo
 
@@ -88,15 +87,7 @@ def _result(r):
 def test_a_second_diff_reads_every_step_back_and_reports_the_same(repo, monkeypatch):  # noqa: F811
     # test_diff.py's recommendation-flip case: a report ranks hw and hw2; hw's usable memory 80 → 40 GiB
     # moves the recommendation to hw2 (hand-worked there: 14 sequences per device, 2 devices).
-    write_yaml(repo / "hardware/hw2.yaml", hardware_entry("hw2", memory_marketed="80 GB", memory_usable="80 GiB"))
-    (repo / "reports").mkdir()
-    (repo / "reports/q4.yaml").write_text(
-        "id: q4\ntitle: Q4\nperiod: 2026 Q4\naudience: reviewers\nmodels: [m]\nhardware: [hw, hw2]\n"
-        "engines: [first-principles]\nweights_dtypes: [bf16]\nkv_dtypes: [bf16]\ntp: [1]\ncontexts: [32Ki]\n"
-        "workload:\n  users: 20\n  context: 32Ki\n  tpot_ms: 50\n  hours_per_month: 730\n")
-    commit(repo, "second accelerator, a report")
-    write_yaml(repo / "hardware/hw.yaml", hardware_entry("hw", memory_marketed="80 GB", memory_usable="40 GiB"))
-    commit(repo, "less memory")
+    commit_recommendation_flip(repo)
 
     def diff():
         said: list[str] = []
