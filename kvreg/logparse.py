@@ -330,14 +330,15 @@ def parse_log(text: str) -> ParsedLog:
         cm = _CONFIG.search(line)
         if cm:
             body = cm.group(1)
-            for key in (*_CONFIG_KEYS, "speculative_config"):
-                if _config_value(body, key) == "":
+            values = {key: _config_value(body, key) for key in (*_CONFIG_KEYS, "speculative_config")}
+            for key, raw in values.items():
+                if raw == "":
                     raise LogError(f"line {n}: the engine config line gives no value for {key}= (truncated log?)")
             for key, skey in _CONFIG_KEYS.items():
-                raw = _config_value(body, key)
+                raw = values[key]
                 if raw is not None and raw != "None":
                     setting(skey, _coerce(raw), n, line, process, 0)
-            spec = _config_value(body, "speculative_config")
+            spec = values["speculative_config"]
             if spec is not None:
                 setting("speculative_config", spec, n, line, process, 0)
         nm = _NON_DEFAULT.search(line)
