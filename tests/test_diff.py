@@ -343,3 +343,19 @@ def test_a_bounded_fetch_renders_what_the_full_result_renders(repo, monkeypatch)
     assert render.render_text(bounded, top=3) == render.render_text(full, top=3)
     assert render.render_markdown(bounded, top=1) == render.render_markdown(full, top=1)
     assert '"figure_rows": 3' in render.render_json(bounded) and "figure_rows" not in render.render_json(full)
+
+
+def test_summary_counts_add_up_and_a_count_to_zero_is_not_a_percentage():
+    """F6/F7: 278,395 max_seqs that went to 0 are 'no longer fit', not −100 %; the classes add up."""
+    from kvreg.diff.model import FigureSummary
+    from kvreg.diff.render import classes_text, range_text, signed_pct
+
+    gone = FigureSummary("capacity", "hardware", "h100-sxm-80gb", "max_seqs", 278_395, 0, 0, None, None,
+                         no_longer_fit=278_395)
+    assert classes_text(gone) == "0 up, 0 down, 278,395 no longer fit, 0 now fit"
+    assert range_text(gone) == "no % range"
+    mixed = FigureSummary("roofline", "hardware", "h100-sxm-80gb", "decode_tok_per_s", 57_240, 0, 52_779,
+                          -12.5, -0.031, no_longer_fit=4_461)
+    assert mixed.up + mixed.down + mixed.no_longer_fit + mixed.now_fit == mixed.count
+    assert range_text(mixed) == "-12.5% … -0.031%"
+    assert signed_pct(-0.04) == "-0.04%" and signed_pct(2.84) == "+2.8%" and signed_pct(0.0) == "+0.0%"

@@ -63,8 +63,12 @@ class FigureChange:
 class FigureSummary:
     """How one figure moved across all scenarios of one entry (changes shown after the threshold).
 
-    ``up``/``down`` count scenarios where it rose/fell; ``min_pct``/``max_pct``
-    bound the % changes (None when every change starts from 0).
+    ``up``/``down`` count scenarios where it rose/fell between two values;
+    ``no_longer_fit`` those where it went to NULL (or, a sequence count, to 0),
+    ``now_fit`` those where it came from NULL (or 0): the four add up to
+    ``count``.  ``min_pct``/``max_pct`` bound the % changes of the up and down
+    scenarios only (None when there is none with a finite %), so a count going
+    to 0 never reads as −100 %.
     """
 
     view: str
@@ -76,6 +80,8 @@ class FigureSummary:
     down: int
     min_pct: float | None
     max_pct: float | None
+    no_longer_fit: int = 0
+    now_fit: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -41,7 +41,7 @@ def pct_text(f: FigureChange) -> str:
         return "no longer fits"
     if f.pct is None:
         return "from 0" if f.old == 0 else "n/a"
-    return f"{f.pct:+.1f}%"
+    return signed_pct(f.pct)
 
 
 def _key_part(col: str, v) -> str:
@@ -97,12 +97,25 @@ def _summaries(result: DiffResult, kind: str, eid: str):
     return [s for s in result.summaries if (s.kind, s.id) == (kind, eid)]
 
 
+def signed_pct(pct: float) -> str:
+    """``+2.8%``; a change that rounds to 0.0 keeps two significant digits (``-0.031%``), never ``-0.0%``."""
+    text = f"{pct:+.1f}%"
+    return text if text not in ("+0.0%", "-0.0%") or pct == 0 else f"{pct:+.2g}%"
+
+
 def range_text(s) -> str:
-    """``-100.0% … -3.3%`` (one figure's % changes across an entry's scenarios); ``from 0`` when none is finite."""
+    """``-12.5% … -3.3%``: one figure's % changes over the entry's up and down scenarios (old and new both
+    values; the ones that no longer or now fit are counted by :func:`classes_text`, not ranged); ``no % range``
+    when there is none."""
     if s.min_pct is None:
-        return "from 0"
-    lo, hi = f"{s.min_pct:+.1f}%", f"{s.max_pct:+.1f}%"
+        return "no % range"
+    lo, hi = signed_pct(s.min_pct), signed_pct(s.max_pct)
     return lo if lo == hi else f"{lo} … {hi}"
+
+
+def classes_text(s) -> str:
+    """``3 up, 5 down, 2 no longer fit, 0 now fit``: the summary's four classes, which add up to ``s.count``."""
+    return (f"{s.up:,} up, {s.down:,} down, {s.no_longer_fit:,} no longer fit, {s.now_fit:,} now fit")
 
 
 def _edited(result: DiffResult) -> set[tuple[str, str]]:
@@ -172,7 +185,7 @@ def render_text(result: DiffResult, top: int = 10) -> str:
         moved = result.figures_moved(kind, eid)
         lines.append(f"{kind} {eid}{why}: {moved:,} figures moved")
         for sm in _summaries(result, kind, eid):
-            lines.append(f"  {sm.view}.{sm.figure}: {sm.count:,} scenarios ({sm.up:,} up, {sm.down:,} down), "
+            lines.append(f"  {sm.view}.{sm.figure}: {sm.count:,} scenarios ({classes_text(sm)}), "
                          f"{range_text(sm)}")
         rows = [(scenario_label(f.keys, kind), f"{f.view}.{f.figure}", figure_value(f.figure, f.old),
                  figure_value(f.figure, f.new), pct_text(f)) for f in (figs[:top] if top else figs)]
@@ -244,8 +257,10 @@ def render_markdown(result: DiffResult, top: int = 10) -> str:
         why = "" if (kind, eid) in edited else " (not edited; depends on a changed entry)"
         moved = result.figures_moved(kind, eid)
         out += [f"#### {kind} `{eid}`{why}: {moved:,} figures moved", "",
-                "| figure | scenarios | up | down | change |", "|---|---:|---:|---:|---|"]
-        out += [f"| `{sm.view}.{sm.figure}` | {sm.count:,} | {sm.up:,} | {sm.down:,} | {range_text(sm)} |"
+                "| figure | scenarios | up | down | no longer fit | now fit | change of up/down |",
+                "|---|---:|---:|---:|---:|---:|---|"]
+        out += [f"| `{sm.view}.{sm.figure}` | {sm.count:,} | {sm.up:,} | {sm.down:,} | {sm.no_longer_fit:,} | "
+                f"{sm.now_fit:,} | {range_text(sm)} |"
                 for sm in _summaries(result, kind, eid)]
         out += ["", f"Largest {min(top, moved):,}:", "",
                 "| scenario | figure | old | new | change |", "|---|---|---:|---:|---:|"]

@@ -773,17 +773,24 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
         f"WHERE old IS DISTINCT FROM new "
         f"AND NOT coalesce(abs(new - old) <= 1e-9 * greatest(abs(old), abs(new)), FALSE)), "
         # Sequence counts rank by how many sequences moved, above every other figure; others by |%|.
-        f"s AS (SELECT *, CASE WHEN figure = 'batch' OR figure LIKE '%\\_seqs' ESCAPE '\\' "
+        f"q AS (SELECT *, figure = 'batch' OR figure LIKE '%\\_seqs' ESCAPE '\\' AS is_seqs FROM m), "
+        f"s AS (SELECT *, CASE WHEN is_seqs "
         f"THEN {SEQ_RANK} + abs(new - old) ELSE least(coalesce(abs(pct), {SEQ_RANK} - 1), {SEQ_RANK} - 1) END AS size, "
-        f"pct IS NULL OR abs(pct) >= ? AS shown FROM m) "
+        # Each moved figure in exactly one class, so the summary's counts add up to its scenarios (render.py
+        # names them): to NULL or a sequence count to 0 is "no longer fits", the reverse "now fits".
+        f"CASE WHEN new IS NULL OR (is_seqs AND new = 0) THEN 'gone' WHEN old IS NULL OR (is_seqs AND old = 0) "
+        f"THEN 'new' WHEN new > old THEN 'up' ELSE 'down' END AS cls, "
+        f"pct IS NULL OR abs(pct) >= ? AS shown FROM q) "
     )
     # The moved figures are scored once into a temp table: the summaries, the hidden count and the
     # (bounded) rows fetched below all read it, instead of each re-running the join.
     con.execute(f"CREATE OR REPLACE TEMP TABLE _diff_moved AS {scored}SELECT * FROM s",
                 attr_params + [threshold_pct])
     summaries = [FigureSummary(spec.view, *row) for row in con.execute(
-        "SELECT entry_kind, entry_id, figure, count(*), count(*) FILTER (WHERE new > old), "
-        "count(*) FILTER (WHERE new < old), min(pct), max(pct) FROM _diff_moved WHERE shown "
+        "SELECT entry_kind, entry_id, figure, count(*), count(*) FILTER (WHERE cls = 'up'), "
+        "count(*) FILTER (WHERE cls = 'down'), min(pct) FILTER (WHERE cls IN ('up', 'down')), "
+        "max(pct) FILTER (WHERE cls IN ('up', 'down')), count(*) FILTER (WHERE cls = 'gone'), "
+        "count(*) FILTER (WHERE cls = 'new') FROM _diff_moved WHERE shown "
         "GROUP BY entry_kind, entry_id, figure ORDER BY entry_kind, entry_id, figure").fetchall()]
     hidden = con.execute("SELECT count(*) FROM _diff_moved WHERE NOT shown").fetchone()[0]
     # Entries ordered by their largest shown change, then each entry's changes largest first; a bounded
