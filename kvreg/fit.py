@@ -182,8 +182,8 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
     gap = None
     if kv_pool_bytes is None and rows and rows[0].get("pool_basis") == "engine":
         gap = next(iter(dict_rows(con.execute(
-            "SELECT * FROM weights_rank_gap([?]) WHERE model_id = ? AND weights_dtype = ?",
-            [tp, model, weights_dtype]))), None)
+            "SELECT * FROM weights_rank_gap([?], for_engine := ?) WHERE model_id = ? AND weights_dtype = ?",
+            [tp, engine, model, weights_dtype]))), None)
     return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows, native, min_tp,
                      {k: v for k, v in (knobs or {}).items() if v is not None}, non_native, domain,
                      support[0] if kv_pool_bytes is None and support else None,

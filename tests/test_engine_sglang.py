@@ -60,8 +60,9 @@ def test_pool_is_the_fraction_of_free_before_load_less_the_weights(con):
 def test_public_qwen3_235b_tp4_figure(con):
     """vllm-log-13 (vllm_startup_logs.jsonl): SGLang, Qwen3-235B-A22B-FP8, TP 4 on H100, --mem-fraction-static 0.93:
     'KV Cache is allocated. #tokens: 367404' (K and V 8.23 GB each).  kvreg: (81,089 MiB − 1.5 GiB NVLink communicators)
-    × 0.93 − 55.13 GiB weights per rank = 17.12 GiB; ÷ 94 layers × 1 KV head per rank × 128 × 2 × 2 B = 48,128 B per
-    token → 381,923 tokens, 3.9 % above the log (a checked figure, not a fitted one: no constant was set from it)."""
+    × 0.93 − 55.14 GiB weights per rank (its rotary cos/sin cache in fp32: 40,960 positions × 128 × 4 B = 20 MiB)
+    = 17.11 GiB; ÷ 94 layers × 1 KV head per rank × 128 × 2 × 2 B = 48,128 B per token → 381,705 tokens, 3.9 % above
+    the log (a checked figure, not a fitted one: no constant was set from it)."""
     r = one(con, "SELECT available_kv_bytes, weights_bytes, block_bytes, logged_kv_tokens FROM engine_capacity_at([40960],"
                  " gpu_memory_utilization := 0.93) WHERE engine_id = 'sglang-0.5' AND model_id = 'qwen3-235b-a22b-fp8'"
                  " AND hardware_id = 'h100-sxm-80gb' AND tp = 4 AND weights_dtype = 'fp8' AND kv_dtype = 'bf16'"
@@ -69,7 +70,7 @@ def test_public_qwen3_235b_tp4_figure(con):
     assert r["block_bytes"] == 94 * 1 * 128 * 2 * 2
     avail = (81_089 * MIB - 1.5 * GIB) * 0.93 - r["weights_bytes"]
     assert r["available_kv_bytes"] == pytest.approx(avail)
-    assert r["logged_kv_tokens"] == math.floor(avail / 48_128) == 381_923
+    assert r["logged_kv_tokens"] == math.floor(avail / 48_128) == 381_705
     assert abs(r["logged_kv_tokens"] / 367_404 - 1) < 0.04
 
 
@@ -80,15 +81,40 @@ def test_fit_says_why_its_weights_are_not_first_principles(con):
     # (196,490,726,912 B ÷ 16 = 11.44 GiB); SGLang counts what a rank allocates while loading (model_runner.py
     # 0.5.23:1364-1365, free memory before − after), so its pool loses the layers every rank holds whole — the
     # MLA kv_a projection (37,158,912 B), the MoE router gates (63,700,992 B) and the norms (506,880 B), 15/16 of
-    # them beyond a share: 95,031,360 B = 90.63 MiB — and the rotary cos/sin cache (134,217,728 B = 128 MiB).
+    # them beyond a share: 95,031,360 B = 90.63 MiB — and the rotary cos/sin cache, which SGLang keeps in fp32
+    # (rotary_embedding/base.py 0.5.23:115-120): 1,048,576 positions × 64 rope dims × 4 B = 268,435,456 B = 256 MiB.
     args = dict(engine="sglang-0.5", weights_dtype="fp32", kv_dtype="bf16", tp=16, contexts=[8192])
     sg = fit(con, "kimi-linear-48b-a3b", "b200", **args)
     assert (101_366_784 * 15 / 16, 196_490_726_912 / 16 / GIB) == (95_031_360, pytest.approx(11.437, abs=1e-3))
-    assert sg.weights_gap["engine_bytes"] == pytest.approx(196_490_726_912 / 16 + 95_031_360 + 134_217_728)
-    line = ("Weights per rank as sglang-0.5 loads them: 11.65 GiB = 11.44 GiB (first principles: the checkpoint ÷ TP"
+    assert 1_048_576 * 64 * 4 == 268_435_456
+    assert sg.weights_gap["engine_bytes"] == pytest.approx(196_490_726_912 / 16 + 95_031_360 + 268_435_456)
+    line = ("Weights per rank as sglang-0.5 loads them: 11.78 GiB = 11.44 GiB (first principles: the checkpoint ÷ TP"
             " 16) + 90.63 MiB held whole on every rank (norms, router gates, k/v past the KV heads)"
-            " + 128 MiB rotary cos/sin cache")
+            " + 256 MiB rotary cos/sin cache")
     assert line in render_fit(sg).splitlines()
     # first principles' own fit has no such line: its weights are the checkpoint ÷ TP
     fp = fit(con, "kimi-linear-48b-a3b", "b200", **dict(args, engine="first-principles"))
     assert fp.weights_gap is None and not any(ln.startswith("Weights per rank") for ln in render_fit(fp).splitlines())
+
+
+def test_rotary_cache_kept_in_fp32(con):
+    """SGLang keeps the rotary cos/sin cache in fp32 on CUDA (layers/rotary_embedding/base.py 0.5.23:115-120;
+    engine accounting rope_cache_bytes_per_element 4), vLLM in the model dtype (rotary_embedding/base.py
+    0.19.0:59-63).  llama-3.1-8b: 131,072 positions × head_dim 128 = 16,777,216 elements, 64 MiB in fp32 against
+    32 MiB in bf16, so SGLang's weights per rank are 33,554,432 B above vLLM's for the same checkpoint and TP, and
+    its fit says which term it is."""
+    from kvreg.fit import fit, render_fit
+
+    w = {r[0]: r[1] for r in con.execute(
+        "SELECT engine_id, weights_bytes FROM engine_memory_pools_at(only_models := ['llama-3.1-8b'],"
+        " only_hardware := ['h100-sxm-80gb'], only_engines := ['sglang-0.5', 'vllm-0.17-0.19'])"
+        " WHERE tp = 1 AND weights_dtype = 'bf16' AND default_batched").fetchall()}
+    assert 131_072 * 128 * (4 - 2) == 33_554_432
+    assert w["sglang-0.5"] - w["vllm-0.17-0.19"] == 33_554_432
+    args = dict(weights_dtype="bf16", kv_dtype="bf16", tp=1, contexts=[8192])
+    lines = {e: [ln for ln in render_fit(fit(con, "llama-3.1-8b", "h100-sxm-80gb", engine=e, **args)).splitlines()
+                 if ln.startswith("Weights per rank")] for e in ("sglang-0.5", "vllm-0.17-0.19")}
+    assert lines["sglang-0.5"] == ["Weights per rank as sglang-0.5 loads them: 15.02 GiB = 14.96 GiB (first"
+                                   " principles: the checkpoint ÷ TP 1) + 64 MiB rotary cos/sin cache"]
+    assert lines["vllm-0.17-0.19"] == ["Weights per rank as vllm-0.17-0.19 loads them: 14.99 GiB = 14.96 GiB (first"
+                                       " principles: the checkpoint ÷ TP 1) + 32 MiB rotary cos/sin cache"]

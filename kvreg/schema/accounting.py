@@ -301,6 +301,10 @@ class Accounting(Strict):
     concurrency_rule: Annotated[Cited[Literal["tokens_over_len", "blocks_over_request_blocks"]], Column()]
     null_block_in_fit_check: Annotated[Cited[bool], Column()] = Cited(value=False)
     available_log_decimals: Annotated[Measure[Annotated[int, Field(ge=0)]] | None, Column()] = None
+    rope_cache_bytes_per_element: Annotated[Measure[PositiveInt] | None, Column()] = None
+    """Bytes per element of the rotary cos/sin cache the release keeps on the device (a buffer every rank holds
+    whole, in the engine's weights per rank); absent = the model dtype, as vLLM registers it
+    (rotary_embedding/base.py 0.19.0:59-63).  SGLang 0.5.x keeps it fp32 on CUDA and HIP: 4."""
     reserve: Annotated[ReserveModel, Columns()]
     compressed_mla: Annotated[CompressedMla | None, Columns("compressed_", present="compressed_mla_modelled")] = None
     """DeepSeek-V4's compressed-attention layout (absent: the release's engine figures leave such models out)."""

@@ -15,6 +15,9 @@
 --                             (measured − vocab − replicated, the rule only splitting it)
 --   replicated_bytes          norms, MoE router gates (ReplicatedLinear) and buffers (rotary cos/sin
 --                             cache), on every rank
+--   buffer_bytes, buffer_elements  the rotary cos/sin caches (part of replicated_bytes), in bytes at the
+--                             checkpoint's buffer dtype and in elements (an engine that keeps them in another
+--                             dtype prices them with engine_buffer_bytes below)
 --   weights_bytes_per_rank    vocab + sharded + replicated
 --   basis                     'measured' (checkpoint bytes given) or 'rule' (per-tensor rule only)
 -- Source: kvreg/weights.py (tensor groups, vLLM 0.19.0 file:line); checked against the 18 vLLM 0.19.0
@@ -28,7 +31,8 @@ totals AS (
            sum(CASE WHEN shard = 'split' THEN bytes ELSE 0 END) AS split_total,
            sum(CASE WHEN shard = 'vocab' THEN bytes ELSE 0 END) AS vocab_total,
            sum(CASE WHEN shard = 'replicated' THEN bytes ELSE 0 END) AS replicated_bytes,
-           sum(CASE WHEN tensor_group = 'buffers' THEN bytes ELSE 0 END) AS buffer_bytes
+           sum(CASE WHEN tensor_group = 'buffers' THEN bytes ELSE 0 END) AS buffer_bytes,
+           sum(CASE WHEN tensor_group = 'buffers' THEN elements ELSE 0 END) AS buffer_elements
     FROM checkpoint_tensors GROUP BY ALL
 ),
 per_rank AS (
@@ -44,7 +48,7 @@ per_rank AS (
 ),
 scaled AS (
     SELECT r.*, c.hf_id, c.weights_dtype, c.listed, c.is_default, c.checkpoint_bytes,
-           o.split_total, o.vocab_total, o.replicated_bytes, o.buffer_bytes,
+           o.split_total, o.vocab_total, o.replicated_bytes, o.buffer_bytes, o.buffer_elements,
            -- measured bytes hold no buffers; what the rule cannot place is in the split groups
            CASE WHEN c.checkpoint_bytes IS NULL OR o.split_total = 0 THEN 1.0
                 ELSE (c.checkpoint_bytes - o.vocab_total - (o.replicated_bytes - o.buffer_bytes)) / o.split_total
@@ -58,10 +62,18 @@ SELECT model_id, checkpoint_id, hf_id, weights_dtype, listed, is_default, tp,
            AS weights_bytes_per_rank,
        coalesce(vocab_bytes_per_rank, 0) AS vocab_bytes_per_rank,
        split_rule_per_rank * split_scale AS sharded_bytes_per_rank,
-       replicated_bytes, buffer_bytes,
+       replicated_bytes, buffer_bytes, buffer_elements,
        split_total * split_scale AS sharded_bytes_total, vocab_total AS vocab_bytes_total,
        CASE WHEN checkpoint_bytes IS NULL THEN 'rule' ELSE 'measured' END AS basis
 FROM scaled;
 
 CREATE OR REPLACE VIEW model_weights_per_rank AS
-SELECT * FROM model_weights_at((SELECT list(tp ORDER BY tp) FROM tp_sizes))
+SELECT * FROM model_weights_at((SELECT list(tp ORDER BY tp) FROM tp_sizes));
+
+-- engine_buffer_bytes(buffer_bytes, buffer_elements, engine_bytes_per_element): the rotary cos/sin caches as an engine
+-- release keeps them on a rank — the checkpoint's buffer bytes (the model dtype, vLLM rotary_embedding/base.py
+-- 0.19.0:59-63) where the release states no dtype of its own (engine_accounting.rope_cache_bytes_per_element NULL),
+-- else elements × its bytes per element (SGLang 0.5.x: fp32 on CUDA and HIP, layers/rotary_embedding/base.py
+-- 0.5.23:115-120).  Bytes per rank.  Used by engine_memory_pools_at (205) and weights_rank_gap (038).
+CREATE OR REPLACE MACRO engine_buffer_bytes(buffer_bytes, buffer_elements, engine_bytes_per_element) AS
+    CASE WHEN engine_bytes_per_element IS NULL THEN buffer_bytes ELSE buffer_elements * engine_bytes_per_element END;

@@ -15,7 +15,8 @@
 -- Units: bytes per device (per TP rank); tokens; sequences.
 --   weights_bytes      served weights per rank: the served checkpoint's model_weights_per_rank (035) — a
 --                      listed one, or the precision's generic checkpoint under the same per-tensor rule;
---                      the model's weights ÷ tp only where no tensor table exists; a draft model's weights
+--                      the model's weights ÷ tp only where no tensor table exists; the rotary cos/sin caches at
+--                      the release's rope_cache_bytes_per_element where it states one; a draft model's weights
 --                      at its own dtype ÷ tp are added (draft_weights_bytes: that part alone)
 --   default_batched    true for the release's default max_num_batched_tokens on this device
 --                      (vLLM get_batch_defaults: larger defaults from large_gpu_min_bytes, except
@@ -166,7 +167,10 @@ pool AS (
                AS cudagraph_per_graph_piecewise_bytes,
            greatest(d.cudagraph_full_per_layer_bytes * s.layers, d.cudagraph_min_per_graph_bytes)
                AS cudagraph_per_graph_full_bytes,
-           coalesce(r.weights_bytes_per_rank, s.weights_bytes / t.tp) + s.draft_weights_bytes / t.tp AS weights_bytes,
+           -- the rotary caches at the release's own dtype where it states one (SGLang: fp32; 035 engine_buffer_bytes)
+           coalesce(r.weights_bytes_per_rank - r.buffer_bytes
+                        + engine_buffer_bytes(r.buffer_bytes, r.buffer_elements, d.rope_cache_bytes_per_element),
+                    s.weights_bytes / t.tp) + s.draft_weights_bytes / t.tp AS weights_bytes,
            s.draft_weights_bytes / t.tp AS draft_weights_bytes,
            engine_forward_peak_bytes(d.batched_set, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
                                      d.forward_hidden_tensors, d.forward_intermediate_tensors,
