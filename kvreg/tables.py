@@ -3,9 +3,12 @@
 The frames are exactly the DuckDB base tables the SQL views read.  Column
 names carry their unit (``*_bytes``, ``*_tokens``, ``*_per_s``); every value is
 in base units.  ``file``/``line`` columns let SQL checks point back at YAML.
-The tables in :data:`ENTRY_TABLES` (and the engine and throughput ones built the same way) take
-their columns from the entry models' ``Column`` markers (kvreg/entry_tables.py); the others are
-written out here because every column is computed (checkpoints, prices, provenance, axes).
+No table's columns are written out here.  The tables in :data:`ENTRY_TABLES`, the checkpoints and
+hardware_prices (and the engine and throughput ones built the same way) take their columns from the
+entry models' ``Column`` markers (kvreg/entry_tables.py); report_items from the ``Item`` markers; the
+computed tables (weight_tensors, field_provenance, the axes) from the marked fields of the record that
+produces their rows (kvreg/table_specs.py ``RecordTable``).  Only keys and columns computed from several
+fields (file, line, arithmetic) are declared here, as ``Derived``.
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ TP_SIZES = [1, 2, 4, 8, 16]
 # capacity limit (max_seqs) is a column of the roofline view, not a row here.
 BATCH_SIZES = [2**k for k in range(0, 11)]
 
-I, F, S, B = "Int64", "Float64", "string", "boolean"
+I, S, B = "Int64", "string", "boolean"
 
 
 def _entry_line(r):

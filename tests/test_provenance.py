@@ -105,15 +105,3 @@ def test_validate_stats_headline_and_table_count_the_same_entries():
     assert f"entries: {total:,} fact entries above + {reports:,} report (definitions: no facts to source) = " \
            f"{headline:,} validated" in r.output
 
-
-def test_a_build_makes_the_frames_once(tmp_path, monkeypatch):
-    # Issue 14 item 5: validation's cross-entry checks and the database build share one set of frames.
-    from kvreg import tables
-    from kvreg.build import build
-
-    calls = []
-    real = tables._rows
-    monkeypatch.setattr(tables, "_rows", lambda reg: calls.append(1) or real(reg))
-    write_project(tmp_path, models={"m": _model()})
-    build(tmp_path, tmp_path / "k.duckdb")
-    assert len(calls) == 1

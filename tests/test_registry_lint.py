@@ -31,8 +31,10 @@ def test_registry_has_the_issue_7_breadth(reg):
 
 def test_registry_has_the_issue_14_devices_and_families(reg):
     hw = reg.of("hardware")
-    assert len(hw) >= 45
-    assert {h.vendor for h in hw.values()} >= {"NVIDIA", "AMD", "Google", "AWS", "Intel", "Apple"}
+    # "≥ 45 accelerators": the generic card (vendor generic, the budget lesson's device) is not one
+    real = {hid: h for hid, h in hw.items() if h.vendor != "generic"}
+    assert len(real) >= 45
+    assert {h.vendor for h in real.values()} == {"NVIDIA", "AMD", "Google", "AWS", "Intel", "Apple"}
     for hid in ("t4", "a10g", "l40", "h20", "rtx-3090", "rtx-4080", "rtx-4090", "rtx-5090", "rtx-pro-6000",
                 "rtx-pro-6000-max-q", "gb200", "gb300", "mi250x", "tpu-v5e", "tpu-v5p", "tpu7x", "trainium2",
                 "dgx-spark", "strix-halo-128gb", "m2-ultra-192gb", "m3-ultra-512gb"):
@@ -45,6 +47,28 @@ def test_registry_has_the_issue_14_devices_and_families(reg):
     assert {g.variant for g in models["lfm2-1.2b"].layer_groups} == {"short_conv", None}
     assert models["llama-2-7b"].layer_groups[0].kv_heads == models["llama-2-7b"].attention_heads   # MHA
     assert models["llama-2-70b"].layer_groups[0].kv_heads == 8                                    # GQA
+    # the models the shipped observations name that the issue lists
+    for mid in ("deepseek-coder-6.7b", "starcoder2-3b", "nemotron-nano-9b-v2", "minimax-m2"):
+        assert mid in models, mid
+
+
+# Observations whose model is not (and cannot yet be) a registry entry, with why.
+MODELS_NOT_IN_REGISTRY = {
+    "qwen3.8-flash-next": "vllm-log-30/31: a checkpoint named only in an issue thread (NVFP4 experts + FP8 dense), run on a fork build; no published config to write it from",
+}
+
+
+def test_every_observation_model_resolves_or_is_named_unknown(reg):
+    # issue 14 item 6: an observation names a registry model, or says it does not know the model
+    models = reg.of("model")
+    for oid, o in reg.of("observation").items():
+        if o.model is None:
+            assert "model" in o.unknown, f"{oid}: no model and not listed as unknown"
+        elif o.model not in models:
+            assert o.model in MODELS_NOT_IN_REGISTRY, f"{oid}: model {o.model} is not in the registry"
+            assert not o.reproducible, oid
+        else:   # ingest-log's note that the model is missing goes once the model is added
+            assert "model_missing" not in o.inferred, f"{oid}: says {o.model} is missing, but it is in the registry"
 
 
 def test_every_observation_gpu_resolves_or_is_named_unknown(reg):
@@ -107,7 +131,7 @@ def test_no_two_models_share_an_hf_id(reg):
 
 def test_every_price_has_provider_date_and_source(reg):
     priced = {hid: h for hid, h in reg.of("hardware").items() if h.price}
-    assert len(priced) >= 30, "the shipped registry prices 30 of its 45 devices (23 with a rental quote)"
+    assert len(priced) >= 30, "the shipped registry prices 31 of its 47 devices (24 with a rental quote)"
     for hid, h in priced.items():
         for q in h.price.quotes():
             assert isinstance(q.date, dt.date), hid

@@ -69,16 +69,26 @@ def main(rev: str = "main") -> int:
         tarfile.open(fileobj=io.BytesIO(tar)).extractall(base)
         old = dump(base, ROOT, Path(tmp) / "old.duckdb")
         new = dump(ROOT, ROOT, Path(tmp) / "new.duckdb")
-    bad = moved = 0
+    from kvreg.build import PERSISTED_VIEWS
+
+    bad = moved = shuffled = 0
     for t in sorted(set(old) | set(new)):
         a, b = old.get(t), new.get(t)
-        key = lambda d: d and {k: v for k, v in d.items() if k != "order"}  # noqa: E731
+        # A persisted view's table holds its rows in the order DuckDB's parallel plan produced them: no frame order
+        # to keep, and two builds of the same code differ in it.  Its rows are compared as a set (sorted digest).
+        ignore = {"order"} | ({"md5"} if t in PERSISTED_VIEWS else set())
+        key = lambda d: d and {k: v for k, v in d.items() if k not in ignore}  # noqa: E731
         same = key(a) == key(b)
         reordered = same and a["order"] != b["order"]
+        row_order = same and t in PERSISTED_VIEWS and a["md5"] != b["md5"]
         bad += not same
         moved += reordered
+        shuffled += row_order
         rows = "" if (a or b)["rows"] is None else f"{(a or b)['rows']} rows, "
-        status = "DIFFERS" if not same else "same, column order differs" if reordered else "same"
+        status = ("DIFFERS" if not same else "same, column order differs" if reordered
+                  else "same rows, another row order (a persisted view)" if row_order else "same")
+        if not same and a and b and a.get("md5_sorted") == b.get("md5_sorted") and a["describe"] == b["describe"]:
+            status = "DIFFERS in row order only"
         print(f"{status}  {t}  ({rows}{len((a or b)['describe'])} columns)")
         if not same and a and b and a["describe"] != b["describe"]:
             print(f"    columns {rev}: {a['describe']}\n    columns tree: {b['describe']}")
@@ -86,7 +96,7 @@ def main(rev: str = "main") -> int:
             print(f"    order {rev}: {a['order']}\n    order tree: {b['order']}")
     views = sum(t.startswith("view ") for t in set(old) | set(new))
     print(f"{len(set(old) | set(new)) - views} base tables and {views} views, {bad} differ in rows or types, "
-          f"{moved} only in column order")
+          f"{moved} only in column order, {shuffled} persisted views only in row order")
     return 1 if bad else 0
 
 
