@@ -1,8 +1,9 @@
 """The report's charts drawn in worker processes while the report's remaining queries run.
 
-:func:`start_workers` starts :data:`WORKERS` Python processes that import matplotlib at once (its import is ~0.9 s
-CPU, and the charts ~2 s of Python for the Q4 2026 report: threads would not draw in parallel, DuckDB's queries
-only release the GIL); :func:`submit` sends a chart's rows to one of them and returns a future of its SVG string.
+:func:`start_workers` chooses :data:`WORKERS` Python processes that import matplotlib (its import is ~0.9 s CPU, and
+the charts ~2 s of Python for the Q4 2026 report: threads would not draw in parallel, DuckDB's queries only release
+the GIL), started at once, or at the first chart the report's :mod:`kvreg.report.chart_cache` does not hold;
+:func:`submit` returns a kept chart, or sends its rows to a worker and returns a future of its SVG string.
 The SVG is the bytes :mod:`kvreg.report.charts` draws in the report process (the same functions; the test draws
 both).  Without workers (one core, no process could start, a worker exited) the chart is drawn in this process.
 """
