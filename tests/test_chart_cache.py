@@ -68,9 +68,9 @@ def test_workers_draw_and_keep_then_a_second_run_reads_without_starting_a_worker
         charts._REUSED.clear()
         fresh.append(getattr(charts, kind)(rows, *args))
     cache = ChartCache.for_project(tmp_path)
-    assert cache.folder == tmp_path / ".kvreg" / "charts"
+    assert cache.folder == tmp_path / ".kvreg" / "charts" and not cache.holds_any()
     assert chart_workers.start_workers(cache)
-    assert chart_workers._WORKERS is None   # with a cache, no worker before the first chart it does not hold
+    assert len(chart_workers._WORKERS) == 1   # an empty cache (a first run): the worker starts at once
     pending = [chart_workers.submit(kind, rows, *args) for kind, rows, args in jobs]
     assert all(isinstance(p, chart_workers._Pending) for p in pending)   # drawn by the worker
     assert [p.result() for p in pending] == fresh
@@ -81,7 +81,8 @@ def test_workers_draw_and_keep_then_a_second_run_reads_without_starting_a_worker
     again = [chart_workers.submit(kind, rows, *args) for kind, rows, args in jobs]
     assert all(isinstance(p, chart_workers._Done) for p in again)
     assert [p.result() for p in again] == fresh
-    assert chart_workers._WORKERS is None   # nothing drawn: no process started
+    assert chart_workers._WORKERS is None   # a cache that holds charts: no worker before one it does not hold;
+    # nothing drawn, so no process started
 
     # one changed row: that chart only is drawn again (and kept)
     kind, rows, args = jobs[0]

@@ -89,6 +89,13 @@ class ChartCache:
         except OSError:
             return
 
+    def holds_any(self) -> bool:
+        """Whether any chart is kept (a first run's cache holds none: every chart will be drawn)."""
+        try:
+            return any(p.suffix == ".svg" for p in self.folder.iterdir())
+        except OSError:
+            return False
+
     def prune(self, keep: int = KEEP) -> None:
         """Remove all but the ``keep`` most recently used charts (and any temp file a killed run left)."""
         try:

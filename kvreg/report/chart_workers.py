@@ -138,9 +138,10 @@ def start_workers(cache=None) -> bool:
 
     Args:
         cache: a :class:`kvreg.report.chart_cache.ChartCache`: charts kept from an earlier run are read from it and
-            the others written to it (pruned here).  With a cache the workers start at the first chart it does not
-            hold, so a report whose charts are all kept starts no process and imports no matplotlib; without one
-            they start now, their import overlapping the report's first queries.
+            the others written to it (pruned here).  With a cache that holds charts the workers start at the first
+            chart it does not hold, so a report whose charts are all kept starts no process and imports no
+            matplotlib; without a cache, or with an empty one (a first run: every chart will be drawn), they start
+            now, their import overlapping the report's first queries.
 
     Returns:
         False — charts then drawn in this process — on a single-core machine; True otherwise (should no process
@@ -154,7 +155,7 @@ def start_workers(cache=None) -> bool:
         cache.prune()
     if _USE_WORKERS is None:
         _USE_WORKERS = (os.cpu_count() or 1) >= 2
-    if cache is None:
+    if cache is None or not cache.holds_any():
         _live_workers()
     return _USE_WORKERS
 
