@@ -134,13 +134,25 @@ def q4_context(shipped_registry):
 # an appendix grid line: hardware, "weights / KV dtype(s)", TP, engine(s) (the Q4 report lists two engines)
 GRID_LINE = re.compile(r'<tr[^>]*><td class="id">([^<]+)</td><td>([^<]+) / ([^<]+)</td><td class="num">(\d+)</td>'
                        r'\s*<td>([^<]+)</td>')
+# a printed grid line: hardware, TP (the weights / KV dtypes and the engine are the printed family's, in its "Printed:"
+# line), then the KV pool per device
+PRINT_LINE = re.compile(r'<tr[^>]*><td class="id">([^<]+)</td><td class="num">(\d+)</td>\s*<td class="num">')
+# a memory budget line: hardware, then TP (printed: no weights or engine column)
+BUDGET_LINE = re.compile(r'<tr[^>]*><td class="id">([^<]+)</td><td class="num">(\d+)</td><td class="num">')
 
 
-def _grid_lines(html: str, model_id: str) -> list[tuple]:
+def _block(html: str, model_id: str) -> str:
     a = html.index(f'id="appendix-{model_id}"')
-    block = html[a:html.index("</details>", a)]
-    table = block[block.index('<table class="data capacity">'):]
-    return GRID_LINE.findall(table[:table.index("</table>")])
+    return html[a:html.index("</details>", a)]
+
+
+def _table(block: str, start: str) -> str:
+    table = block[block.index(start):]
+    return table[:table.index("</table>")]
+
+
+def _grid_lines(html: str, model_id: str, line=GRID_LINE) -> list[tuple]:
+    return line.findall(_table(_block(html, model_id), '<table class="data capacity">'))
 
 
 def test_pdf_appendix_prints_the_shown_configurations_the_html_every_one(q4_context):
@@ -159,14 +171,46 @@ def test_pdf_appendix_prints_the_shown_configurations_the_html_every_one(q4_cont
         assert len(shown_rows) == 8 * 4                       # 8 devices × TP 1/2/4/8, one precision pair, one engine
         assert {(r.config.weights_dtype, r.config.kv_dtype, r.config.engine_id) for r in shown_rows} == {
             (sp.weights_dtype, sp.kv_dtype, sp.engine_id)}
-        lines = _grid_lines(printed, m.model_id)
+        # the printed family is named once, above the grid (its weights / KV and engine columns would be constant)
+        assert (f"Printed: the {sp.weights_dtype} weights / {sp.kv_dtype} KV cache configurations under "
+                f"{sp.engine_id}") in _block(printed, m.model_id)
+        lines = _grid_lines(printed, m.model_id, PRINT_LINE)
         assert len(lines) == len(m.capacity.print_lines) and 0 < len(lines) <= 32
-        assert {(w, k, e) for _, w, k, _, e in lines} == {(sp.weights_dtype, sp.kv_dtype, sp.engine_id)}
+        assert [(h, int(t)) for h, t in lines] == [(x.config.hardware_id, x.config.tp) for x in m.capacity.print_lines]
         if rec is not None:                                   # the recommended configuration is printed
-            assert (rec.hardware_id, str(rec.tp)) in {(h, t) for h, _, _, t, _ in lines}
+            assert (rec.hardware_id, str(rec.tp)) in set(lines)
         every = _grid_lines(screen, m.model_id)
         assert len(every) == len(m.capacity.lines) > len(lines)
         assert {w for _, w, _, _, _ in every} == {"bf16", "fp8"}
         assert {e for *_, e in every} >= {"first-principles", "vllm-0.33"}
     assert "Printed: the fp8 weights / fp8 KV cache configurations under vllm-0.33" in printed
     assert "Printed: the" not in screen
+
+
+def test_pdf_appendix_prints_each_devices_budget_at_its_smallest_fitting_tp(q4_context):
+    """The PDF's memory budget table has one row per listed device: the smallest TP size whose weights fit (the
+    largest listed where none fits); the HTML's has every TP size of every listed configuration."""
+    from kvreg.report.render import render_html
+
+    ctx = q4_context
+    screen, printed = render_html(ctx, None), render_html(ctx, None, for_print=True)
+    hardware = list(ctx.report.hardware)
+    for m in ctx.models:
+        shown = [r for r in m.pools if r.weights_printed]
+        want = []
+        for hw in hardware:
+            tps = sorted((r.tp, r.weights_fit) for r in shown if r.hardware_id == hw)
+            want.append((hw, str(min((t for t, fit in tps if fit), default=tps[-1][0]))))
+        got = BUDGET_LINE.findall(_table(_block(printed, m.model_id), "<h4>Weights and KV pool per device</h4>"))
+        assert got == want
+        # the HTML table: one row per listed weights dtype × TP × engine on every device (weights and engine columns)
+        html_rows = re.findall(r'<tr[^>]*><td class="id">[^<]+</td><td>',
+                               _table(_block(screen, m.model_id), "<h4>Weights and KV pool per device</h4>"))
+        assert len(html_rows) == len(m.pools) == 8 * 4 * 2 * 2
+    # Llama 3.1 8B (16 GB of bf16 weights) fits one device of every kind; DeepSeek-V3 (fp8) needs 4 or 8 of them,
+    # and none of the 8 H100s holds it (its budget row says so)
+    assert {t for _, t in BUDGET_LINE.findall(_table(_block(printed, "llama-3.1-8b"),
+                                                     "<h4>Weights and KV pool per device</h4>"))} == {"1"}
+    ds = dict(BUDGET_LINE.findall(_table(_block(printed, "deepseek-v3"), "<h4>Weights and KV pool per device</h4>")))
+    assert ds["h100-sxm-80gb"] == "8" and ds["mi355x"] == "4"
+    assert "(does not fit)" in _table(_block(printed, "deepseek-v3"), "<h4>Weights and KV pool per device</h4>")

@@ -1,8 +1,9 @@
 """The report's charts drawn in worker processes while the report's remaining queries run.
 
-:func:`start_workers` starts :data:`WORKERS` Python processes that import matplotlib at once (its import is ~0.9 s
-CPU, and the charts ~2 s of Python for the Q4 2026 report: threads would not draw in parallel, DuckDB's queries
-only release the GIL); :func:`submit` sends a chart's rows to one of them and returns a future of its SVG string.
+:func:`start_workers` chooses :data:`WORKERS` Python processes that import matplotlib (its import is ~0.9 s CPU, and
+the charts ~2 s of Python for the Q4 2026 report: threads would not draw in parallel, DuckDB's queries only release
+the GIL), started at once, or at the first chart the report's :mod:`kvreg.report.chart_cache` does not hold;
+:func:`submit` returns a kept chart, or sends its rows to a worker and returns a future of its SVG string.
 The SVG is the bytes :mod:`kvreg.report.charts` draws in the report process (the same functions; the test draws
 both).  Without workers (one core, no process could start, a worker exited) the chart is drawn in this process.
 """
@@ -29,7 +30,9 @@ KINDS = ("capacity_vs_context", "naive_vs_engine", "roofline", "cost_per_million
 # measured).  The
 # charts are submitted before the last ~2 s of queries and collected after them (context.py _collect_charts).
 WORKERS = 1
-_WORKERS: list | None = None  # the started _Worker objects, kept for the process's life
+_WORKERS: list | None = None  # the started _Worker objects, kept for the process's life (None: none started yet)
+_USE_WORKERS: bool | None = None  # start_workers' verdict: draw in workers (None: start_workers never called)
+_CACHE = None  # the kvreg.report.chart_cache.ChartCache start_workers was given, or None
 
 
 def _draw(kind: str, fields: tuple, rows: list, args: tuple) -> str | None:
@@ -127,34 +130,57 @@ class _Worker:
             self.proc.kill()
 
 
-def start_workers() -> bool:
-    """Start :data:`WORKERS` chart worker processes, each importing matplotlib at once (~0.8 s CPU), so the charts
-    are drawn in parallel with the report's queries (DuckDB releases the GIL while it runs, but matplotlib is
-    Python: threads would not draw in parallel).  They are kept for the process's life (a test session renders many
-    reports) and stopped at exit.  Returns False — charts then drawn in this process — on a single-core machine or
-    where a process cannot be started.
+def start_workers(cache=None) -> bool:
+    """Draw the charts in :data:`WORKERS` worker processes, each importing matplotlib (~0.8 s CPU) so that the charts
+    are drawn beside the report's queries (DuckDB releases the GIL while it runs, but matplotlib is Python: threads
+    would not draw in parallel).  Workers are kept for the process's life (a test session renders many reports) and
+    stopped at exit.
+
+    Args:
+        cache: a :class:`kvreg.report.chart_cache.ChartCache`: charts kept from an earlier run are read from it and
+            the others written to it (pruned here).  With a cache that holds charts the workers start at the first
+            chart it does not hold, so a report whose charts are all kept starts no process and imports no
+            matplotlib; without a cache, or with an empty one (a first run: every chart will be drawn), they start
+            now, their import overlapping the report's first queries.
+
+    Returns:
+        False — charts then drawn in this process — on a single-core machine; True otherwise (should no process
+        start, the charts are drawn in this process too).
     """
-    global _WORKERS
-    if _WORKERS is not None:
-        return bool(_WORKERS)
-    import atexit
+    global _USE_WORKERS, _CACHE
     import os
 
-    _WORKERS = []
-    if (os.cpu_count() or 1) < 2:
-        return False
-    try:
-        for _ in range(WORKERS):
-            _WORKERS.append(_Worker())
-    except OSError:
-        pass
-    for w in _WORKERS:
-        atexit.register(w.close)
-    return bool(_WORKERS)
+    _CACHE = cache
+    if cache is not None:
+        cache.prune()
+    if _USE_WORKERS is None:
+        _USE_WORKERS = (os.cpu_count() or 1) >= 2
+    if cache is None or not cache.holds_any():
+        _live_workers()
+    return _USE_WORKERS
+
+
+def _live_workers() -> list:
+    """The running workers, started on first use when :func:`start_workers` chose workers."""
+    global _WORKERS
+    if _WORKERS is None:
+        if not _USE_WORKERS:
+            return []
+        import atexit
+
+        _WORKERS = []
+        try:
+            for _ in range(WORKERS):
+                _WORKERS.append(_Worker())
+        except OSError:
+            pass
+        for w in _WORKERS:
+            atexit.register(w.close)
+    return [w for w in _WORKERS if w.proc.poll() is None]
 
 
 class _Done:
-    """A chart drawn in this process, with the interface of a future."""
+    """A chart drawn in this process or read from the cache, with the interface of a future."""
 
     def __init__(self, value):
         self.value = value
@@ -164,16 +190,22 @@ class _Done:
 
 
 class _Pending:
-    """A chart being drawn in a worker; drawn in this process instead should the worker have exited."""
+    """A chart being drawn in a worker; drawn in this process instead should the worker have exited.  The SVG is
+    written to ``cache`` under ``key`` when it is collected (both None: not kept)."""
 
-    def __init__(self, future, kind: str, rows: list, args: tuple):
+    def __init__(self, future, kind: str, rows: list, args: tuple, cache=None, key: str | None = None):
         self.future, self.kind, self.rows, self.args = future, kind, rows, args
+        self.cache, self.key = cache, key
 
     def result(self):
         try:
-            return self.future.result()
+            value = self.future.result()
         except EOFError:
-            return getattr(_charts(), self.kind)(self.rows, *self.args)
+            value = getattr(_charts(), self.kind)(self.rows, *self.args)
+        if self.cache is not None:
+            self.cache.put(self.key, value)
+            self.cache = None
+        return value
 
 
 _turn = 0
@@ -181,23 +213,33 @@ _turn = 0
 
 def submit(kind: str, rows: list, *args):
     """Draw chart ``kind`` (:data:`KINDS`) with ``rows`` (query namedtuples) and ``args``; returns an object whose
-    ``result()`` is the SVG string or None.  In the worker processes, in turn, once :func:`start_workers` started
-    them (the rows go as plain tuples with their field names: the query's row classes are made per query and do
-    not pickle), else drawn now.  The SVG is the same bytes either way (same code, same rcParams context; each
+    ``result()`` is the SVG string or None.  Read from the cache :func:`start_workers` was given when it holds the
+    chart, else drawn in the worker processes, in turn, once :func:`start_workers` chose them (the rows go as plain
+    tuples with their field names: the query's row classes are made per query and do not pickle), else drawn now;
+    a chart drawn is written to the cache.  The SVG is the same bytes either way (same code, same rcParams context; each
     kind's reused figure ends in a fresh one's state, :data:`kvreg.report.charts._REUSED`)."""
     global _turn
     if kind not in KINDS:
         raise ValueError(f"unknown chart kind {kind!r}")
-    live = [w for w in _WORKERS or [] if w.proc.poll() is None]
+    fields = rows[0]._fields if rows else ()
+    cache, key = _CACHE, None
+    if cache is not None:
+        key = cache.key(kind, fields, rows, args)
+        hit, svg = cache.get(key)
+        if hit:
+            return _Done(svg)
+    live = _live_workers()
     if live:
         w = live[_turn % len(live)]
         _turn += 1
-        fields = rows[0]._fields if rows else ()
         try:
-            return _Pending(w.submit(kind, fields, [tuple(r) for r in rows], args), kind, rows, args)
+            return _Pending(w.submit(kind, fields, [tuple(r) for r in rows], args), kind, rows, args, cache, key)
         except OSError:   # the worker's pipe is closed: draw here
             pass
-    return _Done(getattr(_charts(), kind)(rows, *args))
+    svg = getattr(_charts(), kind)(rows, *args)
+    if cache is not None:
+        cache.put(key, svg)
+    return _Done(svg)
 
 
 if __name__ == "__main__":   # a chart worker (_Worker): python chart_workers.py CHARTS_PY

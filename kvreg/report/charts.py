@@ -41,6 +41,11 @@ RC = {
     "axes.titleweight": "bold",
     "legend.frameon": False,
     "legend.fontsize": 7.5,
+    # No tick marks (the grid lines and labels place the values): each was a marker drawn by matplotlib and a <use>
+    # element in the SVG, ~25 a chart, for WeasyPrint to draw too (benchmarks/README.md, pdf10).  The label pads
+    # add matplotlib's default tick lengths (3.5 and 2 pt) so that every label stays where it was.
+    "xtick.major.size": 0, "xtick.minor.size": 0, "ytick.major.size": 0, "ytick.minor.size": 0,
+    "xtick.major.pad": 7.0, "xtick.minor.pad": 5.4, "ytick.major.pad": 7.0, "ytick.minor.pad": 5.4,
 }
 SIZE_IN = (6.6, 2.9)  # width × height of a chart without a legend below it
 # Fixed layout, inches: room for two-line y labels and 5-digit tick labels on the left, two-line

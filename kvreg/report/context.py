@@ -559,8 +559,9 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     scope = scope_params(report)
     if charts:   # worker processes import matplotlib while the queries run (kvreg/report/chart_workers.py)
         from kvreg.report import chart_workers
+        from kvreg.report.chart_cache import ChartCache
 
-        chart_workers.start_workers()
+        chart_workers.start_workers(ChartCache.for_project(registry.root))   # charts kept in .kvreg/charts
     workload, avail = rank_options(con, report_id, scope, axis=True)
     # each model's shown precisions (the recommendation's, else the report's first): charts, printed appendix
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_shown_precisions AS {query_text('shown_precisions')}", p)
