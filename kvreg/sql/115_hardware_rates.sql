@@ -59,8 +59,8 @@ SELECT h.hardware_id, cost_basis AS cost_basis,
        CASE WHEN cost_basis = 'tco' THEN t.capex END AS capex_usd_per_hour,
        CASE WHEN cost_basis = 'tco' THEN t.power END AS power_usd_per_hour,
        CASE cost_basis
-            WHEN 'rental' THEN format('on-demand rental, lowest current quote per device-hour (each provider''s'
-                                      ' latest, seen within {} days of the device''s newest)', quote_window_days)
+            WHEN 'rental' THEN format('on-demand rental, lowest current quote per device-hour: each provider''s'
+                                      ' latest, seen within {} days of the device''s newest', quote_window_days)
             WHEN 'tco' THEN format('total cost of ownership: purchase over {} years + power at ${}/kWh, PUE {}',
                                    tco_years, tco_usd_per_kwh, tco_pue)
        END AS basis_label
