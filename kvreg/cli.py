@@ -193,14 +193,17 @@ def validate(project: Path, fmt: str, stats: bool):
     except KvregError as exc:
         _fail(exc, fmt)
     n = sum(len(v) for v in reg.entries.values())
+    if stats:
+        from kvreg.provenance import provenance_stats, render_stats
+
+        rows = provenance_stats(reg)
     if fmt == "json":
-        click.echo("[]")
+        # the problem list (empty); with --stats an object holding it and the provenance rows (docs/json.md)
+        click.echo(_dumps({"problems": [], "entries": n, "provenance": rows}) if stats else "[]")
     elif fmt == "text":
         click.echo(f"{counted(n, 'entry', 'entries')} valid.")
     if stats and fmt != "json":
-        from kvreg.provenance import provenance_stats, render_stats
-
-        click.echo(render_stats(provenance_stats(reg)))
+        click.echo(render_stats(rows))
 
 
 @main.command()
