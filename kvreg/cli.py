@@ -509,7 +509,11 @@ def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params
     """Turn a Hugging Face CONFIG.json into a validated model entry (exit 1 if unsupported)."""
     from kvreg.importhf import import_config
     from kvreg.importhf.writer import write_entry
+    from kvreg.schema.common import ID_RE
 
+    if entry_id is not None and not ID_RE.match(entry_id):   # a usage error, as ingest-log's --id (not the config's)
+        raise click.UsageError(f"--id {entry_id!r} is not a valid id: lower-case letters, digits, '.' and '-',"
+                               " starting with a letter or digit (e.g. 'llama-3.1-8b')")
     if out_dir is None and not to_stdout:
         from kvreg.registry import is_project, project_folders
 
