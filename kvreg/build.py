@@ -136,7 +136,7 @@ def build(root: Path | str = ".", db: Path | str | None = None, progress=None) -
     if progress:
         progress(f"validating {root.as_posix()}")
     registry = load_registry(root)
-    if db and not target.parent.is_dir():
+    if db and not target.parent.is_dir() and target.parent.absolute() != (root / DEFAULT_DB).parent.absolute():
         # a mistyped --db must not create folders (the trial's /nonexistent/x.duckdb made /nonexistent): only the
         # project's own .kvreg folder is created here
         raise _db_problem(target, "cannot-write-db", f"cannot write the database {target}: the folder "
