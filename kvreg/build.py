@@ -136,6 +136,12 @@ def build(root: Path | str = ".", db: Path | str | None = None, progress=None) -
     if progress:
         progress(f"validating {root.as_posix()}")
     registry = load_registry(root)
+    if db and not target.parent.is_dir() and target.parent.absolute() != (root / DEFAULT_DB).parent.absolute():
+        # a mistyped --db must not create folders (the trial's /nonexistent/x.duckdb made /nonexistent): only the
+        # project's own .kvreg folder is created here
+        raise _db_problem(target, "cannot-write-db", f"cannot write the database {target}: the folder "
+                          f"{target.parent} does not exist", "create the folder first, or pass --db PATH in an"
+                          " existing folder")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         remove_leftovers(target.parent)

@@ -193,14 +193,17 @@ def validate(project: Path, fmt: str, stats: bool):
     except KvregError as exc:
         _fail(exc, fmt)
     n = sum(len(v) for v in reg.entries.values())
+    if stats:
+        from kvreg.provenance import provenance_stats, render_stats
+
+        rows = provenance_stats(reg)
     if fmt == "json":
-        click.echo("[]")
+        # the problem list (empty); with --stats an object holding it and the provenance rows (docs/json.md)
+        click.echo(_dumps({"problems": [], "entries": n, "provenance": rows}) if stats else "[]")
     elif fmt == "text":
         click.echo(f"{counted(n, 'entry', 'entries')} valid.")
     if stats and fmt != "json":
-        from kvreg.provenance import provenance_stats, render_stats
-
-        click.echo(render_stats(provenance_stats(reg)))
+        click.echo(render_stats(rows))
 
 
 @main.command()
@@ -506,7 +509,11 @@ def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params
     """Turn a Hugging Face CONFIG.json into a validated model entry (exit 1 if unsupported)."""
     from kvreg.importhf import import_config
     from kvreg.importhf.writer import write_entry
+    from kvreg.schema.common import ID_RE
 
+    if entry_id is not None and not ID_RE.match(entry_id):   # a usage error, as ingest-log's --id (not the config's)
+        raise click.UsageError(f"--id {entry_id!r} is not a valid id: lower-case letters, digits, '.' and '-',"
+                               " starting with a letter or digit (e.g. 'llama-3.1-8b')")
     if out_dir is None and not to_stdout:
         from kvreg.registry import is_project, project_folders
 

@@ -399,8 +399,11 @@ def keep_curated(new: dict, old: dict) -> tuple[dict, list[str]]:
             kept.append(f"settings.{k}")
     if settings:
         out["settings"] = settings
+    # sources merge by id: the curated file's "log" source (its title, URL) stays; the new file-name source of the
+    # same id is not added beside it (a second id 'log' is refused by the schema)
     srcs = list(old.get("sources") or [])
-    srcs += [s for s in new.get("sources", []) if s not in srcs]
+    ids = {s.get("id") for s in srcs if isinstance(s, dict)} - {None}
+    srcs += [s for s in new.get("sources", []) if s not in srcs and (s.get("id") is None or s.get("id") not in ids)]
     out["sources"] = srcs
     out["unknown"] = [u for u in new.get("unknown", []) if u in unknown]
     if not out["unknown"]:
@@ -481,7 +484,48 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
                     msgs.insert(0, f"left for you to fill in {oid}.yaml: {', '.join(entry['unknown'])}")
                 msgs.append(f"kept from the replaced {oid}.yaml: {', '.join(kept)}")
     check_entry(entry)  # never write an entry the registry would reject
-    return write_observation(root, entry), msgs
+    previous = target.read_bytes() if target.exists() else None
+    written = write_observation(root, entry)
+    _check_in_registry(root, written, previous)
+    return written, msgs
+
+
+def _check_in_registry(root: Path | str, written: Path, previous: bytes | None) -> None:
+    """The registry's cross-entry checks (kvreg/checks/*.sql) with the observation just written; on a problem
+    they find in it (the same startup as an existing observation: 206 duplicate_observation), the write is undone
+    (the replaced file's bytes restored, or the new file removed) and the problem raised, so a log ingested
+    twice under two ids never leaves a second copy for `validate` to blame on the curated one.
+
+    Raises:
+        IngestUsageError: the observation repeats an existing one (with the command that refreshes that one).
+        LogError: any other cross-entry problem located in the written file.
+    """
+    from kvreg.problems import KvregError
+    from kvreg.registry import load_registry
+
+    rel = written.relative_to(Path(root)).as_posix()   # as problems name files (write_observation: root/registry/…)
+    try:
+        load_registry(root)
+        return
+    except KvregError as exc:
+        found = [p for p in exc.problems if p.file == rel or rel in (p.message or "")]
+    if not found:
+        return   # problems elsewhere in the registry were there before this log (it loaded above)
+    if previous is None:
+        written.unlink()
+    else:
+        written.write_bytes(previous)
+    p = found[0]
+    if p.code == "duplicate-observation":
+        other = re.search(r"repeats (\S+?):\d+ \(([^)]+)\)", p.message or "")
+        if other and other.group(1) == rel:   # the new file sorts first: the problem sits on the existing one
+            other_file, other_id = p.file, Path(p.file).stem
+        else:
+            other_file, other_id = (other.group(1), other.group(2)) if other else (p.file, Path(p.file).stem)
+        raise IngestUsageError(f"this log's startup is already {other_file} (the same logged KV figures and "
+                               f"settings): nothing written; to refresh that observation from this log run "
+                               f"kvreg ingest-log LOG --id {other_id} --force")
+    raise LogError(f"{rel}: {p.code}: {p.message} (nothing written)")
 
 
 def check_entry(entry: dict, lines: dict[str, int] | None = None) -> None:

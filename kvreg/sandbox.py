@@ -109,12 +109,22 @@ def query_connection(db: Path, tables: list[tuple[str, Path]] = ()):
         tables: (name, file) pairs loaded, before locking, into temporary tables the query may join.
 
     Raises:
-        SandboxError: ``db`` is not a DuckDB file, or a table file cannot be read.
+        SandboxError: ``db`` is not a DuckDB file, a table file cannot be read, or a table's name is one of the
+            database's tables or views.
     """
     import duckdb
 
     con = _open(db)
+    # a temp table of a registry table's or view's name would hide it from the query without a word (temp
+    # objects come first in DuckDB's search path): refuse the name instead
+    taken = {r[0].lower() for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE NOT temporary UNION "
+        "SELECT view_name FROM duckdb_views() WHERE NOT temporary AND NOT internal").fetchall()}
     for name, path in tables:
+        if name.lower() in taken:
+            con.close()
+            raise SandboxError(f"--table {name}={path}: {name!r} is a table or view of the kvreg database, which"
+                               f" the file would hide; choose another NAME, e.g. --table my_{name}={path}")
         reader = READERS[path.suffix.lower()]
         try:
             con.execute(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM {reader}(?)', [str(path)])

@@ -115,6 +115,12 @@ def test_sql_table_option_loads_a_local_file(small, tmp_path):
     r = run("sql", "SELECT 1", "--project", small, "--table", "prices")
     clean_exit(r, (2,))
     assert "NAME=FILE" in r.output
+    # a file named like a registry table or view would hide it without a word (trial10: --table models=… made
+    # "SELECT count(*) FROM models" answer 1): refused, the name suggested
+    for name in ("models", "capacity"):
+        r = run("sql", f"SELECT count(*) FROM {name}", "--project", small, "--table", f"{name}={prices}")
+        clean_exit(r, (2,))
+        assert f"'{name}' is a table or view of the kvreg database" in r.output and f"my_{name}=" in r.output
 
 
 def test_export_parquet_and_csv_are_written_by_duckdb(small, tmp_path):
@@ -299,6 +305,13 @@ def test_dot_kvreg_as_a_file_and_db_under_proc(tmp_path):
     r = run("build", "--project", root, "--db", "/proc/kvreg/x.duckdb")
     clean_exit(r, (1,))
     assert "cannot-write-db" in r.output
+    # a mistyped --db in a folder that does not exist creates no folder (trial10: /nonexistent/x.duckdb made one)
+    missing = tmp_path / "no-such-folder" / "x.duckdb"
+    for cmd in (("build",), ("sql", "SELECT 1")):
+        r = run(*cmd, "--project", root, "--db", missing)
+        clean_exit(r, (1,))
+        assert "cannot-write-db" in r.output and "does not exist" in r.output
+    assert not missing.parent.exists()
 
 
 def test_db_that_is_not_duckdb(tmp_path):

@@ -823,3 +823,21 @@ def test_phi_msft_counts_are_checked_like_their_new_spellings(tmp_path):
         import_config(tmp_path / "config.json")
     p = err.value.problems[0]
     assert (p.code, p.key) == ("bad-config-value", "n_layer") and "at most 10,000" in p.message
+
+
+@pytest.mark.parametrize("bad", ["../../tmp/x", "Bad_ID", "-x"])
+def test_an_id_that_is_not_an_id_is_a_usage_error(tmp_path, bad):
+    # trial10: --id ../../tmp/x was an invalid-import "kvreg bug" located at config.json:1:1
+    r = CliRunner().invoke(main, ["import-hf", str(FIX / "llama-3.1-8b.json"), "--id", bad, "--out", str(tmp_path)])
+    assert r.exit_code == 2 and f"--id {bad!r} is not a valid id" in r.output, r.output
+    assert not list(tmp_path.iterdir())
+
+
+def test_kv_heads_not_dividing_the_heads_points_at_the_config(tmp_path):
+    cfg = json.loads((FIX / "llama-3.1-8b.json").read_text())
+    cfg["num_key_value_heads"] = 7
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    r = CliRunner().invoke(main, ["import-hf", str(path), "--id", "l8", "--stdout"])
+    assert r.exit_code == 1 and "invalid-import" in r.output
+    assert "check it against the model card" in r.output and "kvreg bug or an unusual config" not in r.output

@@ -83,6 +83,29 @@ def test_existing_id_is_refused_then_force_keeps_curated_fields(project):
     assert run("validate", "--project", project).exit_code == 0
 
 
+def test_a_log_ingested_again_under_another_id_writes_nothing(project):
+    # trial10: the same startup ingested under its file-name id wrote a second copy, and validate then blamed the
+    # curated file ("duplicate-observation … remove one of the two")
+    log = project / "phi4.log"
+    log.write_text(FULL)
+    assert run("ingest-log", log, "--project", project, "--id", "curated-phi4").exit_code == 0
+    curated = project / "registry/observations/curated-phi4.yaml"
+    before = curated.read_bytes()
+    r = run("ingest-log", log, "--project", project)          # id phi4 from the file name
+    assert r.exit_code == 2, r.output
+    assert "already registry/observations/curated-phi4.yaml" in r.output and "nothing written" in r.output
+    assert "--id curated-phi4 --force" in r.output
+    assert not (project / "registry/observations/phi4.yaml").exists() and curated.read_bytes() == before
+    assert run("validate", "--project", project).exit_code == 0
+    # the command it names refreshes the curated file, whose "log" source stays the one source of that id
+    e = yaml.safe_load(before)
+    e["sources"] = [{"id": "log", "url": "https://example.org/run-7"}]
+    curated.write_text(yaml.safe_dump(e, sort_keys=False))
+    r = run("ingest-log", log, "--project", project, "--id", "curated-phi4", "--force")
+    assert r.exit_code == 0, r.output
+    assert yaml.safe_load(curated.read_text())["sources"] == [{"id": "log", "url": "https://example.org/run-7"}]
+
+
 @pytest.mark.parametrize("bad", ["Bad_ID", "-x", "a b", "ÿ"])
 def test_invalid_id_is_a_usage_error(project, bad):
     log = project / "phi4.log"

@@ -91,6 +91,20 @@ def test_validate_stats_prints_the_provenance_count():
     assert SOURCE[0]["id"] == "fixture"
 
 
+def test_validate_stats_in_json_carries_the_counts():
+    # trial10: `validate --stats --format json` printed [] and dropped the counts
+    import json
+
+    text = CliRunner().invoke(main, ["validate", "--stats", "--project", str(ROOT)]).output
+    r = CliRunner().invoke(main, ["validate", "--stats", "--format", "json", "--project", str(ROOT)])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    total = got["provenance"][-1]
+    assert got["problems"] == [] and total["kind"] == "total" and total["unsourced"] == 0
+    assert f"{got['entries']:,} entries valid." in text and f"total  {total['entries']:,}".split()[1] in text
+    assert f"with a source: {total['numbers']:,} of {total['numbers']:,} (100.0 %)" in text
+
+
 def test_validate_stats_headline_and_table_count_the_same_entries():
     # The headline counts every entry validated (reports included); the table the fact entries whose numbers
     # need sources; the line under it adds the report definitions so the two agree.

@@ -308,5 +308,7 @@ def _validate(entry: dict, where: str) -> None:
     except ValidationError as exc:
         raise KvregError([Problem(where, 0, 0, ".".join(map(str, e["loc"])), "invalid-import",
                                   f"imported entry fails the model schema: {e['msg']}",
-                                  "this is a kvreg bug or an unusual config; " + HAND_HINT)
+                                  "the config gives a value the registry refuses (check it against the model"
+                                  " card: e.g. num_key_value_heads must divide num_attention_heads); if the config"
+                                  " is right, kvreg's importer misreads it: " + HAND_HINT)
                           for e in exc.errors(include_url=False)]) from None
