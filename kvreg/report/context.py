@@ -134,7 +134,7 @@ def _check(con, notes: list, name: str, present: bool, needed, sql: str, params=
     return True
 
 
-def availability(con, workload, scope: dict, *, check_plans: bool = True) -> Availability:
+def availability(con, workload, scope: dict, *, check_plans: bool = True, batched: bool = False) -> Availability:
     """Detect ``engine_capacity``, ``roofline`` and the ``plans`` macro, with the columns the report needs.
 
     Also creates the temp tables ``report_engine_capacity`` (when the view exists) and
@@ -142,6 +142,9 @@ def availability(con, workload, scope: dict, *, check_plans: bool = True) -> Ava
     the report's lists (:func:`scope_params`).  ``check_plans=False`` leaves ``plans`` False for the caller to
     check later with :func:`with_plans` (:func:`rank_options`: once its capacity is shared, the ``DESCRIBE`` of
     ``plans`` binds the temp ``capacity_at`` instead of planning the admission chain, 0.15 → 0.05 s CPU).
+    ``batched=True`` (the report) also keeps ``report_engine_batched``: every setting of the batched_tokens axis at
+    the workload context, from the same one evaluation of the admission chain (scope_engine_capacity.sql), for the
+    levers (:func:`levers`).
     """
     views, macros = _objects(con)
     notes: list[str] = []
@@ -150,8 +153,20 @@ def availability(con, workload, scope: dict, *, check_plans: bool = True) -> Ava
         return _check(con, notes, name, present, needed, sql, params, what)
 
     engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
-    if engine:   # the admission over both axes (capacity_at's engine side reads it too: _share_engine_capacity)
-        materialise(con, "report_engine_capacity_all", "scope_engine_capacity", dict(scope, **knob_params(workload)))
+    if engine:   # the admission once, over both length axes (capacity_at's engine side reads it too:
+        # _share_engine_capacity) and, with ``batched``, the batched_tokens axis at the workload context (the levers:
+        # _share_engine_batched)
+        knobs = knob_params(workload)
+        axis = rows(con, "batched_axis", {"max_num_batched_tokens": knobs["max_num_batched_tokens"]})[0].batched_axis \
+            if batched else None
+        materialise(con, "report_engine_capacity_axis", "scope_engine_capacity",
+                    dict(scope, **knobs, context_tokens=workload.context_tokens, batched_axis=axis))
+        con.execute("CREATE OR REPLACE TEMP TABLE report_engine_capacity_all AS SELECT * EXCLUDE (at_report_setting)"
+                    " FROM report_engine_capacity_axis WHERE at_report_setting")
+        if batched:
+            con.execute("CREATE OR REPLACE TEMP TABLE report_engine_batched AS SELECT * EXCLUDE (at_report_setting)"
+                        " FROM report_engine_capacity_axis WHERE max_model_len = $w", {"w": workload.context_tokens})
+        con.execute("DROP TABLE report_engine_capacity_axis")
         con.execute("CREATE OR REPLACE TEMP TABLE report_engine_capacity AS SELECT * FROM report_engine_capacity_all"
                     " WHERE max_model_len IN (SELECT max_model_len FROM max_model_lens)")
         con.execute(_ENGINE)
@@ -271,14 +286,14 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
     of two, 0.48 + 0.99 → 1.1 s CPU for the Q4 2026 report, the engine side's fixed cost paid once).
     With ``axis`` the connection's ``capacity_at`` is then served from ``report_capacity_all`` (:func:`_share_capacity`:
     the plans and the roofline read the rows already computed) until :func:`unshare_capacity`; ``build_context`` does
-    both.
+    both.  ``axis`` also keeps ``report_engine_batched`` for :func:`report_levers` (:func:`availability`).
 
     Returns:
         (workload row, :class:`Availability`).
     """
     p = {"report": report_id}
     workload = _workload(con, p)
-    avail = availability(con, workload, scope, check_plans=not axis)
+    avail = availability(con, workload, scope, check_plans=not axis, batched=axis)
     knobs = knob_params(workload)
     # the report's cost basis (rental or TCO), one rate per device, read by every priced query
     materialise(con, "report_rates", "scope_rates",
@@ -354,7 +369,8 @@ def _sql_literal(value) -> str:
 
 
 def _serve_from_table(con, macro: str, table: str, axis_column: str, scope: dict, knobs: dict,
-                      extra_params: str = "", extra_guard: str = "", axis: list | None = None) -> None:
+                      extra_params: str = "", extra_guard: str = "", axis: list | None = None,
+                      extra_filter: str = "") -> None:
     """Create the temp table macro ``macro`` (the registry's signature) answering from the temp table ``table``.
 
     The one pattern of :func:`_share_capacity` and :func:`_share_engine_capacity`: DuckDB binds a macro's names when
@@ -363,7 +379,8 @@ def _serve_from_table(con, macro: str, table: str, axis_column: str, scope: dict
     engine knobs of :data:`kvreg.plan.KNOBS`, ``extra_params``, the id lists) and raises an error for any call the
     table cannot answer — other knob values, no or other model or hardware lists than ``scope``'s, contexts outside
     ``axis`` (default: the distinct ``axis_column`` values of ``table``), or ``extra_guard`` (a SQL condition on the
-    extra parameters) false — never a subset.  ``only_engines`` filters the rows (NULL = all).  Dropped by
+    extra parameters) false — never a subset.  ``only_engines`` filters the rows (NULL = all), and so does
+    ``extra_filter`` (a SQL condition on the extra parameters and the row ``t``) when given.  Dropped by
     :func:`unshare_capacity`.
     """
     from kvreg.plan import KNOBS
@@ -389,7 +406,8 @@ WHERE t.{axis_column} IN (
                                         || '(kvreg/report/context.py _serve_from_table)') END))
   AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
   AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
-  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))   -- plans' only_engines (NULL = all)""")
+  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))   -- plans' only_engines (NULL = all)
+  {f"AND {extra_filter}" if extra_filter else ""}""")
 
 
 def _share_capacity(con, scope: dict, knobs: dict) -> None:
@@ -431,6 +449,59 @@ def _share_engine_capacity(con, scope: dict, knobs: dict) -> None:
     _serve_from_table(con, "engine_capacity_at", "report_engine_capacity_all", "max_model_len", scope, knobs,
                       extra_params=" available_kv_bytes := NULL, batched_axis := NULL,",
                       extra_guard="available_kv_bytes IS NULL AND batched_axis IS NULL", axis=axis)
+
+
+def _share_engine_batched(con, scope: dict, knobs: dict) -> None:
+    """Serve ``engine_capacity_at`` over the batched_tokens axis at the workload context from ``report_engine_batched``.
+
+    ``plan_levers_admission`` (kvreg/sql/284, through ``plan_levers``: the report's levers) re-admits each model's
+    recommended engine configuration at every setting of the batched_tokens axis (and its own), at the workload
+    context and the report's other engine settings: ``engine_capacity_at([context], batched_axis := …)``.
+    ``report_engine_batched`` holds those rows for every listed configuration (scope_engine_capacity.sql, the same one
+    evaluation of the admission chain as ``report_engine_capacity_all``), so the levers bind this temp macro instead
+    of planning the chain a second time (~0.65 s CPU of DuckDB binding and optimising; benchmarks/README.md, html10).
+    As :func:`_share_engine_capacity`: any call these rows cannot answer — no batched axis or a setting off it, a
+    given max_num_batched_tokens or memory, other knob values, no or other model or hardware lists, another context —
+    raises an error instead of returning a subset; the rows are cut to the call's batched axis and engines.
+    ``knobs``: the report's settings (max_num_batched_tokens is the axis here, so it must not be set).
+    :func:`unshare_capacity` drops it.
+    """
+    settings = [b for (b,) in con.execute(
+        "SELECT DISTINCT max_num_batched_tokens FROM report_engine_batched ORDER BY 1").fetchall()]
+    _serve_from_table(con, "engine_capacity_at", "report_engine_batched", "max_model_len", scope,
+                      dict(knobs, max_num_batched_tokens=None),
+                      extra_params=" available_kv_bytes := NULL, batched_axis := NULL,",
+                      extra_guard=f"available_kv_bytes IS NULL AND batched_axis IS NOT NULL"
+                                  f" AND list_has_all({_sql_literal(settings)}, batched_axis)",
+                      # a stand-in that depends on t, as _serve_from_table's lists (a NULL axis must reach the guard)
+                      extra_filter="list_contains(coalesce(batched_axis, [-t.max_num_batched_tokens]),"
+                                   " t.max_num_batched_tokens)")
+
+
+def report_levers(con, scope: dict, workload, avail: Availability) -> list:
+    """levers.sql rows (plan_levers, kvreg/sql/284, at the report's engine settings) for the models of report_plans.
+
+    With no engine row recommended there is nothing to re-admit: ``plan_levers_core`` without admission rows, the
+    same rows (284; as `kvreg plan` does, kvreg/plan_levers.py).  Otherwise the admission over the batched_tokens
+    axis is served from ``report_engine_batched`` (:func:`_share_engine_batched`) while levers.sql runs.
+    """
+    if not avail.plans:
+        return []
+    knobs = knob_params(workload)
+    lever_knobs = {k: v for k, v in knobs.items() if k != "max_num_batched_tokens"}
+    (engine_rec,) = con.execute("SELECT count(*) > 0 FROM report_plans WHERE rank_in_model = 1"
+                                " AND pool_basis = 'engine'").fetchone()
+    if not engine_rec:
+        return rows(con, "levers_core")
+    served = avail.engine and con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary"
+                                          " AND table_name = 'report_engine_batched'").fetchone()[0] > 0
+    if served:
+        _share_engine_batched(con, scope, knobs)
+    try:
+        return rows(con, "levers", lever_knobs)
+    finally:
+        if served:
+            con.execute("DROP MACRO TABLE IF EXISTS temp.engine_capacity_at")
 
 
 def unshare_capacity(con) -> None:
@@ -612,8 +683,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     grid = _by_model(rows(con, "report_grid_ordered"))
     options = _by_model(rows(con, "report_options_ordered"))
     sens = {r.model_id: r for r in rows(con, "sensitivity")}
-    lever_knobs = {k: v for k, v in knob_params(workload).items() if k != "max_num_batched_tokens"}
-    levers = {r.model_id: r for r in rows(con, "levers", lever_knobs)} if avail.plans else {}
+    levers = {r.model_id: r for r in report_levers(con, scope, workload, avail)}
     per_seq = _by_model(rows(con, "per_sequence", p))
     pools = _by_model(rows(con, "pools"))
     quirks = _by_model(rows(con, "engine_quirks", p) if avail.engine else [])
