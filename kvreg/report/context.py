@@ -643,8 +643,8 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
                 " AND list_contains($engines, engine_id) AND list_contains($contexts, context_tokens)",
                 dict(weights_dtypes=cs.weights_dtypes, kv_dtypes=cs.kv_dtypes, engines=cs.engines,
                      contexts=cs.axis_contexts))
-    materialise(con, "report_memory_pools", "scope_memory_pools",
-                {k: v for k, v in scope.items() if k != "kv_dtypes"})
+    # each configuration's pool, from the capacity rows (the report's engine settings): the chart's TP pick
+    materialise(con, "report_memory_pools", "scope_memory_pools", {})
     if avail.roofline:   # read by the roofline chart only: its precisions and engines, as the capacity axis
         materialise(con, "report_roofline", "scope_roofline",
                     dict(scope, weights_dtypes=cs.weights_dtypes, kv_dtypes=cs.kv_dtypes, engines=cs.engines,
