@@ -120,6 +120,8 @@ class Availability:
     roofline: bool
     plans: bool
     notes: tuple[str, ...]
+    # the database's table macros (:func:`_objects`), for :func:`with_plans` later (listing them costs ~0.02 s CPU)
+    macros: frozenset = dataclasses.field(default=frozenset(), compare=False, repr=False)
 
 
 def _check(con, notes: list, name: str, present: bool, needed, sql: str, params=None, what: str = "view") -> bool:
@@ -161,27 +163,29 @@ def availability(con, workload, scope: dict, *, check_plans: bool = True, batche
             if batched else None
         materialise(con, "report_engine_capacity_axis", "scope_engine_capacity",
                     dict(scope, **knobs, context_tokens=workload.context_tokens, batched_axis=axis))
-        con.execute("CREATE OR REPLACE TEMP TABLE report_engine_capacity_all AS SELECT * EXCLUDE (at_report_setting)"
+        # views over that one table: copying its wide rows into three more tables cost ~0.15 s CPU, scanning it
+        # where they are read a few ms each
+        con.execute("CREATE OR REPLACE TEMP VIEW report_engine_capacity_all AS SELECT * EXCLUDE (at_report_setting)"
                     " FROM report_engine_capacity_axis WHERE at_report_setting")
         if batched:
-            con.execute("CREATE OR REPLACE TEMP TABLE report_engine_batched AS SELECT * EXCLUDE (at_report_setting)"
-                        " FROM report_engine_capacity_axis WHERE max_model_len = $w", {"w": workload.context_tokens})
-        con.execute("DROP TABLE report_engine_capacity_axis")
-        con.execute("CREATE OR REPLACE TEMP TABLE report_engine_capacity AS SELECT * FROM report_engine_capacity_all"
+            con.execute("CREATE OR REPLACE TEMP VIEW report_engine_batched AS SELECT * EXCLUDE (at_report_setting)"
+                        f" FROM report_engine_capacity_axis WHERE max_model_len = {int(workload.context_tokens)}")
+        con.execute("CREATE OR REPLACE TEMP VIEW report_engine_capacity AS SELECT * FROM report_engine_capacity_all"
                     " WHERE max_model_len IN (SELECT max_model_len FROM max_model_lens)")
         con.execute(_ENGINE)
     else:
         con.execute(_NO_ENGINE)
         con.execute(_NO_ENGINE_CAPACITY)
     roofline = check("roofline", "roofline" in views, ROOFLINE_COLUMNS, "SELECT * FROM roofline")
-    avail = Availability(engine, roofline, False, tuple(notes))
-    return with_plans(con, avail, workload, macros) if check_plans else avail
+    avail = Availability(engine, roofline, False, tuple(notes), frozenset(macros))
+    return with_plans(con, avail, workload) if check_plans else avail
 
 
 def with_plans(con, avail: Availability, workload, macros: set[str] | None = None) -> Availability:
-    """``avail`` with ``plans`` detected (the macro, with the columns the report needs; a note otherwise)."""
+    """``avail`` with ``plans`` detected (the macro, with the columns the report needs; a note otherwise); the macros
+    are ``macros``, else those :func:`availability` listed, else listed now."""
     if macros is None:
-        macros = _objects(con)[1]
+        macros = avail.macros or _objects(con)[1]
     notes = list(avail.notes)
     plans = _check(con, notes, "plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ttft_s := ?)",
                    [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
@@ -493,8 +497,8 @@ def report_levers(con, scope: dict, workload, avail: Availability) -> list:
                                 " AND pool_basis = 'engine'").fetchone()
     if not engine_rec:
         return rows(con, "levers_core")
-    served = avail.engine and con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary"
-                                          " AND table_name = 'report_engine_batched'").fetchone()[0] > 0
+    served = avail.engine and con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary"
+                                          " AND view_name = 'report_engine_batched'").fetchone()[0] > 0
     if served:
         _share_engine_batched(con, scope, knobs)
     try:
