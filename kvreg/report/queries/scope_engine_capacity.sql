@@ -9,10 +9,10 @@
 --     Cut from it: report_engine_capacity (the max_model_lens axis: report_engine_admission, engine_quirks,
 --     naive_gap; every max_model_len of the axis is kept for the capacity chart), and the engine side of capacity_at
 --     (the contexts axis), which reads these rows through a temp engine_capacity_at while report_capacity is
---     materialised (context.py _share_engine_capacity).
+--     materialised (kvreg/report/share.py _share_engine_capacity).
 --   report_engine_batched ($batched_axis given: the report, batched_axis.sql): every setting of the axis at the
 --     workload's context $context_tokens, which plan_levers_admission (kvreg/sql/284, the report's levers) reads
---     through a temp engine_capacity_at (context.py _share_engine_batched).
+--     through a temp engine_capacity_at (kvreg/report/share.py _share_engine_batched).
 -- So the engine's admission chain (kvreg/sql 200–220) is planned and evaluated once per report instead of twice
 -- (~0.55 s CPU of DuckDB binding, optimising and fixed operator cost each, benchmarks/README.md "html10").  A row at
 -- one max_model_len and one setting does not depend on the lists' other values (220: its first-principles sums are
