@@ -168,7 +168,8 @@ def test_one_admission_evaluation_gives_the_registrys_rows(shared):
 
 def test_served_levers_are_the_registrys(shared):
     """report_levers serves plan_levers_admission's engine_capacity_at from report_engine_batched: the levers of
-    every recommendation equal plan_levers' with the registry's admission chain — the batched-tokens lever included."""
+    every recommendation equal plan_levers' with the registry's admission chain, the batched-tokens lever included.
+    """
     from kvreg.report.context import availability, report_levers, with_plans
 
     con, scope, workload = shared
@@ -185,8 +186,9 @@ def test_served_levers_are_the_registrys(shared):
 @pytest.mark.parametrize("call", [
     "SELECT * FROM engine_capacity_at([$ctx], batched_axis := [2048], only_models := $m, only_hardware := $h,"
     " max_num_seqs := 7)",                                                                                # other knob
-    "SELECT * FROM engine_capacity_at([8192], batched_axis := [2048], only_models := $m, only_hardware := $h)",  # context
-    "SELECT * FROM engine_capacity_at([$ctx], batched_axis := [2049], only_models := $m, only_hardware := $h)",  # setting
+    # another context; a setting off the axis
+    "SELECT * FROM engine_capacity_at([8192], batched_axis := [2048], only_models := $m, only_hardware := $h)",
+    "SELECT * FROM engine_capacity_at([$ctx], batched_axis := [2049], only_models := $m, only_hardware := $h)",
     "SELECT * FROM engine_capacity_at([$ctx], only_models := $m, only_hardware := $h)",                  # no axis
     "SELECT * FROM engine_capacity_at([$ctx], batched_axis := [2048], only_hardware := $h)",             # no models
     "SELECT * FROM engine_capacity_at([$ctx], batched_axis := [2048], only_models := $m, only_hardware := $h,"
