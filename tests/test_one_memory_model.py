@@ -313,3 +313,40 @@ def test_report_engine_settings_size_the_report_like_plan_options(tmp_path):
     assert report_rows == [(o["tp"], o["max_seqs_per_replica"], o["gpus"], o["binding_constraint"]) for o in options]
     assert [o["max_seqs_per_replica"] for o in options] == [16, 16]    # max_num_seqs caps the admission
     assert cells[1].engine_seqs == 16                                   # the grid's engine column too
+
+
+def test_report_chart_picks_its_tp_from_the_pool_at_the_reports_engine_settings(tmp_path):
+    """The capacity chart draws each device at its smallest listed TP whose weights fit (chart_capacity.sql over
+    report_memory_pools): that pool is the capacity rows' own, at the report's engine_settings.  Llama 3.3 70B in FP8
+    (~70 GB of weights) fits one H100 at vLLM's default gpu_memory_utilization 0.9 but not at 0.6; at 0.6 the
+    chart must draw TP 2, whose cells admit sequences, not TP 1, whose cells read 0 (it did, from a pool evaluated
+    at the release defaults)."""
+    from kvreg.build import populate
+    from kvreg.registry import load_registry
+    from kvreg.report.context import build_context
+    from tests.report_tools import copy_project
+
+    project = copy_project(tmp_path / "proj")
+    doc = {"id": "lowutil", "title": "Low utilization", "period": "test", "models": ["llama-3.3-70b"],
+           "hardware": ["h100-sxm-80gb"], "engines": ["vllm-0.33"], "weights_dtypes": ["fp8"], "kv_dtypes": ["fp8"],
+           "tp": [1, 2], "contexts": ["8Ki", "32Ki"], "workload": {"users": 20, "context": "32Ki", "tpot_ms": 50},
+           "engine_settings": {"gpu_memory_utilization": 0.6}}
+    (project / "reports" / "lowutil.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    registry = load_registry(project)
+    con = duckdb.connect(":memory:")
+    populate(con, registry)
+    try:
+        # the release defaults would fit TP 1: the case the chart used to get wrong
+        (default_tp,) = con.execute("SELECT min(tp) FROM memory_pools_at(only_models := ['llama-3.3-70b'],"
+                                    " only_hardware := ['h100-sxm-80gb']) WHERE engine_id = 'vllm-0.33'"
+                                    " AND weights_dtype = 'fp8' AND pool_bytes > 0").fetchone()
+        assert default_tp == 1
+        ctx = build_context(con, registry, "lowutil", charts=False)
+        cells = {(c.tp, c.context_tokens): c for row in ctx.models[0].capacity.rows for c in row.cells}
+        assert cells[(1, 32768)].max_seqs == 0 and cells[(2, 32768)].max_seqs > 0
+        chart = con.execute("SELECT DISTINCT tp FROM report_chart_capacity").fetchall()
+        assert chart == [(2,)]
+        assert con.execute("SELECT min(max_seqs) FROM report_chart_capacity WHERE context_tokens = 32768"
+                           ).fetchone()[0] > 0
+    finally:
+        con.close()

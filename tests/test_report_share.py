@@ -133,3 +133,73 @@ def test_shared_engine_admission_refuses_what_it_cannot_answer(shared, call):
     params = {k: v for k, v in dict(m=scope["models"], h=scope["hardware"]).items() if f"${k}" in call}
     with pytest.raises(duckdb.Error, match="served from report_engine_capacity_all"):
         con.execute(f"SELECT count(*) FROM ({call})", params).fetchall()
+
+
+def _lists(scope) -> dict:
+    return dict(m=scope["models"], h=scope["hardware"], e=scope["engines"], w=scope["weights_dtypes"],
+                k=scope["kv_dtypes"], t=scope["tp"])
+
+
+_IN_LISTS = (" WHERE list_contains($e, engine_id) AND list_contains($w, weights_dtype) AND list_contains($k, kv_dtype)"
+             " AND list_contains($t, tp)")
+
+
+def test_one_admission_evaluation_gives_the_registrys_rows(shared):
+    """scope_engine_capacity.sql evaluates the admission chain once over the lengths and the batched_tokens axis; the
+    two tables cut from it are the registry macro's own rows: report_engine_capacity_all those of the call at the
+    report's settings (no batched axis), report_engine_batched those of the levers' call (every setting at the
+    workload context), every column."""
+    con, scope, workload = shared
+    unshare_capacity(con)
+    lens = [n for (n,) in con.execute("SELECT DISTINCT n FROM (SELECT max_model_len AS n FROM max_model_lens UNION ALL"
+                                      " SELECT context_tokens FROM contexts) ORDER BY 1").fetchall()]
+    axis = [b for (b,) in con.execute("SELECT max_num_batched_tokens FROM batched_tokens ORDER BY 1").fetchall()]
+    at_setting = sorted(con.execute(
+        "SELECT * FROM engine_capacity_at($c, only_models := $m, only_hardware := $h)" + _IN_LISTS,
+        dict(_lists(scope), c=lens)).fetchall(), key=repr)
+    batched = sorted(con.execute(
+        "SELECT * FROM engine_capacity_at([$w0], batched_axis := $b, only_models := $m, only_hardware := $h)"
+        + _IN_LISTS, dict(_lists(scope), w0=workload.context_tokens, b=axis)).fetchall(), key=repr)
+    assert sorted(con.execute("SELECT * FROM report_engine_capacity_all").fetchall(), key=repr) == at_setting
+    assert sorted(con.execute("SELECT * FROM report_engine_batched").fetchall(), key=repr) == batched
+    assert len({r[7] for r in batched}) == len(axis) > 2   # every setting, several models' rows
+    assert len({r[0] for r in batched}) > 1 and len(at_setting) > len(batched)
+
+
+def test_served_levers_are_the_registrys(shared):
+    """report_levers serves plan_levers_admission's engine_capacity_at from report_engine_batched: the levers of
+    every recommendation equal plan_levers' with the registry's admission chain, the batched-tokens lever included.
+    """
+    from kvreg.report.context import availability, report_levers, with_plans
+
+    con, scope, workload = shared
+    avail = with_plans(con, availability(con, workload, scope, batched=True), workload)
+    got = report_levers(con, scope, workload, avail)
+    assert con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'engine_capacity_at'"
+                       " AND database_name = 'temp'").fetchone() == (0,)   # dropped again
+    unshare_capacity(con)
+    want = con.execute("SELECT * FROM plan_levers('report_plans')").fetchall()
+    assert [tuple(r) for r in got] == want
+    assert any(r.batched_alternatives for r in got)   # an engine recommendation whose count moves with the setting
+
+
+@pytest.mark.parametrize("call", [
+    "SELECT * FROM engine_capacity_at([$ctx], batched_axis := [2048], only_models := $m, only_hardware := $h,"
+    " max_num_seqs := 7)",                                                                                # other knob
+    # another context; a setting off the axis
+    "SELECT * FROM engine_capacity_at([8192], batched_axis := [2048], only_models := $m, only_hardware := $h)",
+    "SELECT * FROM engine_capacity_at([$ctx], batched_axis := [2049], only_models := $m, only_hardware := $h)",
+    "SELECT * FROM engine_capacity_at([$ctx], only_models := $m, only_hardware := $h)",                  # no axis
+    "SELECT * FROM engine_capacity_at([$ctx], batched_axis := [2048], only_hardware := $h)",             # no models
+    "SELECT * FROM engine_capacity_at([$ctx], batched_axis := [2048], only_models := $m, only_hardware := $h,"
+    " max_num_batched_tokens := 2048)",                                                                  # a setting
+])
+def test_served_batched_admission_refuses_what_it_cannot_answer(shared, call):
+    from kvreg.report.context import _share_engine_batched, knob_params
+
+    con, scope, workload = shared
+    _share_engine_batched(con, scope, knob_params(workload))
+    params = {k: v for k, v in dict(ctx=workload.context_tokens, m=scope["models"], h=scope["hardware"]).items()
+              if f"${k}" in call}
+    with pytest.raises(duckdb.Error, match="served from report_engine_batched"):
+        con.execute(f"SELECT count(*) FROM ({call})", params).fetchall()

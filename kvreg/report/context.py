@@ -19,6 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kvreg.report.share import (_share_capacity, _share_engine_batched, _share_engine_capacity, share_views,
+                                unshare_capacity, unshare_views)
+
 # Optional views/macros and the columns the report reads from each (kvreg/sql/220_engine_capacity.sql,
 # 260_roofline.sql, 275_plans.sql; docs/report.md "Views the report reads").
 ENGINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "max_model_len",
@@ -120,6 +123,8 @@ class Availability:
     roofline: bool
     plans: bool
     notes: tuple[str, ...]
+    # the database's table macros (:func:`_objects`), for :func:`with_plans` later (listing them costs ~0.02 s CPU)
+    macros: frozenset = dataclasses.field(default=frozenset(), compare=False, repr=False)
 
 
 def _check(con, notes: list, name: str, present: bool, needed, sql: str, params=None, what: str = "view") -> bool:
@@ -134,14 +139,18 @@ def _check(con, notes: list, name: str, present: bool, needed, sql: str, params=
     return True
 
 
-def availability(con, workload, scope: dict, *, check_plans: bool = True) -> Availability:
+def availability(con, workload, scope: dict, *, check_plans: bool = True, batched: bool = False) -> Availability:
     """Detect ``engine_capacity``, ``roofline`` and the ``plans`` macro, with the columns the report needs.
 
-    Also creates the temp tables ``report_engine_capacity`` (when the view exists) and
+    Also creates ``report_engine_capacity`` (when the view exists: a temp view over the one evaluation of the
+    admission chain, ``report_engine_capacity_axis``, as ``report_engine_capacity_all``) and the temp table
     ``report_engine_admission`` (engine_capacity per scenario of the report, or empty); ``scope`` holds
     the report's lists (:func:`scope_params`).  ``check_plans=False`` leaves ``plans`` False for the caller to
     check later with :func:`with_plans` (:func:`rank_options`: once its capacity is shared, the ``DESCRIBE`` of
     ``plans`` binds the temp ``capacity_at`` instead of planning the admission chain, 0.15 → 0.05 s CPU).
+    ``batched=True`` (the report) also keeps ``report_engine_batched``: every setting of the batched_tokens axis at
+    the workload context, from the same one evaluation of the admission chain (scope_engine_capacity.sql), for the
+    levers (:func:`levers`).
     """
     views, macros = _objects(con)
     notes: list[str] = []
@@ -150,23 +159,37 @@ def availability(con, workload, scope: dict, *, check_plans: bool = True) -> Ava
         return _check(con, notes, name, present, needed, sql, params, what)
 
     engine = check("engine_capacity", "engine_capacity" in views, ENGINE_COLUMNS, "SELECT * FROM engine_capacity")
-    if engine:   # the admission over both axes (capacity_at's engine side reads it too: _share_engine_capacity)
-        materialise(con, "report_engine_capacity_all", "scope_engine_capacity", dict(scope, **knob_params(workload)))
-        con.execute("CREATE OR REPLACE TEMP TABLE report_engine_capacity AS SELECT * FROM report_engine_capacity_all"
+    if engine:   # the admission once, over both length axes (capacity_at's engine side reads it too:
+        # _share_engine_capacity) and, with ``batched``, the batched_tokens axis at the workload context (the levers:
+        # _share_engine_batched)
+        knobs = knob_params(workload)
+        axis = rows(con, "batched_axis", {"max_num_batched_tokens": knobs["max_num_batched_tokens"]})[0].batched_axis \
+            if batched else None
+        materialise(con, "report_engine_capacity_axis", "scope_engine_capacity",
+                    dict(scope, **knobs, context_tokens=workload.context_tokens, batched_axis=axis))
+        # views over that one table: copying its wide rows into three more tables cost ~0.15 s CPU, scanning it
+        # where they are read a few ms each
+        con.execute("CREATE OR REPLACE TEMP VIEW report_engine_capacity_all AS SELECT * EXCLUDE (at_report_setting)"
+                    " FROM report_engine_capacity_axis WHERE at_report_setting")
+        if batched:
+            con.execute("CREATE OR REPLACE TEMP VIEW report_engine_batched AS SELECT * EXCLUDE (at_report_setting)"
+                        f" FROM report_engine_capacity_axis WHERE max_model_len = {int(workload.context_tokens)}")
+        con.execute("CREATE OR REPLACE TEMP VIEW report_engine_capacity AS SELECT * FROM report_engine_capacity_all"
                     " WHERE max_model_len IN (SELECT max_model_len FROM max_model_lens)")
         con.execute(_ENGINE)
     else:
         con.execute(_NO_ENGINE)
         con.execute(_NO_ENGINE_CAPACITY)
     roofline = check("roofline", "roofline" in views, ROOFLINE_COLUMNS, "SELECT * FROM roofline")
-    avail = Availability(engine, roofline, False, tuple(notes))
-    return with_plans(con, avail, workload, macros) if check_plans else avail
+    avail = Availability(engine, roofline, False, tuple(notes), frozenset(macros))
+    return with_plans(con, avail, workload) if check_plans else avail
 
 
 def with_plans(con, avail: Availability, workload, macros: set[str] | None = None) -> Availability:
-    """``avail`` with ``plans`` detected (the macro, with the columns the report needs; a note otherwise)."""
+    """``avail`` with ``plans`` detected (the macro, with the columns the report needs; a note otherwise); the macros
+    are ``macros``, else those :func:`availability` listed, else listed now."""
     if macros is None:
-        macros = _objects(con)[1]
+        macros = avail.macros or _objects(con)[1]
     notes = list(avail.notes)
     plans = _check(con, notes, "plans", "plans" in macros, PLANS_COLUMNS, "SELECT * FROM plans(?, ?, ?, ttft_s := ?)",
                    [workload.users, workload.context_tokens, workload.tpot_s, workload.ttft_s], what="macro")
@@ -271,14 +294,14 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
     of two, 0.48 + 0.99 → 1.1 s CPU for the Q4 2026 report, the engine side's fixed cost paid once).
     With ``axis`` the connection's ``capacity_at`` is then served from ``report_capacity_all`` (:func:`_share_capacity`:
     the plans and the roofline read the rows already computed) until :func:`unshare_capacity`; ``build_context`` does
-    both.
+    both.  ``axis`` also keeps ``report_engine_batched`` for :func:`report_levers` (:func:`availability`).
 
     Returns:
         (workload row, :class:`Availability`).
     """
     p = {"report": report_id}
     workload = _workload(con, p)
-    avail = availability(con, workload, scope, check_plans=not axis)
+    avail = availability(con, workload, scope, check_plans=not axis, batched=axis)
     knobs = knob_params(workload)
     # the report's cost basis (rental or TCO), one rate per device, read by every priced query
     materialise(con, "report_rates", "scope_rates",
@@ -340,104 +363,30 @@ def vendor_plans(con, scope: dict, workload) -> list:
     return rows(con, "guess_plans")
 
 
-def _sql_literal(value) -> str:
-    """A knob value or id list as a SQL literal (numbers, booleans, NULL, lists of registry ids)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_sql_literal(v) for v in value) + "]"
-    return "'" + str(value).replace("'", "''") + "'"
+def report_levers(con, scope: dict, workload, avail: Availability) -> list:
+    """levers.sql rows (plan_levers, kvreg/sql/284, at the report's engine settings) for the models of report_plans.
 
-
-def _serve_from_table(con, macro: str, table: str, axis_column: str, scope: dict, knobs: dict,
-                      extra_params: str = "", extra_guard: str = "", axis: list | None = None) -> None:
-    """Create the temp table macro ``macro`` (the registry's signature) answering from the temp table ``table``.
-
-    The one pattern of :func:`_share_capacity` and :func:`_share_engine_capacity`: DuckDB binds a macro's names when
-    it is used, temp schema first, so every view and macro calling ``macro`` on this connection reads ``table``'s rows
-    instead of evaluating the chain again.  The macro takes the registry macro's parameters (``context_list``, the
-    engine knobs of :data:`kvreg.plan.KNOBS`, ``extra_params``, the id lists) and raises an error for any call the
-    table cannot answer — other knob values, no or other model or hardware lists than ``scope``'s, contexts outside
-    ``axis`` (default: the distinct ``axis_column`` values of ``table``), or ``extra_guard`` (a SQL condition on the
-    extra parameters) false — never a subset.  ``only_engines`` filters the rows (NULL = all).  Dropped by
-    :func:`unshare_capacity`.
+    With no engine row recommended there is nothing to re-admit: ``plan_levers_core`` without admission rows, the
+    same rows (284; as `kvreg plan` does, kvreg/plan_levers.py).  Otherwise the admission over the batched_tokens
+    axis is served from ``report_engine_batched`` (:func:`_share_engine_batched`) while levers.sql runs.
     """
-    from kvreg.plan import KNOBS
-
-    if axis is None:
-        axis = [c for (c,) in con.execute(f"SELECT DISTINCT {axis_column} FROM {table} ORDER BY 1").fetchall()]
-    same = " AND ".join(f"{k} IS NOT DISTINCT FROM {_sql_literal(knobs.get(k))}" for k in KNOBS)
-    params = ", ".join(f"{k} := NULL" for k in KNOBS)
-    guard = f"{same} AND {extra_guard}" if extra_guard else same
-    con.execute(f"""CREATE OR REPLACE TEMP MACRO {macro}(context_list, {params},{extra_params}
-                       only_models := NULL, only_hardware := NULL, only_engines := NULL) AS TABLE
-SELECT t.* FROM {table} t
--- the guard is the semi-join's build side, evaluated before any row is read (a guard beside the row filters is
--- skipped once they leave no row).  A NULL list must not fold the filter to a constant false, which would drop the
--- guard with the rows: its stand-in list depends on t (and matches no id), so it is evaluated per row
-WHERE t.{axis_column} IN (
-          SELECT unnest(CASE WHEN {guard} AND list_has_all({_sql_literal(scope["models"])}, only_models)
-                                  AND list_has_all({_sql_literal(scope["hardware"])}, only_hardware)
-                                  AND list_has_all({_sql_literal(axis)}, context_list)
-                             THEN context_list
-                             ELSE error('kvreg report: {macro} is served from {table} for the '
-                                        || 'report''s models, hardware, engine settings and contexts only '
-                                        || '(kvreg/report/context.py _serve_from_table)') END))
-  AND list_contains(coalesce(only_models, [t.model_id || ' ']), t.model_id)
-  AND list_contains(coalesce(only_hardware, [t.hardware_id || ' ']), t.hardware_id)
-  AND (only_engines IS NULL OR list_contains(only_engines, t.engine_id))   -- plans' only_engines (NULL = all)""")
-
-
-def _share_capacity(con, scope: dict, knobs: dict) -> None:
-    """Serve the report's own ``capacity_at`` calls from ``report_capacity_all``, once it is materialised.
-
-    ``plans`` (275, through ``ranked_plans``) and ``roofline_at`` (260) each call ``capacity_at`` for the report's
-    models and hardware at the workload context with the report's engine settings: the very rows of
-    ``report_capacity_all`` (the same macro over the whole contexts axis, the report's lists, the same knobs).  A
-    temp macro of that name shadows the registry's for this connection (DuckDB binds a macro's names when it is
-    used, temp schema first), so each evaluates the admission chain once instead of three times — planning it
-    costs ~0.3 s CPU per query and running it ~0.4 s (benchmarks/README.md).  The same pattern as ``kvreg diff``'s
-    ``share_engine_capacity`` (kvreg/diff/scenarios.py).  Any call it cannot answer from those rows — other knob
-    values, no or other model or hardware lists, a context off the axis — raises an error instead of returning a
-    subset (the ``capacity`` view included); the engines, precisions and TP sizes outside the report's lists are
-    absent, and every report query filters to those lists.  :func:`unshare_capacity` drops it.
-    """
-    _serve_from_table(con, "capacity_at", "report_capacity_all", "context_tokens", scope, knobs)
-
-
-def _share_engine_capacity(con, scope: dict, knobs: dict) -> None:
-    """Serve ``capacity_at``'s engine side from ``report_engine_capacity_all`` while the report's capacity is made.
-
-    ``capacity_at`` (245) takes its engine rows from ``engine_capacity_at`` (220, the release's admission chain
-    kvreg/sql 200–220) for the report's models and hardware, with the report's engine settings, at the contexts
-    axis; ``report_engine_capacity_all`` (scope_engine_capacity.sql) holds that macro's rows for the same lists and
-    settings over the contexts and max_model_lens axes, computed once for the engine columns the report reads.  A
-    temp macro of that name shadows the registry's (DuckDB binds a macro's names when it is used, temp schema
-    first), so the chain is evaluated once per report instead of twice (benchmarks/README.md, reportfast4: the
-    two statements 4.6 → 2.3 s CPU at load ~8, rows identical).  As :func:`_share_capacity`: a call it cannot answer
-    from those rows — other knob values, a given memory or batched axis, no or other model or hardware lists,
-    contexts off the axes — raises an error instead of returning a subset; engines, precisions and TP sizes outside
-    the report's lists are absent (``capacity_at`` passes no engine list; scope_capacity.sql keeps the report's).
-    :func:`rank_options` drops it once ``report_capacity`` is materialised.
-    """
-    axis = [c for (c,) in con.execute(
-        "SELECT DISTINCT max_model_len FROM report_engine_capacity_all ORDER BY 1").fetchall()]
-    if not axis:   # no engine row for the report's lists: the registry's macro answers (it has nothing to serve)
-        return
-    _serve_from_table(con, "engine_capacity_at", "report_engine_capacity_all", "max_model_len", scope, knobs,
-                      extra_params=" available_kv_bytes := NULL, batched_axis := NULL,",
-                      extra_guard="available_kv_bytes IS NULL AND batched_axis IS NULL", axis=axis)
-
-
-def unshare_capacity(con) -> None:
-    """Drop the temp ``capacity_at`` of :func:`_share_capacity` and any ``engine_capacity_at`` of
-    :func:`_share_engine_capacity` (the registry's macros answer again)."""
-    con.execute("DROP MACRO TABLE IF EXISTS temp.capacity_at")
-    con.execute("DROP MACRO TABLE IF EXISTS temp.engine_capacity_at")
+    if not avail.plans:
+        return []
+    knobs = knob_params(workload)
+    lever_knobs = {k: v for k, v in knobs.items() if k != "max_num_batched_tokens"}
+    (engine_rec,) = con.execute("SELECT count(*) > 0 FROM report_plans WHERE rank_in_model = 1"
+                                " AND pool_basis = 'engine'").fetchone()
+    if not engine_rec:
+        return rows(con, "levers_core")
+    served = avail.engine and con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary"
+                                          " AND view_name = 'report_engine_batched'").fetchone()[0] > 0
+    if served:
+        _share_engine_batched(con, scope, knobs)
+    try:
+        return rows(con, "levers", lever_knobs)
+    finally:
+        if served:
+            con.execute("DROP MACRO TABLE IF EXISTS temp.engine_capacity_at")
 
 
 def _workload(con, p: dict):
@@ -522,35 +471,6 @@ def build_context(con, registry, report_id: str, *, charts: bool = True, progres
         unshare_views(con)
 
 
-# Views several report queries read through other views and macros, each evaluated anew by every query that reads
-# it (DuckDB does not cache a view's rows between statements).  ``speed_efficiency`` (254, fitted from the speed
-# measurements; no parameters) is read by ``plans`` (275, via throughput_ceilings 251 and plan_options), the
-# ``roofline_at`` macro (260) and efficiency.sql: ~0.5 s CPU each for the Q4 2026 report.
-SHARED_VIEWS = ("speed_efficiency",)
-
-
-def share_views(con) -> None:
-    """Materialise each of :data:`SHARED_VIEWS` once into a temp table of the same name.
-
-    DuckDB binds the names in a view's or macro's body when a query uses it, temp schema first, so every view and
-    macro that reads ``speed_efficiency`` then reads the temp table: the same rows (it is the view's own result,
-    and the view takes no parameters), computed once per report instead of once per query (benchmarks/README.md,
-    "reportfast3": the Q4 2026 HTML's queries 6.9 → 5.0 s CPU).  A view missing from the database is skipped.
-    :func:`unshare_views` drops the tables.
-    """
-    present = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary"
-                                         ).fetchall()}
-    for name in SHARED_VIEWS:
-        if name in present:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM main.{name}")
-
-
-def unshare_views(con) -> None:
-    """Drop the temp tables of :func:`share_views` (the registry's views answer again)."""
-    for name in SHARED_VIEWS:
-        con.execute(f"DROP TABLE IF EXISTS temp.{name}")
-
-
 def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> ReportContext:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -573,8 +493,8 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
                 " AND list_contains($engines, engine_id) AND list_contains($contexts, context_tokens)",
                 dict(weights_dtypes=cs.weights_dtypes, kv_dtypes=cs.kv_dtypes, engines=cs.engines,
                      contexts=cs.axis_contexts))
-    materialise(con, "report_memory_pools", "scope_memory_pools",
-                {k: v for k, v in scope.items() if k != "kv_dtypes"})
+    # each configuration's pool, from the capacity rows (the report's engine settings): the chart's TP pick
+    materialise(con, "report_memory_pools", "scope_memory_pools", {})
     if avail.roofline:   # read by the roofline chart only: its precisions and engines, as the capacity axis
         materialise(con, "report_roofline", "scope_roofline",
                     dict(scope, weights_dtypes=cs.weights_dtypes, kv_dtypes=cs.kv_dtypes, engines=cs.engines,
@@ -613,8 +533,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     grid = _by_model(rows(con, "report_grid_ordered"))
     options = _by_model(rows(con, "report_options_ordered"))
     sens = {r.model_id: r for r in rows(con, "sensitivity")}
-    lever_knobs = {k: v for k, v in knob_params(workload).items() if k != "max_num_batched_tokens"}
-    levers = {r.model_id: r for r in rows(con, "levers", lever_knobs)} if avail.plans else {}
+    levers = {r.model_id: r for r in report_levers(con, scope, workload, avail)}
     per_seq = _by_model(rows(con, "per_sequence", p))
     pools = _by_model(rows(con, "pools"))
     quirks = _by_model(rows(con, "engine_quirks", p) if avail.engine else [])

@@ -5,7 +5,7 @@
 -- engine_seqs is what the first listed engine release with accounting data (admission_engine_id) admits
 -- in the same hardware × precision × TP configuration (report_engine_admission), NULL when none is listed.
 -- Grain: one row per model × hardware × context_tokens.
--- Inputs: report_capacity_axis (every axis context, chart_scope.sql), report_memory_pools (scope_*.sql), contexts, models, report_items, report_engine_admission,
+-- Inputs: report_capacity_axis (every axis context, chart_scope.sql), report_memory_pools (scope_memory_pools.sql: the capacity rows' pools), contexts, models, report_items, report_engine_admission,
 --   report_shown_precisions (shown_precisions.sql: the recommendation's precisions and engine, else the report's first).
 -- Units: sequences; context in tokens.
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),

@@ -1,10 +1,15 @@
--- scope_memory_pools: the memory_pools view restricted to what one report lists (temp table
--- report_memory_pools, read by chart_capacity to pick each hardware's smallest TP whose weights fit).
--- Grain: one row per listed model × hardware × engine × weights_dtype × tp.
--- Inputs: memory_pools_at (kvreg/sql/240_memory_pools.sql, the memory_pools view's macro, its engine pools cut to the
---   report's models and hardware); parameters $models, $hardware, $engines,
---   $weights_dtypes (VARCHAR[]), $tp (BIGINT[]).
--- Units: as memory_pools (bytes).
-SELECT * FROM memory_pools_at(only_models := $models, only_hardware := $hardware)
-WHERE list_contains($models, model_id) AND list_contains($hardware, hardware_id) AND list_contains($engines, engine_id)
-  AND list_contains($weights_dtypes, weights_dtype) AND list_contains($tp, tp)
+-- scope_memory_pools: each listed configuration's KV pool per device, as the report's capacity rows computed it
+-- (temp table report_memory_pools, read by chart_capacity to pick each hardware's smallest TP whose weights fit).
+-- Cut from report_capacity_all (capacity_at over the contexts axis at the report's engine_settings,
+-- scope_capacity.sql), whose pool columns are memory_pools_at's (kvreg/sql/245 over 240) at those settings: the chart
+-- picks its TP from the very pool its cells were sized on (one memory model per engine id).  Evaluating
+-- memory_pools_at apart took the release defaults, so a report with engine_settings (a lower
+-- gpu_memory_utilization, say) could chart a TP whose capacity rows read 0 (tests/test_one_memory_model.py).  The
+-- pool depends on neither the KV dtype nor the context (memory_pools_at's grain has neither: one value per group).
+-- Grain: one row per listed model × hardware × engine × weights_dtype × tp with capacity rows.
+-- Inputs: report_capacity_all (kvreg/report/context.py rank_options).
+-- Units: bytes per device (per TP rank).
+SELECT model_id, hardware_id, engine_id, weights_dtype, tp, any_value(pool_bytes) AS pool_bytes,
+       any_value(weights_bytes) AS weights_bytes, any_value(pool_basis) AS pool_basis
+FROM report_capacity_all
+GROUP BY ALL
