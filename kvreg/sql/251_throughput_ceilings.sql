@@ -1,9 +1,10 @@
 -- throughput_ceilings: every published throughput measurement beside the roofline ceiling of the workload it
 -- ran — the evidence the speed efficiencies are fitted to (252_speed_fit) and checked against (255).
 -- Grain: one row per throughput measurement (source × measurement_idx).
--- Inputs: throughput_measurements, engines, engine_accounting (max_num_seqs), memory_pools_at (usable, weights), model_weights, decode_coefficients,
+-- Inputs: throughput_measurements, engines, engine_accounting (max_num_seqs), memory_pools_at (usable, weights,
+--   max_num_batched_tokens), model_weights, decode_coefficients,
 --   hardware_peaks, hardware, precisions; macros kv_read_bytes, decode_flop, params_read, expert_params,
---   expected_class_step_s.
+--   expected_mixed_step_s.
 -- The workload of a measurement: requests of input_tokens prompt and output_tokens generated, batched
 --   continuously (prompt chunks ride along with decode steps).  Per OUTPUT token, on one replica (tp devices):
 --   context_mean_tokens   input + output/2: the mean context over a request's decode steps (exact for full and
@@ -57,11 +58,33 @@
 --   measured ÷ ceiling ratio spans 0.23–0.60 with one greatest() over the totals and no activation traffic (its
 --   2048/128 row 0.23, its 128/128 0.28), 0.55–0.67 with the classes; on B200 its 2048/128 row goes 0.09 → 0.24
 --   (series 0.32–0.48 outside the host-bound 128/128): the MoE prompt steps' shortfall was the routed activations.
---   ceiling_tok_per_s     1 ÷ (Σ classes greatest(memory, compute) + allreduce_s): output tokens per second no
---                         engine can beat on this replica (efficiency 1.0)
---   bound                 'memory' | 'compute': the roof that holds the larger part of the classes' time (NULL
---                         without a FLOP figure: the ceiling is then the memory roofs alone, still a ceiling, but
---                         not fitted)
+--   PROMPT STEPS (issue 13, speed10).  The classes above are per output token over every token a request brings
+--   (its decoded token and its in/out share of the prompt), but an engine does not spread the prompts evenly over
+--   its decode steps: each step has a token budget T (step_token_budget: memory_pools_at's max_num_batched_tokens,
+--   the release's default on this device) that its B decode tokens take first and the waiting prompts' chunks fill
+--   (vLLM V1: vllm/v1/core/sched/scheduler.py schedule(), "First, schedule the RUNNING requests" within
+--   token_budget = max_num_scheduled_tokens, then the WAITING ones' prefill chunks in what is left; TensorRT-LLM's
+--   in-flight batching fills max_num_tokens, 8,192 by default in the PyTorch backend, with context chunks beside
+--   the generation requests).  B ÷ output requests finish, and as many arrive, per decode step; each prompt
+--   takes ceil(input ÷ (T − B)) steps, so a share
+--     prompt_step_share f = least(1, B ÷ output × ceil(input ÷ (T − B)))
+--   of the steps carries a prompt chunk and the others decode only.  A decode-only step waits on the weights and
+--   the KV it reads; a prompt step on the chunk's FLOPs: 104 expected_mixed_step_s costs the two kinds apart,
+--   each the classes' greatest(memory, compute) one after the other (the *_prompt_s columns are the prompt's
+--   part of each class; the weights and the KV reads are per step and do not grow in a prompt step).  With one
+--   greatest() over the average step the prompt's FLOPs hid under reads that run in other steps: Llama-3.3-70B
+--   fp8 on two H100s at 20,000/2,000 (24 requests, f = 0.036) had a ceiling of 971 tok/s, measured 416 (0.43 of
+--   it, against 0.70 for H100 TP 1 memory-bound rows); apart it is 704.5 (0.59).  f = 1 (a chunk in every step:
+--   128/128 at B = 2,048, 1,000/1,000 at B = 1,012) is the one greatest() over the totals, as before.
+--   ASSUMPTIONS: arrivals are spread (one prompt per arrival step, none queued behind another; with uniform
+--   lengths and an offline queue requests finish evenly); SGLang runs prefill batches apart from decode batches by
+--   default (no mixed chunks), which this treats as the same small f (the prompt's FLOPs in steps of their own).
+--   ceiling_tok_per_s     1 ÷ expected_mixed_step_s(…, efficiency 1): output tokens per second no engine can beat
+--                         on this replica (efficiency 1.0); f = 1: 1 ÷ (Σ classes greatest(memory, compute) +
+--                         allreduce_s)
+--   bound                 'memory' | 'compute': the roof that holds the larger part of the kernels' time over both
+--                         kinds of step (NULL without a FLOP figure: the ceiling is then the memory roofs alone,
+--                         still a ceiling, but not fitted)
 --   ratio                 output_tok_per_s ÷ ceiling_tok_per_s (≤ 1 when the model holds): the implied efficiency
 --                         (252_speed_fit)
 -- Units: tokens, sequences, FLOP, bytes, seconds, tokens per second.
