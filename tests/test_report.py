@@ -88,11 +88,12 @@ def test_summary_plans_on_the_engine_number(example):
     # (fewer than first principles and the TPOT allow) → ⌈200 / 132⌉ = 2 replicas × 8 = 16 devices ×
     # $1.60 (Hyperstack on-demand 2026-08-26, the lowest of five listed quotes) = $25.60 per hour, × 730 hours =
     # $18,688.00 a month (the decision line); the naive formula buys 48.  The table's $/M output tokens is the
-    # hour's price over the hour's output: $25.60 ÷ (8,213 tok/s × 3,600 s) × 10^6 = $0.87 (the output at the A100's
-    # fitted 0.630, TensorRT-LLM's batches sized on its own KV pool; 8,238 tok/s, $0.86, at 0.632; 6,059.9, $1.17, at 0.47).
+    # hour's price over the hour's output: $25.60 ÷ (8,886 tok/s × 3,600 s) × 10^6 = $0.80 (the output at the A100's
+    # fitted 0.682, decode-only and prompt steps costed apart in its TensorRT-LLM rows' ceilings, speed10; 8,213
+    # tok/s, $0.87, at 0.630 before; 8,238 tok/s, $0.86, at 0.632; 6,059.9, $1.17, at 0.47).
     row = row_of(summary, "Gemma 4 31B", "a100-sxm-80gb")
     for cell in (">vllm-0.22-0.26<", ">bf16 / fp8<", ">8<", ">132<", "<strong>16</strong>", ">$25.60<",
-                 ">$0.87<", ">8,213<", "engine admission", ">48<"):
+                 ">$0.80<", ">8,886<", "engine admission", ">48<"):
         assert cell in row, cell
     assert "$18,688.00 per month" in summary
     assert "sized by the plans view for memory and speed together" in summary

@@ -148,10 +148,10 @@ def test_recommendation_comes_from_plans(full):
     assert ("One sequence alone fits and meets the TPOT target on the recommended configuration up to 262,144 tokens"
             " of context (the model's native context") in summary
     # first principles stay as the comparison, their own cheapest plan: since the kernel classes the A100's fitted
-    # efficiency lets one TP-8 replica (321 fit, the TPOT allows 233 ≥ 200 users) serve everyone: 8 × $1.60 =
-    # $12.80, below the H100 TP 1 row above (5 × $2.99 = $14.95)
+    # efficiency lets one TP-8 replica (321 fit, the TPOT allows 248 ≥ 200 users at Ampere's 0.682 since speed10;
+    # 233 at 0.630) serve everyone: 8 × $1.60 = $12.80, below the H100 TP 1 row above (5 × $2.99 = $14.95)
     assert ("Under first-principles, with no engine accounting (what the hardware can hold): a100-sxm-80gb,"
-            " bf16 / fp8, TP 8, 233 per replica: 8 devices, $12.80 per hour (binding: decode speed (TPOT); one replica"
+            " bf16 / fp8, TP 8, 248 per replica: 8 devices, $12.80 per hour (binding: decode speed (TPOT); one replica"
             " holds every user)") in summary
 
 

@@ -66,6 +66,46 @@ def test_ceiling_of_one_measurement_by_hand(con):
     assert c["ceiling_tok_per_s"] == pytest.approx(ceiling) == pytest.approx(27_240, rel=1e-4)
     assert c["bound"] == "memory"                    # 20.48 µs of memory-bound attention > 16.23 µs of GEMMs
     assert c["ratio"] == pytest.approx(17537.96 / ceiling) == pytest.approx(0.644, abs=1e-3)
+    # 1,012 requests of 1,000 output tokens: ~1 arrives per step, each prompt fits one step's spare budget (8,192 −
+    # 1,012 tokens): every step carries a chunk, so the two phases are one (prompt_step_share 1)
+    assert c["prompt_step_share"] == 1
+
+
+def test_long_prompts_ride_on_few_steps_by_hand(con):
+    # Issue 13 (speed10): H100 TP 2, Llama-3.3-70B fp8, 20,000/2,000 (trtllm-perf-overview-0.20), 24 requests.
+    # B ÷ output = 24 ÷ 2,000 requests finish, and as many arrive, per decode step; each 20,000-token prompt takes
+    # ceil(20,000 ÷ (8,192 − 24)) = 3 steps of the budget the decode tokens leave (max_num_tokens 8,192): 3.6 % of
+    # the steps carry a prompt chunk, the others decode only.
+    c = one(con, "SELECT * FROM throughput_ceilings WHERE source_id = 'trtllm-perf-overview-0.20'"
+                 " AND hardware_id = 'h100-sxm-80gb' AND model_id = 'llama-3.3-70b' AND tp = 2"
+                 " AND input_tokens = 20000 AND output_tokens = 2000")
+    assert (c["batch"], c["step_token_budget"]) == (24, 8192)
+    f = 24 / 2000 * math.ceil(20000 / (8192 - 24))
+    assert c["prompt_step_share"] == pytest.approx(f) == pytest.approx(0.036)
+    bw, peak = 2 * 3.35e12, 2 * 1979e12                       # hardware/h100-sxm-80gb.yaml, two ranks
+    p70 = 70_553_706_496                                      # registry/models/llama-3.3-70b.yaml params_total
+    w = one(con, "SELECT weights_bytes AS b FROM model_weights WHERE model_id = 'llama-3.3-70b'"
+                 " AND weights_dtype = 'fp8'")["b"]
+    gm = w / 24 / bw                                          # the weights, read once a step, ÷ B
+    gc_d, gc_p = 2 * p70 / peak, 2 * p70 * 10 / peak          # the decoded token; its 10 prompt tokens
+    am = 80 * 8 * 128 * 2 * 1 * (20000 + 1000) / bw           # fp8 K and V at the mean context
+    ac_d = 4 * 8192 * 80 * 21000 / peak                       # QKᵀ and PV at the mean context (fp8 KV: fp8 peak)
+    ac_p = 4 * 8192 * 80 * 20000 * 10000 / 2000 / peak        # causal prefill: Σ i = n²/2 per 2,000 outputs
+    ar = 2 * 80 * 2 * (2 - 1) / 2 * 8192 * 2 / 450e9          # ring all-reduce of one token, bf16, 450 GB/s
+    for col, v in (("gemm_memory_s", gm), ("gemm_compute_prompt_s", gc_p), ("attention_memory_s", am),
+                   ("allreduce_prompt_s", 10 * ar)):
+        assert c[col] == pytest.approx(v, rel=1e-3), col
+    assert c["gemm_compute_s"] == pytest.approx(gc_d + gc_p, rel=1e-3)
+    assert c["attention_compute_s"] == pytest.approx(ac_d + ac_p, rel=1e-3)
+    # decode-only steps: weights and KV reads (memory-bound); prompt steps: their GEMMs' FLOPs (compute-bound)
+    decode = (1 - f) * (max(gm, gc_d) + ar + max(am, ac_d))
+    prompt = max(f * gm, f * gc_d + gc_p) + f * ar + 10 * ar + max(f * am, f * ac_d + ac_p)
+    assert c["ceiling_tok_per_s"] == pytest.approx(1 / (decode + prompt), rel=1e-3) == pytest.approx(704.5, rel=1e-3)
+    # one greatest() over the average step gave 971 tok/s: the prompt's 357 µs of GEMM FLOPs per output token hidden
+    # under 452 µs of weight reads that run in the other 96 % of the steps
+    old = max(gm, gc_d + gc_p) + 11 * ar + max(am, ac_d + ac_p)
+    assert 1 / old == pytest.approx(971.2, rel=1e-3)
+    assert c["bound"] == "memory" and c["ratio"] == pytest.approx(416.13 / 704.5, rel=1e-3)
 
 
 def test_no_measurement_exceeds_its_ceiling(con):
@@ -84,11 +124,22 @@ def test_the_evidence_is_broad_enough(con):
     assert n >= 40 and hw >= 5 and arch >= 3 and moe > 0 and dense > 0
 
 
-def _classes_s(r) -> float:
-    """Seconds per output token at efficiency 1: the kernel classes one after the other, each at the greater of its
-    roofs (104 expected_class_step_s), plus the all-reduce."""
-    return (max(r["gemm_memory_s"], r["gemm_compute_s"]) + max(r["expert_memory_s"], r["expert_compute_s"])
-            + max(r["attention_memory_s"], r["attention_compute_s"]) + (r["allreduce_s"] or 0))
+def _classes_s(r, eb: float = 1.0, ec: float = 1.0) -> float:
+    """Seconds per output token at efficiencies eb (bandwidth) and ec (compute): the decode-only steps and the steps
+    that carry prompt chunks apart (104 expected_mixed_step_s, a share prompt_step_share of the steps), each the
+    kernel classes one after the other at the greater of their roofs, the all-reduce with the dense GEMMs."""
+    f = r["prompt_step_share"]
+    ar, arp = r["allreduce_s"] or 0, r["allreduce_prompt_s"] or 0
+
+    def step(gm, gc, em, ec_, am, ac, a):
+        return max((gm + a) / eb, (gc + a) / ec) + max(em / eb, ec_ / ec) + max(am / eb, ac / ec)
+
+    decode = (r["gemm_memory_s"], r["gemm_compute_s"] - r["gemm_compute_prompt_s"],
+              r["expert_memory_s"] - r["expert_memory_prompt_s"], r["expert_compute_s"] - r["expert_compute_prompt_s"],
+              r["attention_memory_s"], r["attention_compute_s"] - r["attention_compute_prompt_s"], ar - arp)
+    prompt = (0, r["gemm_compute_prompt_s"], r["expert_memory_prompt_s"], r["expert_compute_prompt_s"], 0,
+              r["attention_compute_prompt_s"], arp)
+    return step(*[(1 - f) * x for x in decode]) + step(*[f * x + y for x, y in zip(decode, prompt)])
 
 
 def _implied(con, where: str) -> dict[str, list[float]]:

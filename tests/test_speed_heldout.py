@@ -130,31 +130,34 @@ def test_vllm_and_sglang_on_nvidia_are_measured(con):
     # The engine × hardware pair the TensorRT-LLM sources cannot speak for (issue 13 item 2): vLLM on H200 is
     # fitted on its own rows (measured).  Bandwidth = the median implied efficiency of the memory-bound rows
     # (tests/test_speed.py's _implied recomputes each from the ceiling's parts):
-    #   llm-ie 0.348 0.378 0.359 0.392 0.391 0.289 (1,000/5,000/10,000 in, 50 and 200 prompts) and the recipe's
-    #   Nemotron 0.366 → sorted 0.289 0.348 0.359 [0.366] 0.378 0.391 0.392: the middle of 7 = 0.366.
-    # SGLang on H200 (llm-ie, 6 rows): 0.448 0.453 0.394 0.491 0.513 0.410 → sorted 0.394 0.410 [0.448 0.453]
-    #   0.491 0.513: the mean of the middle two = 0.451.  (Kernel classes and the experts' routed activations,
-    #   251; one greatest() over the totals gave 0.341 and 0.433.)
+    #   llm-ie 0.349 0.393 0.390 0.401 0.388 0.314 (1,000/5,000/10,000 in, 50 and 200 prompts) and the recipe's
+    #   Nemotron 0.366 → sorted 0.314 0.349 0.366 [0.388] 0.390 0.393 0.401: the middle of 7 = 0.388.
+    # SGLang on H200 (llm-ie, 6 rows): 0.450 0.493 0.467 0.523 0.427 0.444 → sorted 0.427 0.444 [0.450 0.467]
+    #   0.493 0.523: the mean of the middle two = 0.458.  (Decode-only and prompt steps apart, issue 13 speed10:
+    #   the llm-ie rows carry a prompt on 2-9 % of their steps, the recipe's on every step; before it 0.366 and
+    #   0.451.  Kernel classes and the experts' routed activations, 251; one greatest() over the totals gave 0.341
+    #   and 0.433.)
     from tests.test_speed import _implied
     import statistics
-    for eng, n, want in (("vllm", 7, 0.366), ("sglang", 6, 0.451)):
+    for eng, n, want in (("vllm", 7, 0.388), ("sglang", 6, 0.458)):
         imp = _implied(con, f"hardware_id = 'h200' AND engine_family = '{eng}'")
         e = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'h200' AND engine_family = ?", [eng])
         assert (e["bandwidth_basis"], e["bandwidth_level"], e["bandwidth_n"]) == ("measured", "hardware", n)
         assert e["bandwidth_efficiency"] == pytest.approx(statistics.median(imp["memory"])) == pytest.approx(want, abs=5e-4)
     trt = one(con, "SELECT bandwidth_efficiency AS b FROM speed_efficiency WHERE hardware_id = 'h200'"
                    " AND engine_family = 'trtllm'")["b"]
-    # vLLM ≈ 0.58 × TensorRT-LLM on the same device (0.366 / 0.636; 0.86× before TensorRT-LLM's batch was sized by
-    # its whole-request admission, which shrinks its batches and so raises its implied efficiency)
-    assert 0.55 < 0.366 / trt < 0.6
+    # vLLM ≈ 0.63 × TensorRT-LLM on the same device (0.388 / 0.618; 0.58× with one greatest() per step, 0.86×
+    # before TensorRT-LLM's batch was sized by its whole-request admission, which shrinks its batches and so
+    # raises its implied efficiency)
+    assert 0.6 < 0.388 / trt < 0.65
     # H100 × vLLM has no fitted row of its own: it takes vLLM's own figure on Hopper (architecture level, before
     # the device's other engines since speed7: the engine's kernels set the share of the roof; 253's header has the
-    # held-out evidence).  Every in-fit vLLM Hopper row is on H200, so it is H200 × vLLM's 0.366 (n = 7), not
-    # H100 × TensorRT-LLM's 0.660.
+    # held-out evidence).  Every in-fit vLLM Hopper row is on H200, so it is H200 × vLLM's 0.388 (n = 7), not
+    # H100 × TensorRT-LLM's 0.658.
     h100 = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'h100-sxm-80gb' AND engine_family = 'vllm'")
     trt100 = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'h100-sxm-80gb' AND engine_family = 'trtllm'")
     assert (h100["bandwidth_basis"], h100["bandwidth_level"], h100["bandwidth_n"]) == ("derived", "architecture", 7)
-    assert h100["bandwidth_efficiency"] == pytest.approx(0.366, abs=5e-4)
+    assert h100["bandwidth_efficiency"] == pytest.approx(0.388, abs=5e-4)
     assert trt100["bandwidth_efficiency"] == pytest.approx(0.660, abs=5e-3)
     # compute: no compute-bound vLLM row on Hopper is in the fit, so compute still comes from H100's other engines
     assert (h100["compute_level"], h100["compute_efficiency"]) == ("hardware_any", trt100["compute_efficiency"])

@@ -34,6 +34,49 @@ CREATE OR REPLACE MACRO expected_class_step_s(gemm_memory_s, gemm_compute_s, exp
     + greatest(expert_memory_s / bandwidth_eff, expert_compute_s / coalesce(compute_eff, 1))
     + greatest(attention_memory_s / bandwidth_eff, attention_compute_s / coalesce(compute_eff, 1));
 
+-- expected_mixed_step_s(prompt_step_share, gemm_memory_s, gemm_compute_s, gemm_compute_prompt_s, expert_memory_s,
+--                       expert_memory_prompt_s, expert_compute_s, expert_compute_prompt_s, attention_memory_s,
+--                       attention_compute_s, attention_compute_prompt_s, allreduce_s, allreduce_prompt_s,
+--                       bandwidth_eff, compute_eff): scalar macro, the time per output token of a served workload whose
+-- prompts ride on SOME decode steps, not on all (issue 13, speed10).  The class columns (251) are per output token
+-- over every token a request brings (its decode token and its share of the prompt: 1 + input/output); the
+-- *_prompt_s arguments are the prompt's part of each, the rest is the decode part.  A share f of the decode steps
+-- carries a prompt chunk (251 prompt_step_share), the others decode only:
+--   expected_class_step_s((1 − f) × decode parts)                      the decode-only steps
+-- + expected_class_step_s(f × decode parts + prompt parts)             the steps that carry the prompts' chunks
+-- Each step takes the greater of its roofs, so a decode-only step waits on its weight and KV reads and a prompt
+-- step on its FLOPs: near the ridge this is slower than one greatest() over the average step, which let the
+-- prompts' FLOPs hide under decode reads that in fact run in other steps.  f = 1 (a chunk in every step) is
+-- expected_class_step_s over the totals, as before.  The memory terms of the weights and the KV reads are
+-- per decode step and do not grow in a prompt step (the weights are read once a step; the chunk's own KV is
+-- written, not re-read, ASSUMPTION); the routed activations (expert_memory_prompt_s) and the all-reduce
+-- (allreduce_prompt_s) are per token and go with the prompt.  Homogeneous of degree one, like
+-- expected_class_step_s: with both efficiencies e it is the ceiling's time ÷ e.  NULL allreduce counts 0.
+-- Units: seconds per output token.
+CREATE OR REPLACE MACRO expected_mixed_step_s(prompt_step_share, gemm_memory_s, gemm_compute_s, gemm_compute_prompt_s,
+                                              expert_memory_s, expert_memory_prompt_s, expert_compute_s,
+                                              expert_compute_prompt_s, attention_memory_s, attention_compute_s,
+                                              attention_compute_prompt_s, allreduce_s, allreduce_prompt_s,
+                                              bandwidth_eff, compute_eff) AS
+    expected_class_step_s((1 - prompt_step_share) * gemm_memory_s,
+                          (1 - prompt_step_share) * (gemm_compute_s - gemm_compute_prompt_s),
+                          (1 - prompt_step_share) * (expert_memory_s - expert_memory_prompt_s),
+                          (1 - prompt_step_share) * (expert_compute_s - expert_compute_prompt_s),
+                          (1 - prompt_step_share) * attention_memory_s,
+                          (1 - prompt_step_share) * (attention_compute_s - attention_compute_prompt_s),
+                          (1 - prompt_step_share) * (coalesce(allreduce_s, 0) - coalesce(allreduce_prompt_s, 0)),
+                          bandwidth_eff, compute_eff)
+    + expected_class_step_s(prompt_step_share * gemm_memory_s,
+                            prompt_step_share * (gemm_compute_s - gemm_compute_prompt_s) + gemm_compute_prompt_s,
+                            prompt_step_share * (expert_memory_s - expert_memory_prompt_s) + expert_memory_prompt_s,
+                            prompt_step_share * (expert_compute_s - expert_compute_prompt_s) + expert_compute_prompt_s,
+                            prompt_step_share * attention_memory_s,
+                            prompt_step_share * (attention_compute_s - attention_compute_prompt_s)
+                                + attention_compute_prompt_s,
+                            prompt_step_share * (coalesce(allreduce_s, 0) - coalesce(allreduce_prompt_s, 0))
+                                + coalesce(allreduce_prompt_s, 0),
+                            bandwidth_eff, compute_eff);
+
 -- expert_params(params_total, params_active, experts, experts_per_token): scalar macro, the parameters of ONE
 -- routed expert summed over the MoE layers, e = (P_total − P_active) ÷ (E − k) (as params_read, 103); 0 for a
 -- dense model.  Routed experts hold E·e of P_total, the k a token uses k·e of P_active.  Units: parameters.

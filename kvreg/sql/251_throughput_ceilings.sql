@@ -1,9 +1,10 @@
 -- throughput_ceilings: every published throughput measurement beside the roofline ceiling of the workload it
 -- ran — the evidence the speed efficiencies are fitted to (252_speed_fit) and checked against (255).
 -- Grain: one row per throughput measurement (source × measurement_idx).
--- Inputs: throughput_measurements, engines, engine_accounting (max_num_seqs), memory_pools_at (usable, weights), model_weights, decode_coefficients,
+-- Inputs: throughput_measurements, engines, engine_accounting (max_num_seqs), memory_pools_at (usable, weights,
+--   max_num_batched_tokens), model_weights, decode_coefficients,
 --   hardware_peaks, hardware, precisions; macros kv_read_bytes, decode_flop, params_read, expert_params,
---   expected_class_step_s.
+--   expected_mixed_step_s.
 -- The workload of a measurement: requests of input_tokens prompt and output_tokens generated, batched
 --   continuously (prompt chunks ride along with decode steps).  Per OUTPUT token, on one replica (tp devices):
 --   context_mean_tokens   input + output/2: the mean context over a request's decode steps (exact for full and
@@ -57,11 +58,33 @@
 --   measured ÷ ceiling ratio spans 0.23–0.60 with one greatest() over the totals and no activation traffic (its
 --   2048/128 row 0.23, its 128/128 0.28), 0.55–0.67 with the classes; on B200 its 2048/128 row goes 0.09 → 0.24
 --   (series 0.32–0.48 outside the host-bound 128/128): the MoE prompt steps' shortfall was the routed activations.
---   ceiling_tok_per_s     1 ÷ (Σ classes greatest(memory, compute) + allreduce_s): output tokens per second no
---                         engine can beat on this replica (efficiency 1.0)
---   bound                 'memory' | 'compute': the roof that holds the larger part of the classes' time (NULL
---                         without a FLOP figure: the ceiling is then the memory roofs alone, still a ceiling, but
---                         not fitted)
+--   PROMPT STEPS (issue 13, speed10).  The classes above are per output token over every token a request brings
+--   (its decoded token and its in/out share of the prompt), but an engine does not spread the prompts evenly over
+--   its decode steps: each step has a token budget T (step_token_budget: memory_pools_at's max_num_batched_tokens,
+--   the release's default on this device) that its B decode tokens take first and the waiting prompts' chunks fill
+--   (vLLM V1: vllm/v1/core/sched/scheduler.py schedule(), "First, schedule the RUNNING requests" within
+--   token_budget = max_num_scheduled_tokens, then the WAITING ones' prefill chunks in what is left; TensorRT-LLM's
+--   in-flight batching fills max_num_tokens, 8,192 by default in the PyTorch backend, with context chunks beside
+--   the generation requests).  B ÷ output requests finish, and as many arrive, per decode step; each prompt
+--   takes ceil(input ÷ (T − B)) steps, so a share
+--     prompt_step_share f = least(1, B ÷ output × ceil(input ÷ (T − B)))
+--   of the steps carries a prompt chunk and the others decode only.  A decode-only step waits on the weights and
+--   the KV it reads; a prompt step on the chunk's FLOPs: 104 expected_mixed_step_s costs the two kinds apart,
+--   each the classes' greatest(memory, compute) one after the other (the *_prompt_s columns are the prompt's
+--   part of each class; the weights and the KV reads are per step and do not grow in a prompt step).  With one
+--   greatest() over the average step the prompt's FLOPs hid under reads that run in other steps: Llama-3.3-70B
+--   fp8 on two H100s at 20,000/2,000 (24 requests, f = 0.036) had a ceiling of 971 tok/s, measured 416 (0.43 of
+--   it, against 0.70 for H100 TP 1 memory-bound rows); apart it is 704.5 (0.59).  f = 1 (a chunk in every step:
+--   128/128 at B = 2,048, 1,000/1,000 at B = 1,012) is the one greatest() over the totals, as before.
+--   ASSUMPTIONS: arrivals are spread (one prompt per arrival step, none queued behind another; with uniform
+--   lengths and an offline queue requests finish evenly); SGLang runs prefill batches apart from decode batches by
+--   default (no mixed chunks), which this treats as the same small f (the prompt's FLOPs in steps of their own).
+--   ceiling_tok_per_s     1 ÷ expected_mixed_step_s(…, efficiency 1): output tokens per second no engine can beat
+--                         on this replica (efficiency 1.0); f = 1: 1 ÷ (Σ classes greatest(memory, compute) +
+--                         allreduce_s)
+--   bound                 'memory' | 'compute': the roof that holds the larger part of the kernels' time over both
+--                         kinds of step (NULL without a FLOP figure: the ceiling is then the memory roofs alone,
+--                         still a ceiling, but not fitted)
 --   ratio                 output_tok_per_s ÷ ceiling_tok_per_s (≤ 1 when the model holds): the implied efficiency
 --                         (252_speed_fit)
 -- Units: tokens, sequences, FLOP, bytes, seconds, tokens per second.
@@ -80,7 +103,11 @@ WITH m AS (
            k.params_active, k.moe_experts, k.moe_experts_per_token, k.moe_activation_bytes_per_token,
            h.peak_flop_per_s, coalesce(ha.peak_flop_per_s, h.peak_flop_per_s) AS attn_peak_flop_per_s,
            h.bandwidth_bytes_per_s, h.interconnect_bytes_per_s, h.interconnect_domain_size,
-           coalesce(t.max_batch, a.max_num_seqs) AS batch_cap
+           coalesce(t.max_batch, a.max_num_seqs) AS batch_cap,
+           -- the engine's token budget per step on this device (240 memory_pools_at: the release's default
+           -- max_num_batched_tokens, its large-GPU value where it has one): what a step's decode tokens and prompt
+           -- chunks share (prompt_step_share)
+           p.max_num_batched_tokens AS step_token_budget
     FROM throughput_measurements t
     JOIN engines e ON e.engine_id = t.engine_id
     LEFT JOIN engine_accounting a ON a.engine_id = t.engine_id
@@ -132,7 +159,14 @@ sized AS (
                  lambda g: g.layers * (least(b.context_mean_tokens, g.window_tokens)
                                        + b.input_tokens * least(b.input_tokens / 2.0, g.window_tokens)
                                          / b.output_tokens))), 0)
-               AS attn_flop_per_output_token
+               AS attn_flop_per_output_token,
+           -- the decode token's own FLOP and attention FLOP (the rest of the two above is the prompt's)
+           decode_flop(b.params_active, b.hidden_size, b.decode_attn_flop_per_context_token, b.bounded_groups,
+                       b.state_flop_per_token, b.context_mean_tokens) AS decode_flop_per_output_token,
+           b.decode_attn_flop_per_context_token * b.context_mean_tokens
+           + 4 * b.hidden_size * coalesce(list_sum(list_transform(b.bounded_groups,
+                 lambda g: g.layers * least(b.context_mean_tokens, g.window_tokens))), 0)
+               AS decode_attn_flop_per_output_token
     FROM b
 ),
 timed AS (
@@ -144,7 +178,12 @@ timed AS (
                AS read_params,
            (s.flop_per_output_token - s.attn_flop_per_output_token) / (s.tp * s.peak_flop_per_s)
            + s.attn_flop_per_output_token / (s.tp * s.attn_peak_flop_per_s) AS compute_s,
-           (1 + s.input_tokens / s.output_tokens) * s.allreduce_s_per_token AS allreduce_s
+           (1 + s.input_tokens / s.output_tokens) * s.allreduce_s_per_token AS allreduce_s,
+           s.input_tokens / s.output_tokens * s.allreduce_s_per_token AS allreduce_prompt_s,
+           -- the share of decode steps that carry a prompt chunk (header, PROMPT STEPS): B ÷ output requests
+           -- arrive per step, each prompt taking ceil(input ÷ (budget − B)) steps' spare budget
+           least(1.0, s.batch / s.output_tokens
+                      * ceil(s.input_tokens / greatest(s.step_token_budget - s.batch, 1))) AS prompt_step_share
     FROM sized s
 ),
 classes AS (
@@ -165,7 +204,19 @@ classes AS (
            t.kv_mean_rank_bytes * t.tp / (t.tp * t.bandwidth_bytes_per_s) AS attention_memory_s,
            t.attn_flop_per_output_token / (t.tp * t.attn_peak_flop_per_s)
            + (t.flop_per_output_token - t.attn_flop_per_output_token - 2 * t.params_active * t.tokens_per_output_token)
-             / (t.tp * t.peak_flop_per_s) AS attention_compute_s
+             / (t.tp * t.peak_flop_per_s) AS attention_compute_s,
+           -- the prompt's parts of the classes above (the rest is the decode token's; expected_mixed_step_s, 104)
+           2 * (t.params_active - coalesce(t.moe_experts_per_token, 0) * t.expert_params)
+               * (t.tokens_per_output_token - 1) / (t.tp * t.peak_flop_per_s) AS gemm_compute_prompt_s,
+           t.moe_activation_bytes_per_token * t.tp * (t.tokens_per_output_token - 1)
+               / (t.tp * t.bandwidth_bytes_per_s) AS expert_memory_prompt_s,
+           2 * coalesce(t.moe_experts_per_token, 0) * t.expert_params * (t.tokens_per_output_token - 1)
+               / (t.tp * t.peak_flop_per_s) AS expert_compute_prompt_s,
+           (t.attn_flop_per_output_token - t.decode_attn_flop_per_output_token) / (t.tp * t.attn_peak_flop_per_s)
+           + (t.flop_per_output_token - t.decode_flop_per_output_token
+              - (t.attn_flop_per_output_token - t.decode_attn_flop_per_output_token)
+              - 2 * t.params_active * (t.tokens_per_output_token - 1)) / (t.tp * t.peak_flop_per_s)
+               AS attention_compute_prompt_s
     FROM timed t
 ),
 split AS (
@@ -173,12 +224,25 @@ split AS (
            c.weights_bytes * c.read_params / c.params_total / c.batch + c.kv_mean_rank_bytes * c.tp
            + c.moe_activation_bytes_per_token * c.tp * c.tokens_per_output_token AS bytes_per_output_token,
            c.gemm_memory_s + c.expert_memory_s + c.attention_memory_s AS memory_s,
-           expected_class_step_s(c.gemm_memory_s, c.gemm_compute_s, c.expert_memory_s, c.expert_compute_s,
-                                 c.attention_memory_s, c.attention_compute_s, 0, 1, 1) AS kernels_s,
-           CASE WHEN c.gemm_compute_s > c.gemm_memory_s THEN c.gemm_compute_s ELSE 0 END
-           + CASE WHEN c.expert_compute_s > c.expert_memory_s THEN c.expert_compute_s ELSE 0 END
-           + CASE WHEN c.attention_compute_s > c.attention_memory_s THEN c.attention_compute_s ELSE 0 END
-               AS compute_bound_s
+           -- the kernels' time at efficiency 1, decode-only and prompt steps apart (104 expected_mixed_step_s), and
+           -- the part of it on compute roofs: the time is piecewise linear in 1 ÷ compute efficiency, its slope
+           -- there is the compute-bound time (a step 10⁻⁶ moves no class across its ridge but at a tie)
+           expected_mixed_step_s(c.prompt_step_share, c.gemm_memory_s, c.gemm_compute_s, c.gemm_compute_prompt_s,
+                                 c.expert_memory_s, c.expert_memory_prompt_s, c.expert_compute_s,
+                                 c.expert_compute_prompt_s, c.attention_memory_s, c.attention_compute_s,
+                                 c.attention_compute_prompt_s, 0, 0, 1, 1) AS kernels_s,
+           (expected_mixed_step_s(c.prompt_step_share, c.gemm_memory_s, c.gemm_compute_s, c.gemm_compute_prompt_s,
+                                  c.expert_memory_s, c.expert_memory_prompt_s, c.expert_compute_s,
+                                  c.expert_compute_prompt_s, c.attention_memory_s, c.attention_compute_s,
+                                  c.attention_compute_prompt_s, 0, 0, 1, 1 / (1 + 1e-6))
+            - expected_mixed_step_s(c.prompt_step_share, c.gemm_memory_s, c.gemm_compute_s, c.gemm_compute_prompt_s,
+                                    c.expert_memory_s, c.expert_memory_prompt_s, c.expert_compute_s,
+                                    c.expert_compute_prompt_s, c.attention_memory_s, c.attention_compute_s,
+                                    c.attention_compute_prompt_s, 0, 0, 1, 1)) * 1e6 AS compute_bound_s,
+           expected_mixed_step_s(c.prompt_step_share, c.gemm_memory_s, c.gemm_compute_s, c.gemm_compute_prompt_s,
+                                 c.expert_memory_s, c.expert_memory_prompt_s, c.expert_compute_s,
+                                 c.expert_compute_prompt_s, c.attention_memory_s, c.attention_compute_s,
+                                 c.attention_compute_prompt_s, c.allreduce_s, c.allreduce_prompt_s, 1, 1) AS step_s
     FROM classes c
 )
 SELECT source_id, measurement_idx, engine_id, engine_family, engine_version, in_fit, scenario, source_date, source_url,
@@ -187,9 +251,11 @@ SELECT source_id, measurement_idx, engine_id, engine_family, engine_version, in_
        output_tok_per_s, ttft_p50_s, ttft_p99_s, tpot_p50_s, tpot_p99_s,
        flop_per_output_token, attn_flop_per_output_token, bytes_per_output_token, memory_s, compute_s, allreduce_s,
        gemm_memory_s, gemm_compute_s, expert_memory_s, expert_compute_s, attention_memory_s, attention_compute_s,
-       1 / (kernels_s + coalesce(allreduce_s, 0)) AS ceiling_tok_per_s,
+       step_token_budget, prompt_step_share, gemm_compute_prompt_s, expert_memory_prompt_s, expert_compute_prompt_s,
+       attention_compute_prompt_s, allreduce_prompt_s,
+       1 / step_s AS ceiling_tok_per_s,
        CASE WHEN compute_s IS NULL OR memory_s IS NULL THEN NULL
             WHEN compute_bound_s > kernels_s - compute_bound_s THEN 'compute' ELSE 'memory' END AS bound,
-       output_tok_per_s * (kernels_s + coalesce(allreduce_s, 0)) AS ratio,
+       output_tok_per_s * step_s AS ratio,
        file, line
 FROM split

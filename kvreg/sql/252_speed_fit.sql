@@ -7,8 +7,9 @@
 -- Grain: one row per holdout × roof (memory, compute, host) × level × key (× engine family where the level has one).
 -- Inputs: throughput_ceilings (sources with in_fit only: the others are predicted, never fitted), throughput_measurements.
 -- Each measurement implies the efficiency of the roof that holds the larger part of its kernel classes' time (bound,
--- 251): implied = ratio = (Σ classes greatest(memory, compute) + allreduce_s) × output_tok_per_s, so that the
---   prediction at that efficiency for both roofs (expected_class_step_s, 104) reproduces it exactly — one figure per
+-- 251): implied = ratio = (the ceiling's time: decode-only and prompt steps, each Σ classes greatest(memory,
+--   compute), plus allreduce_s; 104 expected_mixed_step_s) × output_tok_per_s, so that the
+--   prediction at that efficiency for both roofs (expected_mixed_step_s, 104) reproduces it exactly — one figure per
 --   row, since one rate cannot tell two roofs' shares apart (a row of both kinds of class lends its figure to the
 --   roof that holds most of its time); the all-reduce is serial
 --   with the step and is taken to reach the same share of its link as the binding roof of its own (an

@@ -9,7 +9,8 @@
 -- Grain: one row per mode × throughput measurement.
 -- Inputs: throughput_ceilings, speed_efficiency_by_holdout (efficiencies and the host roof).
 -- Units: tokens per second, seconds, fractions.
---   predicted_tok_per_s   1 ÷ greatest(expected_class_step_s(the kernel classes' roofs, allreduce_s, efficiencies),
+--   predicted_tok_per_s   1 ÷ greatest(expected_mixed_step_s(the kernel classes' roofs, decode-only and prompt steps
+--                                    apart, allreduce_s, efficiencies),
 --                                    host_request_s ÷ output_tokens):
 --                         the ceiling's time per output token, each kernel class at its roofs and the all-reduce
 --                         serial with the dense GEMMs, scaled by each roof's efficiency (104; 251; 252), or the engine's host time
@@ -45,12 +46,16 @@ d AS (
     SELECT m.*, e.bandwidth_efficiency, e.bandwidth_basis, e.bandwidth_level, e.bandwidth_n,
            e.compute_efficiency, e.compute_basis, e.compute_level, e.compute_n,
            e.host_request_s, e.host_level, e.host_n,
-           expected_class_step_s(m.gemm_memory_s, m.gemm_compute_s, m.expert_memory_s, m.expert_compute_s,
-                                 m.attention_memory_s, m.attention_compute_s, m.allreduce_s, e.bandwidth_efficiency,
-                                 e.compute_efficiency) AS device_s,
+           expected_mixed_step_s(m.prompt_step_share, m.gemm_memory_s, m.gemm_compute_s, m.gemm_compute_prompt_s,
+                                 m.expert_memory_s, m.expert_memory_prompt_s, m.expert_compute_s,
+                                 m.expert_compute_prompt_s, m.attention_memory_s, m.attention_compute_s,
+                                 m.attention_compute_prompt_s, m.allreduce_s, m.allreduce_prompt_s,
+                                 e.bandwidth_efficiency, e.compute_efficiency) AS device_s,
            e.carried_bandwidth_efficiency, e.carried_bandwidth_level,
-           expected_class_step_s(m.gemm_memory_s, m.gemm_compute_s, m.expert_memory_s, m.expert_compute_s,
-                                 m.attention_memory_s, m.attention_compute_s, m.allreduce_s,
+           expected_mixed_step_s(m.prompt_step_share, m.gemm_memory_s, m.gemm_compute_s, m.gemm_compute_prompt_s,
+                                 m.expert_memory_s, m.expert_memory_prompt_s, m.expert_compute_s,
+                                 m.expert_compute_prompt_s, m.attention_memory_s, m.attention_compute_s,
+                                 m.attention_compute_prompt_s, m.allreduce_s, m.allreduce_prompt_s,
                                  e.carried_bandwidth_efficiency, e.compute_efficiency) AS carried_device_s
     FROM modes m
     JOIN speed_efficiency_by_holdout e ON e.holdout = m.holdout AND e.hardware_id = m.hardware_id

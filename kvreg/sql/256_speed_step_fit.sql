@@ -31,12 +31,14 @@
 --   1, as a share of the MEASURED step; above 1 no efficiency ≤ 1 reaches a step the engine was measured to
 --   take, so the term is refuted as a fixed cost.
 -- VERDICT on the shipped registry (docs/calibration.md, "A fixed per-step term"), with the kernel classes and
---   TensorRT-LLM's whole-request admission of 251: TensorRT-LLM's rows ask for t_layer ≈ 104 µs (memory) / 189 µs
---   (compute) per layer per step — tens of launches per layer — which its runs with a stated batch allow
---   (floor_share_max 0.76 / 0.91, MLPerf v5.1 Krai B200), but the generations stay apart with it: bandwidth
---   efficiency Blackwell 0.40 → 0.46, Hopper 0.61 → 0.69.  vLLM's fit (278 µs) is refuted by Krai's MLPerf v5.1
---   Llama-3.1-70B at a stated batch of 78 on H100 (80 layers: 22.2 ms fixed + 13.2 ms roofline against a measured
---   30.6 ms step, floor_share_max 1.15).  (Before the classes and the admission, with the pool-sized batch, the
+--   TensorRT-LLM's whole-request admission and the decode-only and prompt steps apart (speed10) of 251:
+--   TensorRT-LLM's rows ask for t_layer ≈ 42 µs (memory) / 166 µs (compute) per layer per step — tens of launches
+--   per layer — which its runs with a stated batch allow (floor_share_max 0.68 / 0.92, MLPerf v5.1 Nebius H200),
+--   but the generations stay apart with it: bandwidth efficiency Blackwell 0.41 → 0.43, Hopper 0.63 → 0.67.
+--   vLLM's fit (214 µs) is refuted by the vLLM FP8-KV blog's Llama-3.1-8B at a stated concurrency of 8 on H100
+--   (32 layers: 6.8 ms fixed + 13.0 ms roofline against a measured 17.8 ms step, floor_share_max 1.11; Krai's
+--   MLPerf v5.1 Llama-3.1-70B at 78, 1.01×; before speed10 the fit was 278 µs, Krai's row 1.15×).  (Before the
+--   classes and the admission, with the pool-sized batch, the
 --   TensorRT-LLM fit was 342 / 535 µs and refuted by MLPerf's H200 and GB200 server runs, 1.16 / 1.62: the
 --   batch, not a time per step, carried most of that 1/batch signal.)  So the decode step (104) keeps no fixed
 --   term: it does not carry an efficiency across generations, and tens of launches' time would land on every
