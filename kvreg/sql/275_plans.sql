@@ -14,7 +14,7 @@
 --   engines, plan_efficiency (274: speed_efficiency's figures),
 --   engine_support (058);
 --   macros kv_read_bytes,
---   decode_flop, params_read.
+--   decode_flop, params_read, tp_fits_interconnect (116), tp_planned (117).
 -- Rates use the bandwidth/compute efficiency of speed_efficiency (254: fitted to throughput measurements
 --   for this hardware × engine family, else the hardware entry's stated figure) when there is one
 --   (rate_basis = 'expected'), else the ceiling (rate_basis = 'ceiling'); the TTFT check uses the prefill floor.
@@ -132,9 +132,7 @@ base AS (
            se.bandwidth_efficiency, se.compute_efficiency, se.evidence AS efficiency_evidence,
            p.tp * h.bandwidth_bytes_per_s AS ceiling_bw, p.tp * h.peak_flop_per_s AS ceiling_peak,
            CASE WHEN se.bandwidth_efficiency IS NULL THEN 'ceiling' ELSE 'expected' END AS rate_basis,
-           CASE WHEN p.tp = 1 THEN TRUE
-                WHEN h.interconnect_bytes_per_s IS NULL THEN FALSE
-                ELSE p.tp <= h.interconnect_domain_size END AS tp_fits_interconnect,
+           tp_fits_interconnect(p.tp, h.interconnect_bytes_per_s, h.interconnect_domain_size) AS tp_fits_interconnect,
            h.interconnect_bytes_per_s, h.interconnect_domain_size,
            CASE WHEN p.tp = 1 THEN 0.0
                 WHEN p.tp > h.interconnect_domain_size THEN NULL
@@ -341,7 +339,7 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        -- not for a TTFT miss (this is the memory and TPOT bound, not the prefill's: it would read as the
        -- context the TTFT allows) nor a TP that cannot shard the heads, nor a platform the release does not run (no context mends them)
        CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
-                 AND coalesce(r.tp_fits_interconnect, FALSE) AND coalesce(r.tp_shards, TRUE)
+                 AND tp_planned(r.tp, r.tp_shards, r.interconnect_bytes_per_s, r.interconnect_domain_size)
                  AND coalesce(r.support_runs, TRUE)
                  AND coalesce(r.reason, '') NOT LIKE 'ttft:%' THEN greatest(0, floor(least(
                 (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
