@@ -118,9 +118,14 @@ _SUMMARY_ORDER = " FROM calibration_summary ORDER BY overall, engine_id NULLS LA
 _ENGINE_LABEL = ("CASE WHEN overall THEN '(all releases)' ELSE coalesce(engine_id, '(release not determined)') END")
 
 
-def calibration_tables(con) -> dict[str, list[list[str]]]:
+def calibration_tables(con, progress=None) -> dict[str, list[list[str]]]:
     """Formatted cells: ``summary`` and ``budget_summary`` (per release, then all releases),
-    ``observations`` and ``budget`` (per observation, sorted by id; budget only where the log has a line)."""
+    ``observations`` and ``budget`` (per observation, sorted by id; budget only where the log has a line).
+
+    ``progress`` (optional): called with a short message before the prediction of every observation (the
+    ``calibration`` view's engine grid, the slow step: about a minute of CPU on the shipped registry)."""
+    if progress:
+        progress("predicting every observation's startup (the calibration view)")
     obs = _query(con, "SELECT " + ", ".join(c for c, _, _ in COLUMNS) + " FROM calibration ORDER BY observation_id",
                  COLUMNS)
     budget = _query(con, "SELECT " + ", ".join(c for c, _, _ in BUDGET) + " FROM calibration WHERE "
@@ -142,8 +147,11 @@ def _jsonable(v):
     return v
 
 
-def calibration_json(con) -> dict:
-    """The calibration as plain data (shape: :data:`JSON_SHAPE`; bytes, tokens, %)."""
+def calibration_json(con, progress=None) -> dict:
+    """The calibration as plain data (shape: :data:`JSON_SHAPE`; bytes, tokens, %); ``progress`` as for
+    :func:`calibration_tables`."""
+    if progress:
+        progress("predicting every observation's startup (the calibration view)")
     def rows(sql):
         cur = con.execute(sql)
         names = [d[0] for d in cur.description]
@@ -174,16 +182,18 @@ def _md(header, rows) -> str:
     return "\n".join(out)
 
 
-def render(con, fmt: str = "table") -> str:
+def render(con, fmt: str = "table", progress=None) -> str:
     """The calibration report: summaries per release and overall, then every observation.
 
     Args:
         con: a DuckDB connection to a built kvreg database.
         fmt: ``table`` (terminal), ``markdown`` (docs/calibration.md) or ``json`` (:data:`JSON_SHAPE`).
+        progress: optional callable given a short message before each slow step (the CLI's
+            :func:`kvreg.cli.progress`: stderr only, never in the output).
     """
     if fmt == "json":
-        return json.dumps(calibration_json(con), indent=1)
-    t = calibration_tables(con)
+        return json.dumps(calibration_json(con, progress), indent=1)
+    t = calibration_tables(con, progress)
     heads = {k: [h for _, h, _ in cols] for k, cols in
              (("summary", SUMMARY), ("budget_summary", SUMMARY_BUDGET), ("observations", COLUMNS), ("budget", BUDGET))}
     if fmt == "markdown":

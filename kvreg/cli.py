@@ -31,17 +31,33 @@ db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path)
                          help="Database file (default PROJECT/.kvreg/kvreg.duckdb).")
 
 
-def progress(message: str) -> None:
-    """One progress line on stderr (``… message``) for steps that can take seconds.
-
-    Shown when stderr is a terminal, or with ``KVREG_PROGRESS=1`` (CI logs); never on stdout, so
-    ``--format json`` output stays one JSON document.
-    """
+def progress_shown() -> bool:
+    """The one progress rule of every command (docs/json.md "Progress"): progress lines go to stderr when stderr
+    is a terminal, or with ``KVREG_PROGRESS=1`` (CI logs) whatever stderr is; ``KVREG_PROGRESS=0`` or the
+    command's ``--quiet`` silences them.  They never go to stdout, so ``--format json`` stays one document."""
     import os
 
-    if os.environ.get("KVREG_PROGRESS", "") not in ("", "0") or (os.environ.get("KVREG_PROGRESS") is None
-                                                                 and sys.stderr.isatty()):
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.find_root().meta.get("kvreg.quiet"):
+        return False
+    env = os.environ.get("KVREG_PROGRESS")
+    return env not in ("", "0") if env is not None else sys.stderr.isatty()
+
+
+def progress(message: str) -> None:
+    """One progress line on stderr (``… message``) before a step that can take seconds, by :func:`progress_shown`."""
+    if progress_shown():
         click.echo(f"… {message}", err=True)
+
+
+def _set_quiet(ctx, param, value: bool) -> None:
+    if value:
+        ctx.find_root().meta["kvreg.quiet"] = True
+
+
+# Shared by every command that reports progress (build, sql, export, fit, plan, calibrate, diff, report).
+quiet_option = click.option("--quiet", "-q", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,
+                            help="No progress lines on stderr (as KVREG_PROGRESS=0).")
 
 
 def engine_knob_options(f):
@@ -207,6 +223,7 @@ def validate(project: Path, fmt: str, stats: bool):
 
 
 @main.command()
+@quiet_option
 @project_option
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -222,6 +239,7 @@ def build(project: Path, db: Path | None, fmt: str):
 
 
 @main.command()
+@quiet_option
 @click.argument("query")
 @project_option
 @db_option
@@ -277,6 +295,7 @@ def _sql_refusal(message: str) -> str:
 
 
 @main.command("export")
+@quiet_option
 @click.argument("what", metavar="VIEW|QUERY")
 @click.option("--to", "target", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Output FILE.parquet or FILE.csv (written to a temp file, then renamed).")
@@ -305,6 +324,7 @@ def export_cmd(what: str, target: Path, where: str | None, project: Path, db: Pa
 
 
 @main.command()
+@quiet_option
 @click.argument("model")
 @click.argument("hardware", required=False)
 @click.option("--context", "contexts", multiple=True,
@@ -395,6 +415,7 @@ def ingest_log(file, obs_id, source, model, hardware, engine, force, fmt, projec
 
 
 @main.command()
+@quiet_option
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
 @click.option("--speed", is_flag=True, help="Published throughput measurements beside kvreg's speed predictions.")
 @project_option
@@ -414,14 +435,15 @@ def calibrate(fmt, speed, project, db):
     except KvregError as exc:
         _fail(exc)
     if speed:
-        click.echo(render_speed(con, fmt))
+        click.echo(render_speed(con, fmt, progress=progress))
     elif fmt == "markdown":
-        click.echo(render(con, fmt) + "\n" + render_speed(con, fmt))
+        click.echo(render(con, fmt, progress) + "\n" + render_speed(con, fmt, progress=progress))
     else:
-        click.echo(render(con, fmt))
+        click.echo(render(con, fmt, progress))
 
 
 @main.command()
+@quiet_option
 @click.option("--model", required=True, help="Registry model id.")
 @click.option("--users", type=click.IntRange(min=1, max=10**9), default=None,
               help="Concurrent requests to serve (or --request-rate).")
@@ -545,6 +567,7 @@ def import_hf(config, entry_id, hf_id, out_dir, to_stdout, weights_index, params
 
 
 @main.command()
+@quiet_option
 @click.argument("base")
 @click.argument("head", required=False)
 @project_option
@@ -628,6 +651,7 @@ def schema(kind, project, write, check, fmt):
 
 
 @main.command()
+@quiet_option
 @click.argument("report_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder (default PROJECT/out).")
@@ -646,8 +670,7 @@ def report(report_file: Path, out_dir: Path | None, formats: str, project: Path 
         raise click.BadParameter(f"unknown {noun_for(len(bad), 'format')} {', '.join(bad) or '(none)'}; choose from {', '.join(FORMATS)}",
                                  param_hint="--format")
     try:
-        written = make_report(report_file, out_dir, chosen, project=project,
-                              progress=lambda msg: click.echo(f"… {msg}", err=True))
+        written = make_report(report_file, out_dir, chosen, project=project, progress=progress)
     except KvregError as exc:
         _fail(exc)
     except ReportUsageError as exc:

@@ -417,6 +417,27 @@ def _table(rows: list[tuple]) -> list[str]:
     return out
 
 
+def context_note(p: dict) -> str:
+    """What context a refused configuration (a ``plans`` row) would serve, or why none would, in words.
+
+    From ``max_context_tokens`` (kvreg/sql/275_plans.sql: memory's, the TPOT's and, for a TTFT miss, the prefill
+    floor's bound): N > 0 "longest context that would: N"; 0 no context is short enough (the weights alone miss the
+    TPOT: ``empty_context_step_s`` > ``workload_tpot_s``, seconds; else the pool holds no sequence); NULL the
+    refusal is one no context mends (platform, TP, weights), or a TTFT that cannot be checked (no FLOP figure).
+    """
+    mc = p["max_context_tokens"]
+    if mc:
+        return f"longest context that would: {mc:,}"
+    if mc == 0:
+        step, tpot = p.get("empty_context_step_s"), p.get("workload_tpot_s")
+        if step is not None and tpot is not None and step > tpot:
+            return f"no context would: the weights alone take {f.ms(step)} per decode step"
+        return "no context would: the KV pool holds no sequence of any length"
+    if (p.get("reason") or "").startswith("ttft: no FLOP"):
+        return "no context can be checked against the TTFT"
+    return "no shorter context mends it"
+
+
 def _reason_groups(rows: list[dict]) -> list[str]:
     """One line per hardware × precisions × reason, its TPs joined (``h: TP 2, 4, 8 bf16/bf16: reason``).
 
@@ -434,15 +455,15 @@ def _reason_groups(rows: list[dict]) -> list[str]:
     out = []
     for (hw, w, kv, reason), ps in sorted(groups.items(), key=lambda g: first[g[0][0]]):
         ps = sorted(ps, key=lambda p: p["tp"])
-        # 0: no context at all would do (the weights alone miss the TPOT), so nothing to offer.
-        longest = [p for p in ps if p["max_context_tokens"]]
-        if len(ps) == 1 and longest:
-            tail = f" (longest context that would: {longest[0]['max_context_tokens']:,})"
-        elif longest:
+        # every TP says what context would serve, or why none would (plans' max_context_tokens, computed in SQL)
+        notes = [context_note(p) for p in ps]
+        if all(p["max_context_tokens"] for p in ps):
             tail = " (longest context that would: " + "; ".join(
-                f"{p['max_context_tokens']:,} at TP {p['tp']}" for p in longest) + ")"
+                f"{p['max_context_tokens']:,}" + (f" at TP {p['tp']}" if len(ps) > 1 else "") for p in ps) + ")"
+        elif len(set(notes)) == 1:
+            tail = f" ({notes[0]})"
         else:
-            tail = ""
+            tail = " (" + "; ".join(f"{n} at TP {p['tp']}" for n, p in zip(notes, ps)) + ")"
         floors = [p for p in ps if p["prefill_floor_s"] is not None and p["workload_ttft_s"] is not None
                   and p["prefill_floor_s"] > p["workload_ttft_s"]] if reason.startswith("ttft:") else []
         if floors:
@@ -536,7 +557,8 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
                            f" {f.ms(r.tpot_s)} TPOT; one sequence at this context takes"
                            f" {f.ms(worst['single_seq_tpot_s'])}.")
             else:
-                out.append(f"Longest context one sequence could have there within the TPOT:"
+                within = "the TPOT and the TTFT" if worst["reason"].startswith("ttft:") else "the TPOT"
+                out.append(f"Longest context one sequence could have there within {within}:"
                            f" {f.tokens(worst['max_context_tokens'])}; one sequence alone decodes at"
                            f" {f.ms(worst['single_seq_tpot_s'])} per token at this context.")
     if r.unranked:

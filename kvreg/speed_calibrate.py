@@ -110,7 +110,7 @@ ORDER BY worst_abs_error DESC
 """
 
 
-def speed_report(con) -> dict:
+def speed_report(con, progress=None) -> dict:
     """The speed calibration as plain data.
 
     Returns ``{"overall": [...], "by_hardware": [...], "measurements": [...], "by_architecture": [...],
@@ -120,9 +120,12 @@ def speed_report(con) -> dict:
     its ceiling and both per-source predictions, leave-one-architecture-out per architecture ×
     engine family (stated vs carried), and the fixed per-step term's fit and check
     (``speed_step_fit``, ``speed_step_calibration``).  Errors are fractions, predicted ÷ measured − 1; rates in
-    output tokens per second over the replica (``tp`` devices).
+    output tokens per second over the replica (``tp`` devices).  ``progress`` (optional) is called with a short
+    message before each slow step (the fits with each source and architecture held out, the step-term fit).
     """
+    say = progress or (lambda message: None)
     cols = lambda cur: [d[0] for d in cur.description]  # noqa: E731
+    say("fitting the speed efficiencies and predicting every throughput measurement")
     # The view chain (ceilings, fits with each source held out, predictions) is evaluated once: the three
     # queries below read a temporary copy of its 2 × measurements rows.
     con.execute("CREATE OR REPLACE TEMP TABLE _speed_calibration AS SELECT * FROM speed_calibration")
@@ -144,6 +147,7 @@ def speed_report(con) -> dict:
            WHERE i.mode = 'in-sample'
            ORDER BY i.source_id, i.measurement_idx""", [LOSO])
     rows = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
+    say("leaving one architecture out at a time")
     cur = con.execute(ARCH_SQL, [LOAO])
     by_arch = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
     cur = con.execute(OVER_TARGET_SQL, [LOSO, HELD_OUT_TARGET])
@@ -151,6 +155,7 @@ def speed_report(con) -> dict:
     cur = con.execute(OVER_TARGET_GROUPS_SQL, [LOSO, HELD_OUT_TARGET])
     over_groups = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
     con.execute("DROP TABLE _speed_calibration")
+    say("fitting the fixed per-step term")
     cur = con.execute(STEP_FIT_SQL)
     step_fit = [dict(zip(cols(cur), r)) for r in cur.fetchall()]
     cur = con.execute(STEP_LOAO_SQL)
@@ -430,9 +435,10 @@ MD_INTRO = [
 ]
 
 
-def render_speed(con, fmt: str = "table", heading: bool = True) -> str:
-    """The speed calibration report as a terminal table, Markdown (docs/calibration.md's section) or JSON."""
-    rep = speed_report(con)
+def render_speed(con, fmt: str = "table", heading: bool = True, progress=None) -> str:
+    """The speed calibration report as a terminal table, Markdown (docs/calibration.md's section) or JSON;
+    ``progress`` as for :func:`speed_report`."""
+    rep = speed_report(con, progress)
     if fmt == "json":
         return json.dumps(rep, indent=2, default=float)
     if fmt == "markdown":

@@ -177,3 +177,47 @@ def test_plan_lists_take_commas_as_repeats(db):
     assert got["weights_dtypes"] == ["bf16", "fp8"] and got["kv_dtypes"] == ["bf16", "fp8"]
     bad = run(db, *common, "--hardware", "h100-sxm-80gb,")
     assert bad.exit_code == 2 and "'--hardware'" in bad.output and "empty item" in bad.output
+
+
+# --- progress: one rule for every command (F9; docs/json.md "Progress") ---------------------------------------------
+
+def test_progress_goes_to_stderr_only_by_the_one_rule(tmp_path):
+    from tests.registry_factory import engine_entry, hardware_entry, model_entry, write_project
+
+    project = write_project(tmp_path / "p", models={"m": model_entry(
+        "m", 2, [{"kind": "full", "count": 2, "kv_heads": 2, "head_dim": 64}])},
+        hardware={"hw": hardware_entry("hw")}, engines={"first-principles": engine_entry()})
+    db = tmp_path / "k.duckdb"
+    args = ["build", "--project", str(project), "--db", str(db), "--format", "json"]
+    runner = CliRunner()
+    shown = runner.invoke(main, args, env={"KVREG_PROGRESS": "1"})   # a CI log: shown though stderr is no terminal
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout) == {"path": str(db)}            # stdout stays one JSON document
+    assert f"… validating {project.as_posix()}" in shown.stderr.splitlines()
+    for env, extra in (({"KVREG_PROGRESS": None}, []),              # CliRunner's stderr is no terminal
+                       ({"KVREG_PROGRESS": "0"}, []),
+                       ({"KVREG_PROGRESS": "1"}, ["--quiet"]), ({"KVREG_PROGRESS": "1"}, ["-q"])):
+        r = runner.invoke(main, args + extra, env=env)
+        assert r.exit_code == 0 and r.stderr == "" and json.loads(r.stdout) == {"path": str(db)}, (env, extra)
+
+
+def test_progress_is_shown_on_a_terminal_unless_turned_off(monkeypatch):
+    from kvreg.cli import progress_shown
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    monkeypatch.delenv("KVREG_PROGRESS", raising=False)
+    assert progress_shown()
+    monkeypatch.setenv("KVREG_PROGRESS", "0")
+    assert not progress_shown()
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    monkeypatch.setenv("KVREG_PROGRESS", "1")
+    assert progress_shown()
+
+
+def test_every_command_with_progress_takes_quiet():
+    slow = {"build", "sql", "export", "fit", "plan", "calibrate", "diff", "report"}
+    assert {name for name, cmd in main.commands.items() if any(p.name == "quiet" for p in cmd.params)} == slow

@@ -105,7 +105,7 @@ def test_kv_heads_change_moves_capacity_by_the_arithmetic(repo):
     assert {f["figure"] for f in out["figures"] if f["view"] == "capacity"} == {"max_seqs", "naive_max_seqs"}
     assert max(f["keys"]["context_tokens"] for f in out["figures"] if f["view"] == "capacity") == 131072
     assert {f["keys"]["weights_dtype"] for f in out["figures"]} == {"bf16"}
-    # Largest change in sequences first: TP16 at 1Ki, naive planner (pool ÷ per-sequence bytes).
+    # Largest change in sequences first (TP 1: the fixture states no interconnect, so TP > 1 is left out).
     seq_figs = [f for f in out["figures"] if f["figure"].endswith("_seqs")]
     assert out["figures"][0] == max(seq_figs, key=lambda f: f["new"] - f["old"])
 
@@ -141,9 +141,11 @@ def test_adding_hardware_adds_its_scenarios(repo):
     kv = sum(1 for p in PRECISIONS if p[3])
     within_native = len([c for c in set(CONTEXT_LADDER) | {131072} if c <= 131072])
     assert (added["view"], added["kind"], added["id"], added["status"]) == ("capacity", "hardware", "big", "added")
-    # By default: the one weights dtype the model ships in (bf16), contexts up to the native 128Ki,
-    # every TP (8e9 × 2 bytes fits in 180 GiB at TP 1).
-    assert added["count"] == 1 * 1 * kv * len(TP_SIZES) * within_native
+    # By default: the one weights dtype the model ships in (bf16), contexts up to the native 128Ki, TP 1 only: the
+    # entry states no interconnect, so kvreg plan refuses TP > 1 there (tp_planned) and the focus counts those apart
+    assert added["count"] == 1 * 1 * kv * 1 * within_native
+    [capacity] = [v for v in out["views"] if v["view"] == "capacity"]
+    assert capacity["left_out"] == {"tp_refused": 1 * 1 * kv * (len(TP_SIZES) - 1) * within_native}
     assert out["figures"] == []
     contexts = len(set(CONTEXT_LADDER) | {131072})
     full = {s["view"]: s for s in diff_json(repo, "HEAD~1", "HEAD", "--all-scenarios")["scenario_sets"]}
@@ -359,3 +361,40 @@ def test_summary_counts_add_up_and_a_count_to_zero_is_not_a_percentage():
     assert mixed.up + mixed.down + mixed.no_longer_fit + mixed.now_fit == mixed.count
     assert range_text(mixed) == "-12.5% … -0.031%"
     assert signed_pct(-0.04) == "-0.04%" and signed_pct(2.84) == "+2.8%" and signed_pct(0.0) == "+0.0%"
+
+
+def test_focus_leaves_out_draft_heads_and_tp_sizes_the_planner_refuses(tmp_path):
+    """F8: the largest moves were a one-layer draft head's and TP 16 on a link domain of 2; both are left out, by
+    the planner's own test (plan_scope, 118: draft_for and the tp_planned macro), and counted."""
+    root = tmp_path / "proj"
+    draft = model_entry("d", 1, [{"kind": "full", "count": 1, "kv_heads": 8, "head_dim": 128}],
+                        native_context=131072, draft_for="m", sources=[{"id": "fixture", "url": "https://e.org/d"}])
+    link = {"name": "bridge", "bandwidth": "100 GB/s", "domain_size": 2}
+
+    def hw(usable: str) -> dict:
+        return hardware_entry("hw", memory_marketed="80 GB", memory_usable=usable, interconnect=link)
+
+    write_project(root, models={"m": model(), "d": draft}, hardware={"hw": hw("80 GiB")},
+                  engines={"first-principles": engine_entry()})
+    git(root, "init", "-q")
+    commit(root, "base")
+    write_yaml(root / "hardware/hw.yaml", hw("79 GiB"))
+    commit(root, "less usable memory")
+    out = diff_json(root, "HEAD~1", "HEAD")
+    shown = [(f["keys"]["model_id"], f["keys"]["tp"]) for f in out["figures"]]
+    assert shown and {m for m, _ in shown} == {"m"} and {tp for _, tp in shown} == {1, 2}
+    # What was left out is what the uncut comparison moves there: capacity's focused figures (bf16, the model's
+    # weights; contexts within its native 128Ki) on the draft head, or at TP 4, 8, 16 (wider than the domain of 2)
+    full = diff_json(root, "HEAD~1", "HEAD", "--all-scenarios")
+    moved = [f for f in full["figures"] if f["view"] == "capacity" and f["figure"] in ("max_seqs", "naive_max_seqs")
+             and f["keys"]["weights_dtype"] == "bf16" and f["keys"]["context_tokens"] <= 131072]
+    draft_moved = sum(f["keys"]["model_id"] == "d" for f in moved)
+    tp_moved = sum(f["keys"]["model_id"] == "m" and f["keys"]["tp"] > 2 for f in moved)
+    [capacity] = [v for v in out["views"] if v["view"] == "capacity"]
+    assert capacity["left_out"] == {"draft_head": draft_moved, "tp_refused": tp_moved}
+    assert draft_moved > 0 and tp_moved > 0
+    assert out["left_out"]["draft_head"] >= draft_moved and out["left_out"]["tp_refused"] >= tp_moved
+    text = run("HEAD~1", "HEAD", "--project", str(root)).output
+    assert (f"Left out of the focus: {sum(out['left_out'].values()):,} changes: {out['left_out']['draft_head']:,} on"
+            f" draft heads") in text
+    assert f"{out['left_out']['tp_refused']:,} at TP sizes kvreg plan refuses" in text

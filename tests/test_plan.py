@@ -145,15 +145,16 @@ def test_worked_plan_cli_output(db, con):
     assert cannot[2:5] == [
         "  a100-sxm-40gb TP 4 bf16/bf16: memory: one sequence of this context does not fit the KV pool"
         " (longest context that would: 7,074)",
-        "  a100-sxm-40gb TP 1, 2 bf16/bf16: the weights alone do not fit the device memory at this TP",
+        "  a100-sxm-40gb TP 1, 2 bf16/bf16: the weights alone do not fit the device memory at this TP"
+        " (no shorter context mends it)",
         "  a100-sxm-40gb TP 16 bf16/bf16: the interconnect links 8 devices at its stated bandwidth:"
-        " a wider TP group is not planned"]
+        " a wider TP group is not planned (no shorter context mends it)"]
     assert (42_298_834_944 - 6 * 2**30 - WEIGHTS // 4) // (KV_TOKEN // 4) == 7_074
     # At 0.630 of 2 × 2.039 TB/s the A100 80 GB's weights alone take 141.1 GB ÷ 2.57 TB/s = 54.9 ms: no context
-    # would do, and none is offered.  (The H100 SXM at TP 2 used to be this case at 0.41: at 0.660 its weights take
+    # would do, and the line says so with that step time.  (The H100 SXM at TP 2 used to be this case at 0.41: at 0.660 its weights take
     # 31.9 ms and one 32K sequence fits, so TP 2 is planned, capacity 1.)
     assert ("  a100-sxm-80gb TP 2 bf16/bf16: tpot: a single sequence decodes slower than the TPOT target"
-            in cannot)
+            " (no context would: the weights alone take 54.9 ms per decode step)" in cannot)
     assert len(cannot) == 13 and re.fullmatch(r"  \(\d+ more\)", cannot[-1])
 
 
@@ -254,8 +255,10 @@ def test_cannot_serve_groups_tps_per_hardware_and_caps(con):
 
     r = plan(con, "llama-3.1-70b", users=200, context_tokens=S, tpot_s=0.05, hardware=["m3-ultra-96gb", "a10g"])
     out = render_plan(r).splitlines()
-    assert "  m3-ultra-96gb TP 2, 4, 8, 16 bf16/bf16: tp > 1 needs an interconnect figure for this hardware" in out
-    assert "  a10g TP 2, 4, 8, 16 bf16/bf16: tp > 1 needs an interconnect figure for this hardware" in out
+    assert ("  m3-ultra-96gb TP 2, 4, 8, 16 bf16/bf16: tp > 1 needs an interconnect figure for this hardware"
+            " (no shorter context mends it)") in out
+    assert ("  a10g TP 2, 4, 8, 16 bf16/bf16: tp > 1 needs an interconnect figure for this hardware"
+            " (no shorter context mends it)") in out
     capped = render_plan(r, max_reasons=1).splitlines()
     cannot = capped[capped.index("Cannot serve it:") + 1:]
     assert cannot == [cannot[0], "  (3 more)"]                # 4 groups: 2 hardware × 2 reasons
@@ -281,23 +284,21 @@ def test_cannot_serve_names_the_prefill_floor_against_the_ttft(con, h200_ttft_re
     floor8 = (32768 * (2 * 70_553_706_496 + 2_621_440 * 32768) / (8 * 989e12)
               + 32768 * 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 450e9)
     assert f"{floor8:.2f}" == "1.27"
-    assert ("  h200 TP 2, 4, 8 bf16/bf16: ttft: the prefill floor exceeds the TTFT target"
-            " (prefill floor 3.95 s at TP 2; 2.17 s at TP 4; 1.27 s at TP 8 > TTFT 1.00 s)") in h200_ttft_refusals
+    assert h200_ttft_refusals[0].endswith(
+        " (prefill floor 3.95 s at TP 2; 2.17 s at TP 4; 1.27 s at TP 8 > TTFT 1.00 s)")
     # one TP on its line: the floor without "at TP" (the B200: TP 2 misses the TTFT, TP 4 and 8 serve)
     b200 = render_plan(plan(con, "llama-3.1-70b", users=200, context_tokens=32768, tpot_s=0.05, ttft_s=1.0,
                             hardware=["b200"])).splitlines()
-    assert ("  b200 TP 2 bf16/bf16: ttft: the prefill floor exceeds the TTFT target (prefill floor 1.75 s > TTFT"
-            " 1.00 s)") in b200
+    assert ("  b200 TP 2 bf16/bf16: ttft: the prefill floor exceeds the TTFT target (longest context that would:"
+            " 21,397) (prefill floor 1.75 s > TTFT 1.00 s)") in b200
 
 
 def test_cannot_serve_orders_refusals_by_devices_as_the_options(h200_ttft_refusals):
-    # TP 1 has a context computed (0: its pool holds none), so it ranks first; TP 2-16 fail for reasons no context
-    # mends (the TTFT, the link's reach), so ranked_plans' next key decides: fewer devices (a refusal's one replica,
-    # its TP), as the options are ranked.  It used to be the single sequence's speed, which put TP 16 (16 devices'
-    # bandwidth, refused for the link's reach) before TP 2.
+    # ranked_plans' one rule: the longest context that would serve first — TP 8's 27,036 within the TTFT (F5: a TTFT
+    # miss now has one), so its line, TP 2, 4, 8, leads —, then TP 1 (a context computed: 0, its weights alone miss
+    # the TPOT), then TP 16, refused for the link's reach (no context mends it), after them as the options are ranked.
     assert [line.split(":")[0] for line in h200_ttft_refusals] == [
-        "  h200 TP 1 bf16/bf16", "  h200 TP 2, 4, 8 bf16/bf16", "  h200 TP 16 bf16/bf16"]
-    assert h200_ttft_refusals[0] == "  h200 TP 1 bf16/bf16: memory: one sequence of this context does not fit the KV pool"
+        "  h200 TP 2, 4, 8 bf16/bf16", "  h200 TP 1 bf16/bf16", "  h200 TP 16 bf16/bf16"]
 
 
 def test_capacity_binds_when_the_pool_is_smaller_than_the_rate(con):
@@ -472,3 +473,34 @@ def test_unknown_hardware_names_the_query_that_lists_them(db):
     # and the query runs as printed, listing the ids (h100-sxm-80gb among them)
     out = CliRunner().invoke(main, ["sql", m.group(1), "--format", "csv", "--project", str(ROOT), "--db", db])
     assert out.exit_code == 0 and "h100-sxm-80gb" in out.output.splitlines()
+
+
+def test_max_context_of_a_ttft_miss_is_where_the_prefill_floor_just_meets_it(con):
+    # F5: a TTFT miss gave no longest context.  H200 TP 8, TTFT 1 s: the prefill is compute-bound, so the longest
+    # prompt P solves P·(2·P_active + 2,621,440 FLOP per context token · P) ÷ (8 × 989 TFLOP/s) + P · 2 · 80 · 2 · ⅞ ·
+    # 8,192 · 2 B ÷ 450 GB/s = 1 s (the floor test_cannot_serve_names_the_prefill_floor_against_the_ttft works at
+    # 32Ki): a quadratic, P = 27,036.5 (no output tokens given: the context is the prompt).
+    ar = 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 450e9
+    a, b = 2_621_440 / (8 * 989e12), 2 * 70_553_706_496 / (8 * 989e12) + ar
+    prompt = (-b + math.sqrt(b * b + 4 * a * 1.0)) / (2 * a)
+    assert math.floor(prompt) == 27_036
+    p = plan_row(con, "llama-3.1-70b", "h200", 8, ttft=1.0)
+    assert p["reason"].startswith("ttft:") and p["max_context_tokens"] == 27_036
+    # the plans macro at that context meets the TTFT, one token longer misses it
+    ok = plan_row(con, "llama-3.1-70b", "h200", 8, users=1, context=27_036, ttft=1.0)
+    over = plan_row(con, "llama-3.1-70b", "h200", 8, users=1, context=27_037, ttft=1.0)
+    assert ok["feasible"] and ok["prefill_floor_s"] <= 1.0 < over["prefill_floor_s"] and not over["feasible"]
+    # the bound is the TTFT's, not the workload's: the same at a 32,000-token workload
+    assert plan_row(con, "llama-3.1-70b", "h200", 8, context=S, ttft=1.0)["max_context_tokens"] == 27_036
+
+
+def test_every_cannot_serve_line_says_what_context_would(con, h200_ttft_refusals):
+    # F5: every refusal line gives the longest context that would serve, or why none would
+    assert h200_ttft_refusals == [
+        "  h200 TP 2, 4, 8 bf16/bf16: ttft: the prefill floor exceeds the TTFT target (longest context that would:"
+        " 10,913 at TP 2; 17,794 at TP 4; 27,036 at TP 8) (prefill floor 3.95 s at TP 2; 2.17 s at TP 4; 1.27 s at"
+        " TP 8 > TTFT 1.00 s)",
+        "  h200 TP 1 bf16/bf16: memory: one sequence of this context does not fit the KV pool (no context would: the"
+        " weights alone take 53.9 ms per decode step)",
+        "  h200 TP 16 bf16/bf16: the interconnect links 8 devices at its stated bandwidth: a wider TP group is not"
+        " planned (no shorter context mends it)"]

@@ -26,7 +26,9 @@ GOLDEN = ROOT / "tests" / "golden" / "example.html"
 def example(tmp_path_factory):
     """The shipped example report rendered once through the CLI: (result, out dir)."""
     out = tmp_path_factory.mktemp("report-out")
-    result = CliRunner().invoke(main, ["report", str(ROOT / "reports" / "example.yaml"), "--out", str(out)])
+    # KVREG_PROGRESS=1: CliRunner's stderr is no terminal, and progress follows the one rule (kvreg.cli.progress_shown)
+    result = CliRunner().invoke(main, ["report", str(ROOT / "reports" / "example.yaml"), "--out", str(out)],
+                                env={"KVREG_PROGRESS": "1"})
     return result, out
 
 

@@ -69,8 +69,8 @@ def test_table_and_text_name_the_same_binding(summary, name, binding):
     cells, text = summary
     assert cells[name]["Binding constraint"] == binding
     assert _text_binding(text[name]) == binding
-    # the limit the text names allows what the table's "Seqs per replica" shows, and one replica holds the 200
-    seqs = cells[name]["Seqs per replica"]
+    # the limit the text names allows what the table's "Max seqs per replica" shows, and one replica holds the 200
+    seqs = cells[name]["Max seqs per replica"]
     assert f"It allows {seqs} sequences per replica" in text[name]
     assert int(seqs.replace(",", "")) >= 200 and cells[name]["Devices"] == cells[name]["TP"]
 

@@ -98,7 +98,7 @@ def test_an_unpriced_device_that_needs_fewer_devices_has_its_own_list(tmp_path):
     priced = section[:section.index("</table>")]
     unpriced = section[section.index('id="unpriced-m"'):]
     unpriced = unpriced[:unpriced.index("</table>")]
-    def table(fragment):   # rows of cells: [#, hardware, weights / KV, TP, seqs per replica, devices, ...]
+    def table(fragment):   # rows of cells: [#, hardware, weights / KV, TP, max seqs per replica, devices, ...]
         return [[_text(c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
                 for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", fragment, re.S) if "<td" in tr]
     priced_rows, unpriced_rows = table(priced), table(unpriced)

@@ -14,6 +14,12 @@ only meaningful scenarios:
   on the ``batch_sizes`` axis that fits, ``batch_fits``; batch 0 and no rate when
   none fits), not all 11 batches.
 
+Two kinds of scenario row are computed but left out of the moves shown, with the count said (column
+``__left_out``, :data:`LEFT_OUT`): a speculative-decoding draft head alone (``models.draft_for``: ``kvreg plan``
+and ``kvreg fit`` refuse it, kvreg/fit.py ``check_servable``), and a TP size the planner refuses whatever the
+workload (the ``tp_planned`` macro, kvreg/sql/117, the one ``plans`` uses: heads that do not split, or a group
+wider than the interconnect domain), both read from the side's ``plan_scope`` view (kvreg/sql/118).  Their one-layer heads and 16-device groups were the largest moves.
+
 The entity filter (``{entity}``: ``v.model_id IN (?, …)`` etc.) sits inside
 each SELECT so DuckDB filters the base tables before the views' joins; one
 SELECT runs per touched entry group and the results are UNIONed.  The column
@@ -71,6 +77,17 @@ _NATIVE_WEIGHTS = (
 _NATIVE_JOIN = ("SEMI JOIN {db}.__focus_weights w ON w.hardware_id = v.hardware_id AND w.model_id = v.model_id "
                 "AND w.weights_dtype = v.weights_dtype")
 
+# Why a focused row is left out of the moves shown (NULL: shown), written once for every template below: the
+# side's plan_scope view (kvreg/sql/118: draft heads, and the tp_planned macro plans refuses TP sizes with), joined
+# after the view as `v` (a view binds its macros inside its own database; a macro called across databases would
+# not).  LEFT: a scenario plan_scope has no row for is shown.
+LEFT_OUT = {"draft_head": "on draft heads (speculative-decoding drafts, which kvreg plan refuses alone)",
+            "tp_refused": "at TP sizes kvreg plan refuses (heads that do not split, or wider than the interconnect"
+                          " domain)"}
+_LEFT_OUT_JOIN = (" LEFT JOIN {db}.plan_scope lo ON lo.model_id = v.model_id AND lo.hardware_id = v.hardware_id"
+                  " AND lo.tp = v.tp ")
+_LEFT_OUT = ("CASE WHEN lo.draft_head THEN 'draft_head' WHEN NOT lo.tp_planned THEN 'tp_refused' END AS __left_out")
+
 # The largest batch of the axis that fits (≤ max_seqs), 1 when none does or max_seqs is NULL.
 _CAPACITY_BATCH = "coalesce(list_max(list_filter({batches}, lambda x: x <= v.max_seqs)), 1)"
 
@@ -80,14 +97,15 @@ FOCUS: dict[str, FocusSpec] = {
     "capacity": FocusSpec(
         "capacity", _SCENARIO, ("max_seqs", "naive_max_seqs"),
         "SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, v.tp, v.context_tokens, "
-        "v.max_seqs, v.naive_max_seqs, v.pool_bytes AS __fit FROM {db}.capacity v " + _NATIVE_JOIN +
-        " WHERE {entity} AND v.within_native"),
+        "v.max_seqs, v.naive_max_seqs, v.pool_bytes AS __fit, " + _LEFT_OUT + " FROM {db}.capacity v " +
+        _NATIVE_JOIN + _LEFT_OUT_JOIN + " WHERE {entity} AND v.within_native"),
     "engine_capacity": FocusSpec(
         "engine_capacity", ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp",
                             "max_model_len"), ("admitted_seqs", "logged_kv_tokens"),
         "SELECT v.model_id, v.hardware_id, v.engine_id, v.weights_dtype, v.kv_dtype, v.tp, v.max_model_len, "
-        "v.admitted_seqs, v.logged_kv_tokens, v.available_kv_bytes AS __fit FROM {db}.engine_capacity v "
-        "LEFT JOIN {db}.models m ON m.model_id = v.model_id " + _NATIVE_JOIN +
+        "v.admitted_seqs, v.logged_kv_tokens, v.available_kv_bytes AS __fit, " + _LEFT_OUT +
+        " FROM {db}.engine_capacity v "
+        "LEFT JOIN {db}.models m ON m.model_id = v.model_id " + _NATIVE_JOIN + _LEFT_OUT_JOIN +
         " WHERE {entity} AND v.default_batched "
         "AND v.max_model_len <= coalesce(m.native_context_tokens, v.max_model_len)"),
     # The decode rate at batch 1 and at the largest batch that fits (labelled by `at`; `batch` says which).
@@ -103,8 +121,9 @@ FOCUS: dict[str, FocusSpec] = {
         "CASE WHEN r.which = 1 THEN 'batch 1' ELSE 'capacity' END AS \"at\", "
         "CASE WHEN r.which = 1 OR v.batch_fits THEN v.batch ELSE 0 END AS batch, "
         "CASE WHEN r.which = 1 OR v.batch_fits THEN v.decode_tok_per_s END AS decode_tok_per_s, "
-        "v.max_seqs AS __fit "
-        "FROM (SELECT v.* FROM {db}.roofline v " + _NATIVE_JOIN + " WHERE {entity} AND v.within_native"
+        "v.max_seqs AS __fit, v.__left_out "
+        "FROM (SELECT v.*, " + _LEFT_OUT + " FROM {db}.roofline v " + _NATIVE_JOIN + _LEFT_OUT_JOIN +
+        " WHERE {entity} AND v.within_native"
         " AND (v.batch = 1 OR v.batch = " + _CAPACITY_BATCH + ")) v "
         "JOIN (VALUES (1), (2)) r(which) "
         "ON CASE WHEN r.which = 1 THEN v.batch = 1 ELSE v.batch = " + _CAPACITY_BATCH + " END"),
@@ -119,8 +138,9 @@ FOCUS: dict[str, FocusSpec] = {
         "AS usd_per_million_output_tokens, "
         "CASE WHEN r.which = 1 OR v.batch_fits THEN v.usd_per_concurrent_seq_month END "
         "AS usd_per_concurrent_seq_month, "
-        "v.max_seqs AS __fit "
-        "FROM (SELECT v.* FROM {db}.costs v JOIN {db}.models m ON m.model_id = v.model_id " + _NATIVE_JOIN +
+        "v.max_seqs AS __fit, v.__left_out "
+        "FROM (SELECT v.*, " + _LEFT_OUT + " FROM {db}.costs v JOIN {db}.models m ON m.model_id = v.model_id " +
+        _NATIVE_JOIN + _LEFT_OUT_JOIN +
         " WHERE {entity} AND v.context_tokens <= m.native_context_tokens"
         " AND (v.batch = 1 OR v.batch = " + _CAPACITY_BATCH + ")) v "
         "JOIN (VALUES (1), (2)) r(which) "

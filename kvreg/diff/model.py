@@ -107,7 +107,11 @@ UNMOVED = "reads no table that differs between BASE and HEAD"
 
 @dataclasses.dataclass(frozen=True)
 class ViewComparison:
-    """What was compared in one view: key and figure columns, rows on each side, or why it was skipped."""
+    """What was compared in one view: key and figure columns, rows on each side, or why it was skipped.
+
+    ``left_out``: why → how many moved figures and one-side scenario rows the focus left out of the changes
+    shown (kvreg/diff/focus.py ``LEFT_OUT``: ``draft_head``, ``tp_refused``); empty with ``--all-scenarios``.
+    """
 
     view: str
     keys: tuple[str, ...]
@@ -115,6 +119,7 @@ class ViewComparison:
     base_rows: int
     head_rows: int
     skipped: str | None = None
+    left_out: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +158,15 @@ class DiffResult:
     @property
     def has_changes(self) -> bool:
         return bool(self.entries or self.figures or self.scenario_sets)
+
+    @property
+    def left_out(self) -> dict[str, int]:
+        """Why → rows the focus left out of the changes shown, over every view (:attr:`ViewComparison.left_out`)."""
+        out: dict[str, int] = {}
+        for v in self.views:
+            for why, n in v.left_out.items():
+                out[why] = out.get(why, 0) + n
+        return out
 
     def figures_moved(self, kind: str | None = None, id: str | None = None) -> int:
         """Figure changes shown (after the threshold) for one entry, or in all with no entry given.

@@ -154,6 +154,14 @@ def _footer(result: DiffResult) -> list[str]:
     if result.hidden_below_threshold:
         out.append(f"{formats.counted(result.hidden_below_threshold, 'figure change')} below"
                    f" {result.threshold_pct:g}% hidden.")
+    left_out = result.left_out
+    if left_out:
+        from kvreg.diff.focus import LEFT_OUT
+
+        parts = [f"{n:,} {LEFT_OUT[why]}" for why, n in sorted(left_out.items(), key=lambda kv: list(LEFT_OUT).index(kv[0]))]
+        # moved figures and scenarios on one side only, of rows kvreg plan refuses (focus.LEFT_OUT)
+        out.append(f"Left out of the focus: {sum(left_out.values()):,} changes: " + "; ".join(parts)
+                   + " (--all-scenarios compares them).")
     skipped = [v for v in result.views if v.skipped]
     compared = [f"{v.view} ({v.base_rows:,} → {formats.counted(v.head_rows, 'row')})"
                 for v in result.views if not v.skipped]
@@ -314,7 +322,7 @@ def render_json(result: DiffResult) -> str:
     data = dataclasses.asdict(result)
     if data["figure_rows"] is None:
         del data["figure_rows"]
-    return json.dumps(data | {"has_changes": result.has_changes}, indent=2, default=str)
+    return json.dumps(data | {"left_out": result.left_out, "has_changes": result.has_changes}, indent=2, default=str)
 
 
 def rows_needed(fmt: str, top: int) -> int | None:

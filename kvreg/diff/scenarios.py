@@ -744,8 +744,8 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
         cols = ", ".join(_q(c) for c in keys + figures)
         # The two sides, limited to the touched scenarios, as temp tables of this connection.
         for alias, name in ((BASE, "_diff_base"), (HEAD, "_diff_head")):
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {cols}, 1 AS __fit "
-                        f"FROM {alias}.{_q(spec.view)} WHERE {where}", where_params)
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {cols}, 1 AS __fit, "
+                        f"NULL::VARCHAR AS __left_out FROM {alias}.{_q(spec.view)} WHERE {where}", where_params)
     key_list = ", ".join(_q(k) for k in keys)
     counts = [con.execute(f"SELECT count(*) FROM {n}").fetchone()[0] for n in ("_diff_base", "_diff_head")]
     dupes = sum(con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {n} GROUP BY {key_list} HAVING count(*) > 1)")
@@ -760,13 +760,14 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
         f"WITH j AS (SELECT {', '.join(f'coalesce(b.{_q(k)}, h.{_q(k)}) AS {_q(k)}' for k in keys)}, "
         f"b.__present IS NOT NULL AS in_base, h.__present IS NOT NULL AS in_head, "
         f"coalesce(b.__fit > 0, FALSE) AS fit_base, coalesce(h.__fit > 0, FALSE) AS fit_head, "
+        f"coalesce(b.__left_out, h.__left_out) AS left_out, "
         + ", ".join(f"b.{_q(f)} AS {_q('old_' + f)}, h.{_q(f)} AS {_q('new_' + f)}" for f in figures)
         + f" FROM (SELECT *, TRUE AS __present FROM _diff_base) b FULL OUTER JOIN "
           f"(SELECT *, TRUE AS __present FROM _diff_head) h ON {on}), "
         f"a AS (SELECT *, {kind_sql} AS entry_kind, {id_sql} AS entry_id FROM j)"
     )
     moved = " UNION ALL ".join(
-        f"SELECT entry_kind, entry_id, {key_list}, '{f}' AS figure, {_q('old_' + f)}::DOUBLE AS old, "
+        f"SELECT entry_kind, entry_id, {key_list}, left_out, '{f}' AS figure, {_q('old_' + f)}::DOUBLE AS old, "
         f"{_q('new_' + f)}::DOUBLE AS new FROM a WHERE in_base AND in_head" for f in figures)
     scored = (
         f"{joined}, m AS (SELECT *, CASE WHEN old <> 0 THEN (new - old) / abs(old) * 100 END AS pct FROM ({moved}) "
@@ -780,7 +781,8 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
         # names them): to NULL or a sequence count to 0 is "no longer fits", the reverse "now fits".
         f"CASE WHEN new IS NULL OR (is_seqs AND new = 0) THEN 'gone' WHEN old IS NULL OR (is_seqs AND old = 0) "
         f"THEN 'new' WHEN new > old THEN 'up' ELSE 'down' END AS cls, "
-        f"pct IS NULL OR abs(pct) >= ? AS shown FROM q) "
+        # a row the focus leaves out (focus.LEFT_OUT: draft heads, TP sizes the planner refuses) is counted apart
+        f"left_out IS NULL AND (pct IS NULL OR abs(pct) >= ?) AS shown FROM q) "
     )
     # The moved figures are scored once into a temp table: the summaries, the hidden count and the
     # (bounded) rows fetched below all read it, instead of each re-running the join.
@@ -792,7 +794,9 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
         "max(pct) FILTER (WHERE cls IN ('up', 'down')), count(*) FILTER (WHERE cls = 'gone'), "
         "count(*) FILTER (WHERE cls = 'new') FROM _diff_moved WHERE shown "
         "GROUP BY entry_kind, entry_id, figure ORDER BY entry_kind, entry_id, figure").fetchall()]
-    hidden = con.execute("SELECT count(*) FROM _diff_moved WHERE NOT shown").fetchone()[0]
+    hidden = con.execute("SELECT count(*) FROM _diff_moved WHERE NOT shown AND left_out IS NULL").fetchone()[0]
+    left_out = dict(con.execute("SELECT left_out, count(*) FROM _diff_moved WHERE left_out IS NOT NULL "
+                                "GROUP BY left_out").fetchall())
     # Entries ordered by their largest shown change, then each entry's changes largest first; a bounded
     # fetch keeps each entry's first `figure_rows` of that same order (row_number over the same sort).
     within = f"size DESC, abs(new - old) DESC, {key_list}, figure"
@@ -813,7 +817,7 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
     con.execute("DROP TABLE IF EXISTS _diff_moved")
     sets_sql = (
         f"{joined}, o AS (SELECT *, CASE WHEN in_head THEN 'added' ELSE 'removed' END AS status FROM a "
-        f"WHERE NOT (in_base AND in_head) AND (fit_base OR fit_head)), "
+        f"WHERE NOT (in_base AND in_head) AND (fit_base OR fit_head) AND left_out IS NULL), "
         f"r AS (SELECT *, row_number() OVER (PARTITION BY entry_kind, entry_id, status ORDER BY {key_list}) AS n, "
         f"count(*) OVER (PARTITION BY entry_kind, entry_id, status) AS total FROM o) "
         f"SELECT entry_kind, entry_id, status, total, {key_list}, "
@@ -828,6 +832,12 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
             values[f] = _value(values[f], integral[f])
         groups.setdefault((kind, eid, status, total), []).append(values)
     sets = [ScenarioSetChange(spec.view, k, e, s, t, tuple(rows)) for (k, e, s, t), rows in groups.items()]
+    # scenarios on one side only that the focus leaves out are counted with the moved figures it leaves out
+    for why, n in con.execute(f"{joined} SELECT left_out, count(*) FROM a WHERE NOT (in_base AND in_head) "
+                              f"AND (fit_base OR fit_head) AND left_out IS NOT NULL GROUP BY left_out",
+                              attr_params).fetchall():
+        left_out[why] = left_out.get(why, 0) + n
     con.execute("DROP TABLE IF EXISTS _diff_base")
     con.execute("DROP TABLE IF EXISTS _diff_head")
-    return ViewComparison(spec.view, tuple(keys), tuple(figures), *counts), changes, sets, hidden, summaries
+    return (ViewComparison(spec.view, tuple(keys), tuple(figures), *counts, left_out=left_out), changes, sets, hidden,
+            summaries)

@@ -4,7 +4,7 @@
 --   (batch from the batch_sizes axis: 1, 2, 4, …, 1024 concurrent sequences per replica; the
 --   scenario's capacity limit is the column max_seqs, and batch_fits says whether batch ≤ max_seqs).
 -- Inputs: capacity_at (pool, max_seqs, per-rank weights), model_weights, decode_costs_at,
---   decode_coefficients, hardware_peaks, batch_sizes, precisions; macro params_read.
+--   decode_coefficients, hardware_peaks, batch_sizes, precisions; macros params_read, tp_fits_interconnect (116).
 -- CEILINGS: every column without the expected_ prefix assumes bandwidth and peak are reached
 --   (efficiency 1.0) and is a ceiling on speed (a floor on time).  expected_* columns divide by
 --   the efficiencies of speed_efficiency for this hardware × the engine's family (engines.engine):
@@ -84,9 +84,7 @@ WITH scen AS (
            se.bandwidth_efficiency, se.compute_efficiency, se.evidence AS efficiency_evidence,
            h.interconnect_bytes_per_s,
            -- seconds of all-reduce per token in flight (a decode sequence or a prompt token)
-           CASE WHEN c.tp = 1 THEN TRUE
-                WHEN h.interconnect_bytes_per_s IS NULL THEN FALSE
-                ELSE c.tp <= h.interconnect_domain_size END AS tp_fits_interconnect,
+           tp_fits_interconnect(c.tp, h.interconnect_bytes_per_s, h.interconnect_domain_size) AS tp_fits_interconnect,
            CASE WHEN c.tp = 1 THEN 0.0
                 WHEN c.tp > h.interconnect_domain_size THEN NULL
                 ELSE 2 * k.layers * 2.0 * (c.tp - 1) / c.tp * k.hidden_size * a.bytes_per_element

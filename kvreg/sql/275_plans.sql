@@ -14,7 +14,7 @@
 --   engines, plan_efficiency (274: speed_efficiency's figures),
 --   engine_support (058);
 --   macros kv_read_bytes,
---   decode_flop, params_read.
+--   decode_flop, params_read, prefill_floor_s (105), tp_fits_interconnect (116), tp_planned (117).
 -- Rates use the bandwidth/compute efficiency of speed_efficiency (254: fitted to throughput measurements
 --   for this hardware × engine family, else the hardware entry's stated figure) when there is one
 --   (rate_basis = 'expected'), else the ceiling (rate_basis = 'ceiling'); the TTFT check uses the prefill floor.
@@ -70,9 +70,12 @@
 --   bandwidth_efficiency, compute_efficiency, efficiency_evidence  the efficiencies the rates used and their
 --                         evidence ("bandwidth 0.58 measured (n=7, hardware); …" or "… estimated (stated …)")
 --   max_context_tokens    the longest context at which ONE sequence fits and meets tpot on one replica
---                         (linear beyond every window; NULL when the cache does not grow with context, or
---                         when the configuration fails for a reason no shorter context mends, or misses the
---                         TTFT: this bound is memory's and the TPOT's, not the prefill's)
+--                         (linear beyond every window), and, for a row that misses the TTFT, whose prompt's
+--                         prefill floor also meets ttft_s (the same output tokens beyond the prompt; bisection on
+--                         prefill_floor_s, 105); 0 when no context is short enough (the weights alone miss the
+--                         TPOT, or the pool holds no sequence); NULL when the configuration fails for a reason no
+--                         shorter context mends (platform, TP, no pool), or when the cache does not grow with
+--                         context and the row does not miss the TTFT
 --   params_total, params_active, moe_experts, moe_experts_per_token, flop_per_token, ceiling_bw, ceiling_peak,
 --   allreduce_s_per_token, moe_act_bytes  the decode step's inputs (decode_step_s, 104) at the replica's ceilings,
 --                         so plan_levers (284) costs a batch at another efficiency with the same formula
@@ -106,7 +109,11 @@ base AS (
            p.max_seqs AS capacity_seqs, p.seq_bytes AS held_rank_bytes, p.max_seqs AS engine_seqs_unshared,
            p.engine_num_blocks, p.engine_blocks_per_request, p.max_num_seqs AS admission_max_num_seqs,
            coalesce(wb.prefix_blocks, 0) AS prefix_blocks, coalesce(wb.prompt_blocks, 0) AS prompt_blocks,
-           k.growing_token_bytes AS growing_rank_token_bytes, p.first_principles_seqs, p.engine_starts, p.pool_basis,
+           k.growing_token_bytes AS growing_rank_token_bytes,
+           -- the prefill's inputs, to cost a shorter prompt (the longest that meets the TTFT, max_context_tokens)
+           k.hidden_size AS pf_hidden_size, k.prefill_attn_flop_per_context_token AS pf_attn_flop,
+           k.bounded_groups AS pf_bounded_groups, k.state_flop_per_token AS pf_state_flop,
+           k.state_bytes AS pf_state_bytes, p.first_principles_seqs, p.engine_starts, p.pool_basis,
            p.gpu_memory_utilization AS knob_util, p.util_is_default, p.max_num_seqs AS knob_max_num_seqs,
            p.max_num_seqs_is_default, p.max_num_batched_tokens AS knob_batched, p.default_batched,
            p.enforce_eager AS knob_eager, p.num_speculative_tokens AS knob_spec, p.block_size AS knob_block_size,
@@ -132,9 +139,7 @@ base AS (
            se.bandwidth_efficiency, se.compute_efficiency, se.evidence AS efficiency_evidence,
            p.tp * h.bandwidth_bytes_per_s AS ceiling_bw, p.tp * h.peak_flop_per_s AS ceiling_peak,
            CASE WHEN se.bandwidth_efficiency IS NULL THEN 'ceiling' ELSE 'expected' END AS rate_basis,
-           CASE WHEN p.tp = 1 THEN TRUE
-                WHEN h.interconnect_bytes_per_s IS NULL THEN FALSE
-                ELSE p.tp <= h.interconnect_domain_size END AS tp_fits_interconnect,
+           tp_fits_interconnect(p.tp, h.interconnect_bytes_per_s, h.interconnect_domain_size) AS tp_fits_interconnect,
            h.interconnect_bytes_per_s, h.interconnect_domain_size,
            CASE WHEN p.tp = 1 THEN 0.0
                 WHEN p.tp > h.interconnect_domain_size THEN NULL
@@ -209,10 +214,8 @@ cap AS (
 ),
 rate AS (
     SELECT c.*,
-           CASE WHEN c.ceiling_peak IS NOT NULL
-                THEN greatest(c.prefill_tokens * c.prefill_flop_per_token / c.ceiling_peak,
-                              (c.prefill_weights_read + c.prefill_seq_bytes) / c.ceiling_bw)
-                     + c.prefill_tokens * coalesce(c.ar_s, 0) END AS prefill_floor_s
+           prefill_floor_s(c.prefill_tokens, c.prefill_flop_per_token, c.prefill_weights_read, c.prefill_seq_bytes,
+                           c.ceiling_peak, c.ceiling_bw, c.ar_s) AS prefill_floor_s
     FROM cap c
 ),
 batch AS (
@@ -338,23 +341,52 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.max_num_seqs_is_default, r.knob_batched AS max_num_batched_tokens, r.default_batched,
        r.knob_eager AS enforce_eager, r.knob_spec AS num_speculative_tokens, r.knob_block_size AS block_size,
        r.block_size_is_default,
-       -- not for a TTFT miss (this is the memory and TPOT bound, not the prefill's: it would read as the
-       -- context the TTFT allows) nor a TP that cannot shard the heads, nor a platform the release does not run (no context mends them)
-       CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
-                 AND coalesce(r.tp_fits_interconnect, FALSE) AND coalesce(r.tp_shards, TRUE)
-                 AND coalesce(r.support_runs, TRUE)
-                 AND coalesce(r.reason, '') NOT LIKE 'ttft:%' THEN greatest(0, floor(least(
-                (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
-                ((tpot_s - coalesce(r.ar_s, 0) / r.eb) * r.bw - r.weights_read_b1 - r.moe_act_bytes
-                 - r.constant_rank_bytes * r.tp) / r.growing_token_bytes,
-                CASE WHEN r.flop_per_context_token > 0
-                     THEN ((tpot_s - coalesce(r.ar_s, 0) / r.ec) * r.peak - r.constant_flop) / r.flop_per_context_token END
-            )))::BIGINT END AS max_context_tokens,
+       -- memory's and the TPOT's bound, and for a TTFT miss also the prefill's (ttft_context_tokens)
+       CASE WHEN coalesce(r.reason, '') NOT LIKE 'ttft:%' THEN r.memory_context_tokens
+            WHEN r.ttft_context_tokens IS NULL THEN NULL   -- no FLOP figure: no TTFT to bound the context by
+            ELSE least(coalesce(r.memory_context_tokens, r.ttft_context_tokens), r.ttft_context_tokens)
+            END AS max_context_tokens,
        -- the decode step's inputs at the replica's ceilings (decode_step_s), for plan_levers (kvreg/sql/284) to
        -- cost the recommended row's batch at another bandwidth efficiency with the same formula
        r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token, r.flop_per_token,
        r.ceiling_bw, r.ceiling_peak, r.ar_s AS allreduce_s_per_token, r.moe_act_bytes
-FROM run r
+FROM (
+    SELECT r.*,
+           -- the longest context whose prompt meets the TTFT (a TTFT miss only): the largest prompt P in
+           -- [0, the workload's prompt] whose prefill_floor_s (105) at P tokens is within ttft_s, by bisection (the
+           -- floor grows with P; lo stays within, hi beyond; 40 halvings), plus the output tokens the workload holds
+           -- beyond its prompt.  NULL without a FLOP figure (no floor to check).
+           CASE WHEN r.reason LIKE 'ttft:%' AND r.prefill_floor_s IS NOT NULL THEN list_reduce(range(40), lambda acc, i:
+                    CASE WHEN acc.hi - acc.lo <= 1 THEN acc
+                         WHEN prefill_floor_s((acc.lo + acc.hi) // 2,
+                                              decode_flop(r.params_active, r.pf_hidden_size, r.pf_attn_flop,
+                                                          r.pf_bounded_groups, r.pf_state_flop, (acc.lo + acc.hi) // 2),
+                                              r.weights_bytes * params_read(r.params_total, r.params_active,
+                                                                            r.moe_experts, r.moe_experts_per_token,
+                                                                            (acc.lo + acc.hi) // 2) / r.params_total,
+                                              kv_read_bytes(r.growing_rank_token_bytes, r.pf_bounded_groups,
+                                                            r.pf_state_bytes, (acc.lo + acc.hi) // 2) * r.tp,
+                                              r.ceiling_peak, r.ceiling_bw, r.ar_s) <= ttft_s
+                         THEN struct_pack(lo := (acc.lo + acc.hi) // 2, hi := acc.hi)
+                         ELSE struct_pack(lo := acc.lo, hi := (acc.lo + acc.hi) // 2) END,
+                    struct_pack(lo := 0::BIGINT, hi := r.prefill_tokens::BIGINT)).lo
+                    + (context_tokens - r.prefill_tokens) END::BIGINT AS ttft_context_tokens
+    FROM (
+        SELECT r.*,
+               -- the longest context one sequence fits and meets the TPOT at, linear beyond every window: not for a
+               -- TP that cannot shard the heads or reach the group, nor a platform the release does not run, nor
+               -- weights that leave no pool (no context mends them)
+               CASE WHEN r.growing_token_bytes > 0 AND r.bw IS NOT NULL AND r.pool_bytes > 0
+                         AND tp_planned(r.tp, r.tp_shards, r.interconnect_bytes_per_s, r.interconnect_domain_size)
+                         AND coalesce(r.support_runs, TRUE) THEN greatest(0, floor(least(
+                        (r.pool_bytes - r.constant_rank_bytes) / (r.growing_token_bytes / r.tp),
+                        ((tpot_s - coalesce(r.ar_s, 0) / r.eb) * r.bw - r.weights_read_b1 - r.moe_act_bytes
+                         - r.constant_rank_bytes * r.tp) / r.growing_token_bytes,
+                        CASE WHEN r.flop_per_context_token > 0
+                             THEN ((tpot_s - coalesce(r.ar_s, 0) / r.ec) * r.peak - r.constant_flop)
+                                  / r.flop_per_context_token END
+                    )))::BIGINT END AS memory_context_tokens
+        FROM run r) r) r
 -- a bad efficiency_basis is an error naming the allowed values, whatever the caller reads (a constant: DuckDB folds
 -- it before any row; ::VARCHAR so a number is named, not a conversion error)
 WHERE CASE WHEN coalesce(efficiency_basis::VARCHAR, 'fitted') IN ('fitted', 'vendor_measured') THEN TRUE
