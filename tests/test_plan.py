@@ -150,11 +150,12 @@ def test_worked_plan_cli_output(db, con):
         "  a100-sxm-40gb TP 16 bf16/bf16: the interconnect links 8 devices at its stated bandwidth:"
         " a wider TP group is not planned (no shorter context mends it)"]
     assert (42_298_834_944 - 6 * 2**30 - WEIGHTS // 4) // (KV_TOKEN // 4) == 7_074
-    # At 0.630 of 2 × 2.039 TB/s the A100 80 GB's weights alone take 141.1 GB ÷ 2.57 TB/s = 54.9 ms: no context
+    # At 0.682 of 2 × 2.039 TB/s (its TensorRT-LLM fit, speed10) the A100 80 GB's weights alone take 141.1 GB ÷
+    # 2.78 TB/s = 50.7 ms: no context
     # would do, and the line says so with that step time.  (The H100 SXM at TP 2 used to be this case at 0.41: at 0.660 its weights take
     # 31.9 ms and one 32K sequence fits, so TP 2 is planned, capacity 1.)
     assert ("  a100-sxm-80gb TP 2 bf16/bf16: tpot: a single sequence decodes slower than the TPOT target"
-            " (no context would: the weights alone take 54.9 ms per decode step)" in cannot)
+            " (no context would: the weights alone take 50.7 ms per decode step)" in cannot)
     assert len(cannot) == 13 and re.fullmatch(r"  \(\d+ more\)", cannot[-1])
 
 
