@@ -15,11 +15,24 @@ ROOT = Path(__file__).resolve().parents[1]
 HW = "hardware/h100-sxm-80gb.yaml"
 
 
-def project(root: Path) -> Path:
-    for rel in ("registry/models/llama-3.1-8b.yaml", HW, "registry/engines/first-principles.yaml"):
+def project(root: Path, models: tuple[str, ...] = ("llama-3.1-8b",)) -> Path:
+    rels = [HW, "registry/engines/first-principles.yaml"]
+    for m in models:   # the entry and its shipped config.json
+        rels += [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "registry/models").glob(f"{m}.*"))]
+    for rel in rels:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, root / rel)
     return root
+
+
+def _double_prices(head: Path) -> None:
+    import re
+
+    text = (head / HW).read_text()
+    doubled, n = re.subn(r"(usd_per_hour: \{value: )([0-9.]+)",
+                         lambda m: f"{m.group(1)}{float(m.group(2)) * 2:g}", text)
+    assert n >= 2
+    (head / HW).write_text(doubled)
 
 
 def test_reordered_sources_are_no_change_and_an_edited_one_is(tmp_path):
@@ -47,14 +60,8 @@ def test_a_price_change_moves_the_cost_figures_and_nothing_else(tmp_path):
     """Every rental quote of the H100 doubled: the rental price (the lowest on-demand quote, 115) doubles, so
     each focused cost figure (270: price × tp ÷ (rate × 3,600) × 10^6, price × tp × 730 ÷ batch) is +100 %,
     and no capacity, admission or decode figure moves."""
-    import re
-
     base, head = project(tmp_path / "base"), project(tmp_path / "head")
-    text = (head / HW).read_text()
-    doubled, n = re.subn(r"(usd_per_hour: \{value: )([0-9.]+)",
-                         lambda m: f"{m.group(1)}{float(m.group(2)) * 2:g}", text)
-    assert n >= 2
-    (head / HW).write_text(doubled)
+    _double_prices(head)
     r = diff_projects(str(base), str(head), base)
     assert [e.id for e in r.entries] == ["h100-sxm-80gb"]
     # hardware_prices is read by roofline (hardware_peaks) and costs, not by capacity or the admission rows
@@ -68,4 +75,19 @@ def test_a_price_change_moves_the_cost_figures_and_nothing_else(tmp_path):
     # every focused scenario with a rate moves: as many per-million figures as costs rows at batch 1
     costs = next(v for v in r.views if v.view == "costs")
     per_million = [f for f in r.figures if f.figure == "usd_per_million_output_tokens"]
-    assert len({tuple(f.keys.values()) for f in per_million if f.keys["at"] == "batch 1"}) == costs.head_rows // 2
+    # (TP 16 on the H100's 8-GPU domain is left out, counted: each such scenario moves its 2 figures at 2 batches)
+    assert len({tuple(f.keys.values()) for f in per_million if f.keys["at"] == "batch 1"}) == \
+        costs.head_rows // 2 - costs.left_out["tp_refused"] // 4
+
+
+def test_a_price_change_shows_no_cost_of_a_scenario_whose_weights_do_not_fit(tmp_path):
+    """trial10: a price edit headlined $/M of configurations whose weights do not fit (DeepSeek-V4-Pro on one H100).
+    Llama-3.1-70B bf16 (141 GB of weights) fits no H100 at TP 1 and fits at TP 2 (docs/diff.md: only scenarios whose
+    weights fit on at least one side are compared)."""
+    base = project(tmp_path / "base", ("llama-3.1-70b",))
+    head = project(tmp_path / "head", ("llama-3.1-70b",))
+    _double_prices(head)
+    r = diff_projects(str(base), str(head), base)
+    shown = {(f.keys["tp"], f.keys["weights_dtype"]) for f in r.figures if f.view == "costs"}
+    assert (2, "bf16") in shown and (1, "bf16") not in shown
+    assert all(abs(f.pct - 100.0) < 1e-9 for f in r.figures)

@@ -768,7 +768,8 @@ def compare_view(con, spec: ViewSpec, order: list[tuple[str, list[str]]], *, thr
     )
     moved = " UNION ALL ".join(
         f"SELECT entry_kind, entry_id, {key_list}, left_out, '{f}' AS figure, {_q('old_' + f)}::DOUBLE AS old, "
-        f"{_q('new_' + f)}::DOUBLE AS new FROM a WHERE in_base AND in_head" for f in figures)
+        f"{_q('new_' + f)}::DOUBLE AS new FROM a WHERE in_base AND in_head AND (fit_base OR fit_head)"
+        for f in figures)   # a scenario whose weights fit on neither side is not compared (docs/diff.md)
     scored = (
         f"{joined}, m AS (SELECT *, CASE WHEN old <> 0 THEN (new - old) / abs(old) * 100 END AS pct FROM ({moved}) "
         f"WHERE old IS DISTINCT FROM new "
