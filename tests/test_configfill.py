@@ -94,3 +94,20 @@ def test_a_model_without_config_must_state_its_geometry(tmp_path):
     # stated in full, the same entry needs no config
     full = (MODELS / "llama-2-7b.yaml").read_text().replace("dtype: fp16\n", "dtype: fp16\n" + LLAMA2_7B_GEOMETRY, 1)
     assert load_registry(_project(tmp_path / "full", "llama-2-7b", full, config=False)).entries["model"]["llama-2-7b"]
+
+
+def test_an_edited_config_refills_a_cached_entry(tmp_path):
+    # The validate cache keys a model entry by its config's bytes too: a cached entry filled from the old config
+    # would otherwise keep the old geometry.
+    import json
+
+    from kvreg.validate_cache import ValidateCache
+
+    root = _project(tmp_path / "p", "llama-2-7b")
+    cache = ValidateCache(tmp_path / "cache")
+    assert load_registry(root, cache).entries["model"]["llama-2-7b"].entry.layer_groups[0].kv_heads == 32
+    cfg_file = root / "registry/models/llama-2-7b.config.json"
+    cfg = json.loads(cfg_file.read_text())
+    cfg["num_key_value_heads"] = 8
+    cfg_file.write_text(json.dumps(cfg))
+    assert load_registry(root, cache).entries["model"]["llama-2-7b"].entry.layer_groups[0].kv_heads == 8
