@@ -143,3 +143,18 @@ def fill_model(doc: Document, entry_file: Path) -> tuple[Document, list[Problem]
         positions[p] = (1, 1)
         origins[p] = shown
     return Document(doc.file, merged, positions, origins), []
+
+
+def filled_data(entry_file: Path, display: str | None = None) -> dict:
+    """The data of the model entry at ``entry_file`` with the geometry it omits filled from its shipped config:
+    the entry as it would be written in full (for tools and tests that derive new entries from a shipped one).
+
+    Raises:
+        KvregError: when the file does not parse.
+    """
+    from kvreg.yamlsrc import load_document
+
+    doc, problems = load_document(entry_file, display or entry_file.name)
+    if problems or doc is None:
+        raise KvregError(problems)
+    return fill_model(doc, entry_file)[0].data

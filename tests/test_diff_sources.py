@@ -16,7 +16,7 @@ HW = "hardware/h100-sxm-80gb.yaml"
 
 
 def project(root: Path) -> Path:
-    for rel in ("registry/models/llama-3.1-8b.yaml", HW, "registry/engines/first-principles.yaml"):
+    for rel in ("registry/models/llama-3.1-8b.yaml", "registry/models/llama-3.1-8b.config.json", HW, "registry/engines/first-principles.yaml"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, root / rel)
     return root
