@@ -79,7 +79,7 @@ def check_model(entry, doc, cfg_file: Path, shown: str) -> tuple[list[Problem], 
 
     def problem(path: tuple, code: str, message: str, hint: str) -> Problem:
         line, col = doc.where(path)
-        return Problem(doc.file, line, col, ".".join(map(str, path)), code, message, hint)
+        return Problem(doc.file_of(path), line, col, ".".join(map(str, path)), code, message, hint)
 
     fix = (f"correct the entry to the config's value; if the shipped config is wrong, replace {shown} "
            "with the model's published config.json and record its origin in registry/models/CONFIGS.md")

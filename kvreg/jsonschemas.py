@@ -88,11 +88,27 @@ def _extends_aware(body: dict) -> dict:
     return out
 
 
+def _config_aware(body: dict) -> dict:
+    """A model entry with a shipped ``<id>.config.json`` omits the geometry it gives (kvreg/configfill.py);
+    a schema cannot see the file beside the entry, so those keys are not required here (``kvreg validate``
+    requires them of a model without a config, with a located error)."""
+    from kvreg.configfill import FILLED
+
+    out = dict(body)
+    out["required"] = [k for k in body.get("required", []) if k not in FILLED]
+    out["$comment"] = (f"{', '.join(k for k in body.get('required', []) if k in FILLED)} are required unless "
+                       "registry/models/<id>.config.json is shipped beside the entry, which gives them "
+                       "(kvreg/configfill.py); kvreg validate checks it")
+    return out
+
+
 def generate(kind) -> dict:
     """The JSON Schema (draft 2020-12) of one :class:`kvreg.registry.Kind`'s entries."""
     body = _nice_defs(kind.schema.model_json_schema(mode="validation"))
     if "extends" in body.get("properties", {}):
         body = _extends_aware(body)
+    if kind.name == "model":
+        body = _config_aware(body)
     head = {"$schema": DIALECT, "$id": f"{kind.name}.schema.json",
             "title": f"kvreg {kind.name} entry ({kind.folder}/<id>.yaml)"}
     return head | {k: v for k, v in body.items() if k != "title"}

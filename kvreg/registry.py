@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from kvreg.configfill import FILLED, MISSING_HINT
 from kvreg.folders import FOLDERS, is_project, project_folders  # noqa: F401  (re-exported: registry.is_project)
 from kvreg.problems import KvregError, Problem
 from kvreg.schema.common import Entry
@@ -183,7 +184,10 @@ def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[
             msg = f"{msg} (got {err['input']!r})"
         if code == "wrong-type" and not hint:
             hint = _type_hint(err["type"])
-        problems.append((loc, Problem(doc.file, line, col, key, code, msg, hint)))
+        if code == "missing-key" and schema.__name__ == "ModelEntry" and len(loc) == 1 and loc[0] in FILLED:
+            # a model with a shipped config has these filled from it (kvreg/configfill.py)
+            hint = MISSING_HINT
+        problems.append((loc, Problem(doc.file_of(loc), line, col, key, code, msg, hint)))
     missing = {loc for loc, p in problems if p.code == "missing-key"}
     merged: set[tuple] = set()
     out = []
@@ -247,6 +251,14 @@ def _cache_key(kind: Kind, path: Path, display: str, engines: list) -> str | Non
         return None
     if kind.name == "engine":
         return digest("entry", kind.name, display, data, engines[0])
+    if kind.name == "model":  # geometry the entry omits comes from its shipped config (kvreg/configfill.py)
+        from kvreg.configcheck import config_path
+
+        try:
+            cfg = config_path(path).read_bytes()
+        except OSError:
+            cfg = b""
+        return digest("entry", kind.name, display, data, cfg)
     return digest("entry", kind.name, display, data)
 
 
@@ -272,6 +284,7 @@ def load_registry(root: Path | str = ".", cache=None) -> Registry:
     invalid: set[tuple[str, str]] = set()
     seen: dict[tuple[str, str], str] = {}
     engines_digest: list[str] = []
+    from kvreg.configfill import fill_model
     from kvreg.extends import EngineParents
 
     parents = EngineParents(root, "registry/engines")
@@ -296,6 +309,9 @@ def load_registry(root: Path | str = ".", cache=None) -> Registry:
             continue
         if kind.name == "engine" and doc is not None:
             doc, probs = parents.resolve(doc, path.stem)  # extends: parent's data merged in first
+            problems.extend(probs)
+        if kind.name == "model" and doc is not None:
+            doc, probs = fill_model(doc, path)  # geometry the entry omits: its shipped config's
             problems.extend(probs)
         entry = _validate(kind, path, display, doc, problems)
         if entry is None:

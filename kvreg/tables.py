@@ -119,8 +119,10 @@ def _line_if_given(*path: str) -> Derived:
 ENTRY_TABLES: dict[str, EntryTable] = {t.name: t for t in [
     EntryTable("models", "model", ModelEntry, ("model_id",),
                derived={"file": _FILE, "line": Derived(I, False, _entry_line)}),
+    # a group filled from the shipped config is located in it (kvreg/configfill.py)
     EntryTable("layer_groups", "model", ModelEntry, ("model_id", "group_idx"), ("layer_groups",), derived={
-        "file": _FILE, "line": Derived(I, False, lambda r: r.item.doc.where(("layer_groups", r.idx[0]))[0])}),
+        "file": Derived(S, False, lambda r: r.item.doc.file_of(("layer_groups", r.idx[0]))),
+        "line": Derived(I, False, lambda r: r.item.doc.where(("layer_groups", r.idx[0]))[0])}),
     EntryTable("state_tensors", "model", ModelEntry, ("model_id", "group_idx", "tensor_idx"),
                ("layer_groups", "state"), derived={
                    "elements": Derived(I, False, lambda r: r.obj.elements),
@@ -214,7 +216,8 @@ def _facts(registry):
             for eid, item in sorted(loaded.items()):
                 checked = registry.config_checked.get(eid, {}) if kind == "model" else {}
                 for f in field_facts(item.entry, checked):
-                    yield (kind, eid, item.doc.file, item.doc.where(f.path)), f
+                    # a number filled from the shipped config is located there (kvreg/configfill.py)
+                    yield (kind, eid, item.doc.file_of(f.path), item.doc.where(f.path)), f
 
 
 class Context(NamedTuple):

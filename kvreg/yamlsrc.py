@@ -25,6 +25,9 @@ class Document:
     file: str
     data: object
     positions: dict[Path_, tuple[int, int]]
+    # Key paths whose data another file gave (a model's geometry filled from its shipped config.json,
+    # kvreg/configfill.py) → that file; their positions are in it.
+    origins: dict[Path_, str] = dataclasses.field(default_factory=dict)
 
     def where(self, path: Path_) -> tuple[int, int]:
         """The position of ``path`` or of its nearest ancestor that has one."""
@@ -32,6 +35,15 @@ class Document:
         while path and path not in self.positions:
             path = path[:-1]
         return self.positions.get(path, (1, 1))
+
+    def file_of(self, path: Path_) -> str:
+        """The file that holds ``path``: the file of its nearest ancestor in ``origins``, else this document's."""
+        path = tuple(path)
+        while path:
+            if path in self.origins:
+                return self.origins[path]
+            path = path[:-1]
+        return self.file
 
 
 def _source_excerpt(text: str, line: int) -> str:

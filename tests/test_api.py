@@ -18,7 +18,7 @@ API_MD = (ROOT / "docs/api.md").read_text()
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("api")
-    for rel in ("registry/models/llama-3.1-8b.yaml", "hardware/h100-sxm-80gb.yaml", "hardware/h100-pcie-80gb.yaml",
+    for rel in ("registry/models/llama-3.1-8b.yaml", "registry/models/llama-3.1-8b.config.json", "hardware/h100-sxm-80gb.yaml", "hardware/h100-pcie-80gb.yaml",
                 "registry/engines/first-principles.yaml"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, root / rel)

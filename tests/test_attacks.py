@@ -163,8 +163,8 @@ def test_export_did_you_mean(small):
 
 def real_project(root: Path) -> Path:
     """A copy of three shipped entries (Llama 3.1 8B, H100 SXM and PCIe, first principles)."""
-    for rel in ("registry/models/llama-3.1-8b.yaml", "hardware/h100-sxm-80gb.yaml", "hardware/h100-pcie-80gb.yaml",
-                "registry/engines/first-principles.yaml"):
+    for rel in ("registry/models/llama-3.1-8b.yaml", "registry/models/llama-3.1-8b.config.json",
+                "hardware/h100-sxm-80gb.yaml", "hardware/h100-pcie-80gb.yaml", "registry/engines/first-principles.yaml"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, root / rel)
     return root
@@ -198,21 +198,22 @@ BILLION_LAUGHS = "id: x\n" + "\n".join(
     for i in range(9)).replace("*a", '"lol"') + "\n"
 
 
+# Llama 3.1 8B's entry states no attention_heads or vocab_size (its shipped config gives them): a bad one is added.
 @pytest.mark.parametrize("old,new,code,line", [
-    ("attention_heads: 32", "attention_heads: 32\nnotes:", None, None),        # empty value = null: valid
-    ("attention_heads: 32", "attention_heads: !custom 32", "unknown-tag", 10),
-    ("attention_heads: 32", 'attention_heads: !!int "abc"', "bad-tagged-value", 10),
-    ("attention_heads: 32", 'attention_heads: !!float "abc"', "bad-tagged-value", 10),
-    ("attention_heads: 32", 'attention_heads: !!timestamp "xyz"', "bad-tagged-value", 10),
-    ("attention_heads: 32", "attention_heads: 99999999999999999999", "bad-number", 10),
-    ("attention_heads: 32", "attention_heads: .inf", "bad-number", 10),
+    ("architecture: LlamaForCausalLM", "architecture: LlamaForCausalLM\nattention_heads: 32\nnotes:", None, None),        # empty value = null: valid
+    ("architecture: LlamaForCausalLM", "architecture: LlamaForCausalLM\nattention_heads: !custom 32", "unknown-tag", 10),
+    ("architecture: LlamaForCausalLM", 'architecture: LlamaForCausalLM\nattention_heads: !!int "abc"', "bad-tagged-value", 10),
+    ("architecture: LlamaForCausalLM", 'architecture: LlamaForCausalLM\nattention_heads: !!float "abc"', "bad-tagged-value", 10),
+    ("architecture: LlamaForCausalLM", 'architecture: LlamaForCausalLM\nattention_heads: !!timestamp "xyz"', "bad-tagged-value", 10),
+    ("architecture: LlamaForCausalLM", "architecture: LlamaForCausalLM\nattention_heads: 99999999999999999999", "bad-number", 10),
+    ("architecture: LlamaForCausalLM", "architecture: LlamaForCausalLM\nattention_heads: .inf", "bad-number", 10),
     ("    kv_heads: 8", "    kv_heads: yes", "wrong-type", 19),                # YAML 1.1 would read 1
     ("    kv_heads: 8", "    kv_heads: 8_0", "wrong-type", 19),                # YAML 1.1 would read 80
     ("    kv_heads: 8", '    kv_heads: "8"', "wrong-type", 19),                # strict: no strings for ints
     ("    kv_heads: 8", "    kv_heads: 33", "bad-geometry", 19),
     ("    kv_heads: 8", "    kv_heads: 7", "bad-geometry", 19),
-    ("vocab_size: 128256", "vocab_size: 8", "out-of-range", 9),
-    ("vocab_size: 128256", "vocab_size: 623000000000", "out-of-range", 9),
+    ("architecture: LlamaForCausalLM", "architecture: LlamaForCausalLM\nvocab_size: 8", "out-of-range", 9),
+    ("architecture: LlamaForCausalLM", "architecture: LlamaForCausalLM\nvocab_size: 623000000000", "out-of-range", 9),
     ("    head_dim: 128", "    head_dim: 100000", "out-of-range", 20),
 ])
 def test_bad_model_values_are_located_problems(tmp_path, old, new, code, line):

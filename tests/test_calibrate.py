@@ -102,7 +102,8 @@ def test_quantized_run_without_a_weights_dtype_says_so_instead_of_a_number(tmp_p
     for sub in ("registry/engines", "hardware"):
         shutil.copytree(ROOT / sub, tmp_path / sub)
     (tmp_path / "registry/models").mkdir(parents=True)
-    shutil.copy(ROOT / "registry/models/phi-4.yaml", tmp_path / "registry/models/phi-4.yaml")
+    for ext in (".yaml", ".config.json"):
+        shutil.copy(ROOT / f"registry/models/phi-4{ext}", tmp_path / f"registry/models/phi-4{ext}")
     log = tmp_path / "q.log"
     log.write_text(FULL.replace("quantization=None", "quantization=compressed-tensors"))
     r = CliRunner().invoke(main, ["ingest-log", str(log), "--project", str(tmp_path), "--hardware", "h100-sxm-80gb"])

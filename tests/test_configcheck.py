@@ -62,7 +62,10 @@ def test_changed_kv_heads_is_refused_with_file_line_and_the_configs_value(tmp_pa
 
 
 def test_changed_hidden_size_is_refused(tmp_path):
-    [p] = _problems(_project(tmp_path, "qwen3-32b", edit=("hidden_size: 5120", "hidden_size: 5121")))
+    # the entry states no hidden_size (its shipped config gives it); one stated wrong is refused
+    root = _project(tmp_path, "qwen3-32b", edit=("architecture: Qwen3ForCausalLM\n",
+                                                  "architecture: Qwen3ForCausalLM\nhidden_size: 5121\n"))
+    [p] = _problems(root)
     assert p.key == "hidden_size" and "gives 5120" in p.message and "is 5121" in p.message
 
 
@@ -107,7 +110,21 @@ def test_an_unreadable_config_is_a_problem(tmp_path):
     def break_it(cfg):
         cfg["architectures"] = ["NoSuchForCausalLM"]
         cfg["model_type"] = "no_such"
-    [p] = _problems(_project(tmp_path, "llama-3.1-8b", cfg_edit=break_it))
+    probs = _problems(_project(tmp_path, "llama-3.1-8b", cfg_edit=break_it))
+    # the entry leaves layers and hidden_size (required) to the config: refused at id, naming the config
+    [p] = [q for q in probs if q.code == "config-unreadable"]
+    assert p.key == "id" and "llama-3.1-8b.config.json" in p.message and "omits layers, hidden_size, but its shipped config" in p.message
+    assert {q.key for q in probs if q.code == "missing-key"} == {"layers", "hidden_size"}
+    assert len(probs) == 3
+
+
+def test_an_unreadable_config_of_a_full_entry_is_a_problem_too(tmp_path):
+    def break_it(cfg):
+        cfg["architectures"] = ["NoSuchForCausalLM"]
+        cfg["model_type"] = "no_such"
+    full = ("architecture: LlamaForCausalLM\n",
+            "architecture: LlamaForCausalLM\nlayers: 32\nhidden_size: 4096\nvocab_size: 128256\nattention_heads: 32\n")
+    [p] = _problems(_project(tmp_path, "llama-3.1-8b", edit=full, cfg_edit=break_it))
     assert p.code == "config-unreadable" and "llama-3.1-8b.config.json" in p.message
 
 
@@ -121,5 +138,6 @@ def test_a_wrong_indexer_key_width_is_refused(tmp_path):
     # index_head_dim prices the DSA indexer's key cache (132 B per token per layer): part of a layer's
     # geometry, so an entry that disagrees with the shipped config is refused like a wrong kv_heads.
     [p] = _problems(_project(tmp_path, "deepseek-v3.2", edit=("index_head_dim: 128", "index_head_dim: 64")))
-    assert (p.code, p.key, p.line) == ("config-mismatch", "layer_groups.0.index_head_dim", 38)
+    assert (p.code, p.key) == ("config-mismatch", "layer_groups.0.index_head_dim")
+    assert (tmp_path / p.file).read_text().splitlines()[p.line - 1].strip() == "index_head_dim: 64"
     assert "is 64 but the shipped config registry/models/deepseek-v3.2.config.json gives 128" in p.message

@@ -29,7 +29,8 @@ def project(tmp_path):
         shutil.copytree(ROOT / sub, tmp_path / sub)
     (tmp_path / "registry/models").mkdir(parents=True)
     for m in ("llama-3.1-8b", "qwen3-8b"):
-        shutil.copy(ROOT / f"registry/models/{m}.yaml", tmp_path / f"registry/models/{m}.yaml")
+        for ext in (".yaml", ".config.json"):  # the config gives the geometry the entry omits
+            shutil.copy(ROOT / f"registry/models/{m}{ext}", tmp_path / f"registry/models/{m}{ext}")
     return tmp_path
 
 

@@ -171,9 +171,10 @@ def test_a_compressor_ratio_the_release_does_not_take_gives_no_row(tmp_path):
     from kvreg.build import memory_connection
     from tests.conftest import ROOT
     from tests.registry_factory import hardware_entry, write_project
+    from kvreg.configfill import filled_data  # the entry with the geometry its shipped config gives
 
-    flash = yaml.safe_load((ROOT / "registry/models/deepseek-v4-flash.yaml").read_text())
-    odd = yaml.safe_load((ROOT / "registry/models/deepseek-v4-flash.yaml").read_text())
+    flash = filled_data(ROOT / "registry/models/deepseek-v4-flash.yaml")
+    odd = filled_data(ROOT / "registry/models/deepseek-v4-flash.yaml")
     odd["id"], odd["hf_id"] = "v4-odd", "test/v4-odd"
     for g in odd["layer_groups"]:
         if g.get("compress") == 128:
@@ -291,8 +292,9 @@ def test_033_without_a_two_page_balanced_bucket_gives_no_row(tmp_path):
     from kvreg.build import memory_connection
     from tests.conftest import ROOT
     from tests.registry_factory import hardware_entry, write_project
+    from kvreg.configfill import filled_data  # the entry with the geometry its shipped config gives
 
-    odd = yaml.safe_load((ROOT / "registry/models/deepseek-v4-flash.yaml").read_text())
+    odd = filled_data(ROOT / "registry/models/deepseek-v4-flash.yaml")
     odd["id"], odd["hf_id"] = "v4-noindex", "test/v4-noindex"
     for g in odd["layer_groups"]:
         if g.get("compress") == 4:

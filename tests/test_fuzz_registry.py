@@ -89,6 +89,7 @@ def test_mutants_that_validate_also_build_and_compute(tmp_path_factory, models, 
 
     root = tmp_path_factory.mktemp("fuzzbuild")
     for rel in ("registry/engines/first-principles.yaml", "registry/models/llama-3.1-8b.yaml",
+                "registry/models/llama-3.1-8b.config.json",
                 "hardware/h100-sxm-80gb.yaml"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, root / rel)

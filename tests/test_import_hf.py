@@ -46,8 +46,10 @@ def hfcon():
 
     root = Path(tempfile.mkdtemp(prefix="kvreg-import-hf-"))
     models = {n: imported(n).entry for n in FIXTURES}
+    from kvreg.configfill import filled_data
+
     for p in (ROOT / "registry" / "models").glob("*.yaml"):
-        seed = yaml.safe_load(p.read_text())
+        seed = filled_data(p)  # written in full: its copy has another id, so no config beside it
         seed["id"] = "seed-" + seed["id"]
         models[seed["id"]] = seed
     write_project(root, models, {"hw": hardware_entry("hw")}, {"first-principles": engine_entry()})

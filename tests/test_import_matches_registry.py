@@ -176,6 +176,8 @@ def con():
     write_project(root, models, {"hw": hardware_entry("hw")}, {"first-principles": engine_entry()})
     for _, reg in MATCHES:                       # the shipped entry, byte for byte
         shutil.copy(REG / f"{reg}.yaml", root / "registry" / "models" / f"{reg}.yaml")
+        if (REG / f"{reg}.config.json").exists():  # with the config that gives the geometry it omits
+            shutil.copy(REG / f"{reg}.config.json", root / "registry" / "models")
     c = memory_connection(root)
     yield c
     c.close()

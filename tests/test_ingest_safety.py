@@ -35,7 +35,8 @@ def project(tmp_path):
     for sub in ("registry/engines", "hardware"):
         shutil.copytree(ROOT / sub, tmp_path / sub)
     (tmp_path / "registry/models").mkdir(parents=True)
-    shutil.copy(ROOT / "registry/models/phi-4.yaml", tmp_path / "registry/models/phi-4.yaml")
+    for ext in (".yaml", ".config.json"):
+        shutil.copy(ROOT / f"registry/models/phi-4{ext}", tmp_path / f"registry/models/phi-4{ext}")
     return tmp_path
 
 
@@ -275,7 +276,8 @@ def test_a_checkpoint_the_registry_lists_names_the_model_and_its_weights_dtype(p
     m = yaml.safe_load((ROOT / "registry/models/llama-3.3-70b.yaml").read_text())
     if not any("fp8-dynamic" in (c.get("hf_id") or "").lower() for c in m.get("checkpoints") or []):
         pytest.skip("llama-3.3-70b lists no fp8-dynamic checkpoint")
-    shutil.copy(ROOT / "registry/models/llama-3.3-70b.yaml", project / "registry/models/llama-3.3-70b.yaml")
+    for ext in (".yaml", ".config.json"):
+        shutil.copy(ROOT / f"registry/models/llama-3.3-70b{ext}", project / f"registry/models/llama-3.3-70b{ext}")
     log = project / "l70.log"
     log.write_text(FULL.replace("microsoft/phi-4", "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic")
                    .replace("quantization=None", "quantization=compressed-tensors"))

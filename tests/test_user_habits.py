@@ -30,7 +30,8 @@ def project(tmp_path_factory) -> Path:
         shutil.copytree(ROOT / sub, root / sub)
     (root / "registry/models").mkdir(parents=True)
     for m in ("llama-3.1-8b", "llama-3.1-405b", "qwen2.5-7b", "phi-4"):
-        shutil.copy(ROOT / f"registry/models/{m}.yaml", root / f"registry/models/{m}.yaml")
+        for ext in (".yaml", ".config.json"):  # the config gives the geometry the entry omits
+            shutil.copy(ROOT / f"registry/models/{m}{ext}", root / f"registry/models/{m}{ext}")
     return root
 
 
@@ -155,7 +156,8 @@ def ingest_project(tmp_path):
     for sub in ("registry/engines", "hardware"):
         shutil.copytree(ROOT / sub, tmp_path / sub)
     (tmp_path / "registry/models").mkdir(parents=True)
-    shutil.copy(ROOT / "registry/models/llama-3.1-8b.yaml", tmp_path / "registry/models/llama-3.1-8b.yaml")
+    for ext in (".yaml", ".config.json"):
+        shutil.copy(ROOT / f"registry/models/llama-3.1-8b{ext}", tmp_path / f"registry/models/llama-3.1-8b{ext}")
     (tmp_path / "x.log").write_text(V1_LOG)
     return tmp_path
 
@@ -205,7 +207,8 @@ def test_a_mistyped_id_in_a_report_gets_did_you_mean(tmp_path):
     for sub in ("registry/engines", "hardware"):
         shutil.copytree(ROOT / sub, tmp_path / sub)
     (tmp_path / "registry/models").mkdir(parents=True)
-    shutil.copy(ROOT / "registry/models/llama-3.1-8b.yaml", tmp_path / "registry/models/llama-3.1-8b.yaml")
+    for ext in (".yaml", ".config.json"):
+        shutil.copy(ROOT / f"registry/models/llama-3.1-8b{ext}", tmp_path / f"registry/models/llama-3.1-8b{ext}")
     (tmp_path / "reports").mkdir()
     (tmp_path / "reports/r.yaml").write_text(
         "id: r\ntitle: t\nperiod: p\nmodels: [llama-3.1-8]\nhardware: [h100-sxm]\ncontexts: [8Ki]\n"

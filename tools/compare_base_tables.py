@@ -9,6 +9,12 @@ view's ``DESCRIBE``
 (a converted table taking its markers' declaration order) is reported as such, with both orders,
 and does not fail.  Exit status 1 when any differs in rows, names or types.
 Used to show a refactor of kvreg/tables.py leaves the database identical (issue 14 item 5).
+
+``--rev-registry``: REV's code builds REV's own registry (not the working tree's), so a change of the
+registry files and the code together is compared: the registry stripped of geometry its shipped
+configs give (tools/strip_config_geometry.py, issue 14 item 1) against the full one.
+``--ignore-location``: the rows are compared without their ``file``, ``line`` and ``col`` columns (a key
+that moved to another line or file, nothing else).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ out = {}
 for (t,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
                         "AND table_name <> 'build_info' ORDER BY table_name").fetchall():
     desc = [list(map(str, r)) for r in con.execute(f'DESCRIBE "{t}"').fetchall()]
-    cols = ", ".join(f'"{c}"' for c in sorted(r[0] for r in desc))
+    cols = ", ".join(f'"{c}"' for c in sorted(r[0] for r in desc if r[0] not in sys.argv[3:]))
     # md5 of the rows in table order (rowid: the order the frame was loaded in) and sorted by every column
     n, digest, by_value = con.execute(
         f'SELECT count(*), md5(coalesce(string_agg(s, chr(10) ORDER BY r), \'\')), '
@@ -49,26 +55,32 @@ print(json.dumps(out))
 """
 
 
-def dump(code: Path, project: Path, db: Path) -> dict:
-    """Build ``project`` into ``db`` with the kvreg package under ``code``; the per-table digests."""
+LOCATION = ("file", "line", "col")
+"""Where a row's YAML is (``--ignore-location`` leaves these columns out of the row digests)."""
+
+
+def dump(code: Path, project: Path, db: Path, ignore: tuple[str, ...] = ()) -> dict:
+    """Build ``project`` into ``db`` with the kvreg package under ``code``; the per-table digests
+    (of every column but those named in ``ignore``)."""
     import json
 
     env = dict(os.environ, PYTHONPATH=str(code))
-    res = subprocess.run([sys.executable, "-c", _DUMP, str(project), str(db)], env=env, cwd=code,
+    res = subprocess.run([sys.executable, "-c", _DUMP, str(project), str(db), *ignore], env=env, cwd=code,
                          capture_output=True, text=True)
     if res.returncode:
         sys.exit(f"build with {code} failed:\n{res.stderr}")
     return json.loads(res.stdout.splitlines()[-1])
 
 
-def main(rev: str = "main") -> int:
+def main(rev: str = "main", *flags: str) -> int:
     with tempfile.TemporaryDirectory(prefix="kvreg-compare-") as tmp:
         base = Path(tmp) / "base"
         base.mkdir()
         tar = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
         tarfile.open(fileobj=io.BytesIO(tar)).extractall(base)
-        old = dump(base, ROOT, Path(tmp) / "old.duckdb")
-        new = dump(ROOT, ROOT, Path(tmp) / "new.duckdb")
+        ignore = LOCATION if "--ignore-location" in flags else ()
+        old = dump(base, base if "--rev-registry" in flags else ROOT, Path(tmp) / "old.duckdb", ignore)
+        new = dump(ROOT, ROOT, Path(tmp) / "new.duckdb", ignore)
     from kvreg.build import PERSISTED_VIEWS
 
     bad = moved = shuffled = 0
@@ -101,4 +113,5 @@ def main(rev: str = "main") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    revs = [a for a in sys.argv[1:] if not a.startswith("--")]
+    sys.exit(main(revs[0] if revs else "main", *[a for a in sys.argv[1:] if a.startswith("--")]))
