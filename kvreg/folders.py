@@ -43,3 +43,19 @@ def entry_files(root: Path) -> list[Path]:
         if d.is_dir():
             found.extend(sorted(d.glob("*.y*ml")))
     return found
+
+
+def cache_folder(project: Path | str | None, name: str) -> Path | None:
+    """``PROJECT/.kvreg/<name>``, created, when it can be written; None when there is no project or it cannot
+    (a read-only checkout: the caller works without its cache, as before).  The one rule the report's caches
+    (compiled templates, render.py; charts, chart_cache.py) follow."""
+    import os
+
+    if project is None:
+        return None
+    folder = Path(project) / ".kvreg" / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK | os.X_OK) else None

@@ -19,13 +19,13 @@ import pytest
 
 from kvreg.importhf import import_config
 from tests.conftest import ROOT
+from tests.test_import_matches_registry import _costs   # the per-token bytes compared, one definition
 from tests.registry_factory import engine_entry, hardware_entry, write_project
 
 REG = ROOT / "registry" / "models"
 FIX = ROOT / "tests" / "fixtures" / "hf"
 SHIPPED = sorted(p.name.removesuffix(".config.json") for p in REG.glob("*.config.json")
                  if not (FIX / f"{p.name.removesuffix('.config.json')}.json").exists())
-COLUMNS = ("growing_token_bytes", "bounded_bytes", "state_bytes", "conv_state_bytes", "seq_bytes", "naive_seq_bytes")
 
 
 def _imported(mid: str) -> str:
@@ -49,14 +49,6 @@ def con():
     yield c
     c.close()
     shutil.rmtree(root, ignore_errors=True)
-
-
-def _costs(con, model: str) -> dict:
-    rows = con.execute(
-        f"SELECT kv_dtype, tp, context_tokens, {', '.join(COLUMNS)} FROM kv_sequence_costs"
-        " WHERE model_id = ? AND kv_dtype IN ('bf16', 'fp8') AND tp IN (1, 2, 8)"
-        " AND context_tokens IN (4096, 32768, 131072) ORDER BY ALL", [model]).fetchall()
-    return {r[:3]: dict(zip(COLUMNS, r[3:])) for r in rows}
 
 
 def test_the_issue_14_families_named_in_observations_are_covered():

@@ -50,14 +50,10 @@ class ChartCache:
     def for_project(cls, project: Path | str | None) -> ChartCache | None:
         """The cache in ``PROJECT/.kvreg/charts``, or None when there is no project or the folder cannot be written
         (a read-only checkout draws every chart, as before)."""
-        if project is None:
-            return None
-        folder = Path(project) / ".kvreg" / "charts"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            return None
-        return cls(folder) if os.access(folder, os.W_OK | os.X_OK) else None
+        from kvreg.folders import cache_folder
+
+        folder = cache_folder(project, "charts")
+        return None if folder is None else cls(folder)
 
     @staticmethod
     def key(kind: str, fields: tuple, rows: list, args: tuple) -> str:

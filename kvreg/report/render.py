@@ -49,18 +49,12 @@ def environment(project: Path | str | None = None):
 def _bytecode_cache(project: Path | str | None):
     """A ``jinja2.FileSystemBytecodeCache`` in PROJECT/.kvreg/jinja, or None when there is no project or the folder
     cannot be written (a read-only checkout: the templates are compiled in memory, as before)."""
-    import os
-
     import jinja2
 
-    if project is None:
-        return None
-    folder = Path(project) / ".kvreg" / "jinja"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return jinja2.FileSystemBytecodeCache(str(folder)) if os.access(folder, os.W_OK | os.X_OK) else None
+    from kvreg.folders import cache_folder
+
+    folder = cache_folder(project, "jinja")
+    return None if folder is None else jinja2.FileSystemBytecodeCache(str(folder))
 
 
 def render_html(context, project: Path | str | None = None, *, for_print: bool = False) -> str:
