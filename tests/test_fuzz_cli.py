@@ -41,8 +41,8 @@ QUERIES = ["SELECT * FROM models", "SELECT 1/0", "SELECT 9223372036854775807 + 1
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("fuzzcli")
-    for rel in ("registry/models/llama-3.1-8b.yaml", "hardware/h100-sxm-80gb.yaml", "hardware/h100-pcie-80gb.yaml",
-                "registry/engines/first-principles.yaml"):
+    for rel in ("registry/models/llama-3.1-8b.yaml", "registry/models/llama-3.1-8b.config.json",
+                "hardware/h100-sxm-80gb.yaml", "hardware/h100-pcie-80gb.yaml", "registry/engines/first-principles.yaml"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, root / rel)
     assert CliRunner().invoke(main, ["build", "--project", str(root)]).exit_code == 0
