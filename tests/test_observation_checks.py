@@ -119,8 +119,9 @@ def test_ingest_log_refuses_a_model_the_log_contradicts(project):
     assert "--model 'llama-3.1-8b' contradicts the log" in r.output and "--model llama-3.3-70b" in r.output
     assert not (project / "registry/observations/t7.yaml").exists()
     r = CliRunner().invoke(main, [*args, "--model", "llama-3.3-70b"])
-    assert r.exit_code == 0, r.output
-    # and the start it wrote is the shipped one again: validate names the pair (the first by file name)
-    (p,) = _validate(project)
-    assert (p["code"], p["file"]) == ("duplicate-observation", OBS)
-    assert "registry/observations/t7.yaml:2 (t7)" in p["message"]
+    # the right model, and the start is the shipped one again: refused by the registry's own duplicate check
+    # (206), naming the shipped file and the command that refreshes it, and nothing is left written
+    assert r.exit_code == 2, r.output
+    assert f"already {OBS}" in r.output and f"--id {Path(OBS).stem} --force" in r.output
+    assert not (project / "registry/observations/t7.yaml").exists()
+    assert _validate(project) == []

@@ -496,12 +496,14 @@ def test_max_context_of_a_ttft_miss_is_where_the_prefill_floor_just_meets_it(con
 
 
 def test_every_cannot_serve_line_says_what_context_would(con, h200_ttft_refusals):
-    # F5: every refusal line gives the longest context that would serve, or why none would
+    # F5: every refusal line gives the longest context that would serve, or why none would; TP 1's step: 141.1 GB
+    # of weights ÷ (4.8 TB/s × 0.5817, the H200's first-principles bandwidth efficiency) = 50.5 ms
+    assert round(141_107_412_992 / (4.8e12 * 0.5817) * 1e3, 1) == 50.5
     assert h200_ttft_refusals == [
         "  h200 TP 2, 4, 8 bf16/bf16: ttft: the prefill floor exceeds the TTFT target (longest context that would:"
         " 10,913 at TP 2; 17,794 at TP 4; 27,036 at TP 8) (prefill floor 3.95 s at TP 2; 2.17 s at TP 4; 1.27 s at"
         " TP 8 > TTFT 1.00 s)",
         "  h200 TP 1 bf16/bf16: memory: one sequence of this context does not fit the KV pool (no context would: the"
-        " weights alone take 53.9 ms per decode step)",
+        " weights alone take 50.5 ms per decode step)",
         "  h200 TP 16 bf16/bf16: the interconnect links 8 devices at its stated bandwidth: a wider TP group is not"
         " planned (no shorter context mends it)"]
