@@ -150,9 +150,9 @@ SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_to
            AS compute_bound_context_tokens,
        prefill_flop, prefill_bytes,
        prefill_flop / prefill_bytes AS prefill_intensity,
-       CASE WHEN peak_flop_per_s IS NOT NULL
-            THEN greatest(prefill_flop / (tp * peak_flop_per_s), prefill_bytes / (tp * bandwidth_bytes_per_s))
-                 + coalesce(context_tokens * allreduce_s_per_token, 0) END AS prefill_floor_s,
+       -- the one TTFT-floor formula (105), as plans' TTFT check uses it: the prompt's FLOP and bytes at tp devices
+       prefill_floor_s(context_tokens, prefill_flop / context_tokens, prefill_bytes, 0, tp * peak_flop_per_s,
+                       tp * bandwidth_bytes_per_s, allreduce_s_per_token) AS prefill_floor_s,
        bandwidth_efficiency, compute_efficiency, efficiency_evidence,
        CASE WHEN bandwidth_efficiency IS NOT NULL THEN expected_decode_s END AS expected_decode_step_s,
        CASE WHEN bandwidth_efficiency IS NOT NULL THEN batch / expected_decode_s END AS expected_decode_tok_per_s,
