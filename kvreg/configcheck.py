@@ -37,6 +37,25 @@ def config_path(entry_file: Path) -> Path:
     return entry_file.with_name(entry_file.stem + ".config.json")
 
 
+def config_reading(cfg_file: Path, entry_id: str, params_total: int | None, shown: str) -> dict:
+    """The importer's entry dict for ``cfg_file`` (:func:`kvreg.importhf.import_config`, as ``kvreg import-hf``),
+    the one reading both the geometry fill (kvreg/configfill.py) and this check use.  A config too thin to count
+    parameters from (Falcon-H1's docs table: ``missing-dimension``) is read again with the entry's own
+    ``params_total`` standing in, when it states one: only geometry is taken from or compared with it.
+
+    Raises:
+        KvregError: the importer cannot read the config.
+    """
+    from kvreg.importhf import import_config
+
+    try:
+        return import_config(cfg_file, entry_id=entry_id, display=shown).entry
+    except KvregError as exc:
+        if params_total is None or not any(p.code == "missing-dimension" for p in exc.problems):
+            raise
+        return import_config(cfg_file, entry_id=entry_id, params_total=params_total, display=shown).entry
+
+
 def _signature(g) -> tuple:
     """One layer group's per-layer geometry, normalised (V head dim defaults to K's)."""
     vals = {f: getattr(g, f) for f in GROUP_FIELDS}
@@ -74,7 +93,6 @@ def check_model(entry, doc, cfg_file: Path, shown: str) -> tuple[list[Problem], 
         ``config-unreadable`` one when the importer refuses the config), and the key paths whose
         values the config reproduced.
     """
-    from kvreg.importhf import import_config
     from kvreg.schema.model import ModelEntry
 
     def problem(path: tuple, code: str, message: str, hint: str) -> Problem:
@@ -84,15 +102,7 @@ def check_model(entry, doc, cfg_file: Path, shown: str) -> tuple[list[Problem], 
     fix = (f"correct the entry to the config's value; if the shipped config is wrong, replace {shown} "
            "with the model's published config.json and record its origin in registry/models/CONFIGS.md")
     try:
-        try:
-            imp = import_config(cfg_file, entry_id=entry.id, display=shown)
-        except KvregError as exc:
-            if not any(p.code == "missing-dimension" for p in exc.problems):
-                raise
-            # A config too thin to count parameters from (Falcon-H1's docs table): only geometry is
-            # compared here, so the entry's own count stands in for the importer's.
-            imp = import_config(cfg_file, entry_id=entry.id, params_total=entry.params_total.value, display=shown)
-        theirs = ModelEntry.model_validate(imp.entry)
+        theirs = ModelEntry.model_validate(config_reading(cfg_file, entry.id, entry.params_total.value, shown))
     except KvregError as exc:
         why = "; ".join(p.message for p in exc.problems)
         return [problem(("id",), "config-unreadable", f"the shipped config {shown} cannot be imported: {why}",

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvreg.configcheck import GROUP_FIELDS, MOE_FIELDS, TOP_FIELDS, config_path
+from kvreg.configcheck import GROUP_FIELDS, MOE_FIELDS, TOP_FIELDS, config_path, config_reading
 from kvreg.extends import _merge
 from kvreg.problems import KvregError, Problem
 from kvreg.yamlsrc import Document
@@ -47,20 +47,6 @@ def _stated_params(data: dict) -> int | None:
     if isinstance(p, float) and p.is_integer():  # 7e9 reads as a float
         p = int(p)
     return p if isinstance(p, int) and not isinstance(p, bool) else None
-
-
-def _config_reading(cfg_file: Path, entry_id: str, params_total: int | None, shown: str) -> dict:
-    """The importer's entry dict for ``cfg_file`` (raises KvregError when it cannot read it)."""
-    from kvreg.importhf import import_config
-
-    try:
-        return import_config(cfg_file, entry_id=entry_id, display=shown).entry
-    except KvregError as exc:
-        if params_total is None or not any(p.code == "missing-dimension" for p in exc.problems):
-            raise
-        # A config too thin to count parameters from (Falcon-H1's docs table): the entry's count stands in,
-        # as in kvreg/configcheck.py; only geometry is taken from it here.
-        return import_config(cfg_file, entry_id=entry_id, params_total=params_total, display=shown).entry
 
 
 def _group_keys(mine, theirs) -> dict[int, dict]:
@@ -108,7 +94,7 @@ def fill_model(doc: Document, entry_file: Path) -> tuple[Document, list[Problem]
         return doc, []
     shown = Path(doc.file).with_name(cfg.name).as_posix()
     try:
-        theirs = _config_reading(cfg, str(data.get("id", entry_file.stem)), _stated_params(data), shown)
+        theirs = config_reading(cfg, str(data.get("id", entry_file.stem)), _stated_params(data), shown)
     except KvregError as exc:
         from kvreg.schema.model import ModelEntry
 
