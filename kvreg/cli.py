@@ -6,6 +6,7 @@ inside the commands so that ``kvreg --help`` stays fast.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -106,10 +107,12 @@ def _size(value: str | None) -> float | None:
     if value is None:
         return None
     try:
-        float(value.replace("_", "").replace(",", ""))
+        bare = float(value.replace("_", "").replace(",", ""))
     except ValueError:
         pass
     else:  # a bare number on the command line is almost always GB or GiB meant, not bytes
+        if not math.isfinite(bare):
+            raise click.BadParameter(f"{value!r} is not a finite size (write e.g. 80GB, 79.6GiB, 512MiB)")
         raise click.BadParameter(f"{value!r} has no unit: write {value}GiB (2^30 bytes) or {value}GB (10^9 bytes)")
     try:
         return parse_quantity(value, "bytes")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 
 from kvreg import formats as f
 from kvreg.engine_fit import unmodelled_layout
@@ -268,8 +269,10 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
                          " ('fitted': the measured fits; 'vendor_measured': a stated figure replaced by the same"
                          " vendor's lowest measured one)")
     users, context_tokens = resolve_workload(users, context_tokens, workload)
-    if (users is not None and users < 1) or context_tokens < 1 or not tpot_s > 0 or (ttft_s is not None and not ttft_s > 0):
-        raise UsageError("users, context, TPOT (and TTFT when given) must be positive")
+    if ((users is not None and users < 1) or context_tokens < 1 or not 0 < tpot_s < math.inf
+            or (ttft_s is not None and not 0 < ttft_s < math.inf)):   # NaN fails both comparisons
+        raise UsageError(f"users, context, TPOT (and TTFT when given) must be positive, finite numbers (got users"
+                         f" {users}, context {context_tokens}, TPOT {tpot_s} s, TTFT {ttft_s} s)")
     given = {k: v for k, v in (workload or {}).items() if v is not None}
     if users is None:   # Little's law, the one formula (workload_requests, 272), checked before it sizes anything
         import duckdb

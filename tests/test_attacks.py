@@ -296,6 +296,14 @@ def test_absurd_cli_values_are_usage_errors(tmp_path, args):
     clean_exit(r, (2,))
 
 
+def test_a_nan_tpot_is_named_in_the_usage_error(tmp_path):
+    """click's FloatRange lets NaN through (every comparison with NaN is false): plan names it."""
+    root = real_project(tmp_path)
+    r = run("plan", "--model", "llama-3.1-8b", "--users", "1", "--context", "8K", "--tpot-ms", "nan", "--project", root)
+    clean_exit(r, (2,))
+    assert "must be positive, finite numbers" in r.output and "TPOT nan s" in r.output
+
+
 def test_dot_kvreg_as_a_file_and_db_under_proc(tmp_path):
     root = real_project(tmp_path)
     (root / ".kvreg").write_text("not a folder")

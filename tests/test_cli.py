@@ -82,6 +82,7 @@ def test_fit_unknown_hardware_suggests_the_nearest(db):
 
 @pytest.mark.parametrize("args,message", [
     (("--kv-pool", "80G"), "'80G' is ambiguous"),
+    (("--kv-pool", "inf"), "'inf' is not a finite size"),
     (("--context", "0"), "context '0' is not a positive whole number of tokens"),
     (("--tp", "3"), "unknown tp size '3'"),
     (("--kv-dtype", "int3"), "unknown KV dtype 'int3'"),
