@@ -517,11 +517,10 @@ def _check_in_registry(root: Path | str, written: Path, previous: bytes | None) 
         written.write_bytes(previous)
     p = found[0]
     if p.code == "duplicate-observation":
-        other = re.search(r"repeats (\S+?):\d+ \(([^)]+)\)", p.message or "")
-        if other and other.group(1) == rel:   # the new file sorts first: the problem sits on the existing one
-            other_file, other_id = p.file, Path(p.file).stem
-        else:
-            other_file, other_id = (other.group(1), other.group(2)) if other else (p.file, Path(p.file).stem)
+        # the problem sits on the later file by name and names the first in related: the other one is whichever
+        # of the two is not the file just written
+        other_file = p.related if p.file == rel else p.file
+        other_id = Path(other_file).stem   # an observation's id is its file's stem (write_observation)
         raise IngestUsageError(f"this log's startup is already {other_file} (the same logged KV figures and "
                                f"settings): nothing written; to refresh that observation from this log run "
                                f"kvreg ingest-log LOG --id {other_id} --force")

@@ -30,6 +30,9 @@ class Problem:
     code: str
     message: str
     hint: str = ""
+    # another file the problem is about, as problems name files (check 206: the first copy of a duplicated
+    # startup), so a caller (ingest-log) reads it as data instead of parsing the message; "" when none
+    related: str = dataclasses.field(default="", compare=False)
 
     def render(self) -> str:
         """``file:line:col: code: key: message (hint: ...)``, one line, for terminals."""

@@ -398,9 +398,9 @@ def test_json_format(tmp_path):
     r = validate(broken(tmp_path), "--format", "json")
     assert r.exit_code == 1
     found = json.loads(r.stdout)
-    assert set(found[0]) == {"file", "line", "col", "key", "code", "message", "hint"}
+    assert set(found[0]) == {"file", "line", "col", "key", "code", "message", "hint", "related"}
     assert found[1] == {"file": "registry/models/b.yaml", "line": 8, "col": 5, "key": "layer_groups.0.count",
-                        "code": "not-positive", "message": "Input should be greater than 0 (got 0)", "hint": ""}
+                        "code": "not-positive", "message": "Input should be greater than 0 (got 0)", "hint": "", "related": ""}
 
 
 def test_json_format_when_valid_is_an_empty_list(tmp_path):

@@ -6,14 +6,15 @@
 -- max_num_batched_tokens, max_num_seqs, kv_dtype, weights_dtype, enforce_eager, quantization, draft model,
 -- speculative tokens), NULLs equal; the curated model, hardware and engine ids are left out (a copy ingested
 -- without --model / --hardware lacks them).  Observations that logged no KV figure are not compared.
--- The first is the earliest by file.  Inputs: observations.
+-- The first is the earliest by file; related names it (ingest-log reads it).  Inputs: observations.
 SELECT file, line, 'logged' AS key,
        format('this observation repeats {}:{} ({}): the same logged KV figures (available {} GiB, {} blocks, '
               '{} tokens, concurrency {}) and the same settings, so calibration would count one start twice',
               first_value(file) OVER w, first_value(line) OVER w, first_value(observation_id) OVER w,
               round(available_kv_bytes / 2 ^ 30, 2), num_gpu_blocks, kv_cache_tokens, max_concurrency) AS message,
        'remove one of the two; if they are two separate starts that logged the very same figures, keep one: '
-       'a rerun that repeats every figure adds nothing to calibration' AS hint
+       'a rerun that repeats every figure adds nothing to calibration' AS hint,
+       first_value(file) OVER w AS related
 FROM observations
 WHERE available_kv_bytes IS NOT NULL OR num_gpu_blocks IS NOT NULL OR kv_cache_tokens IS NOT NULL
 WINDOW w AS (PARTITION BY available_kv_bytes, num_gpu_blocks, kv_cache_tokens, max_concurrency,

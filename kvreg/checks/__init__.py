@@ -73,7 +73,9 @@ def run_checks(registry) -> list[Problem]:
         if not f.name.endswith(".sql"):
             continue
         code = f.name.removesuffix(".sql").split("_", 1)[1].replace("_", "-")
-        for file, line, key, message, hint in con.execute(f.read_text()).fetchall():
+        cur = con.execute(f.read_text())
+        # five columns (file, line, key, message, hint), and a sixth, related, where a check names another file
+        for file, line, key, message, hint, *related in cur.fetchall():
             # Point at the offending key itself when its document knows it (the
             # query's line is that of the enclosing entry or list item).
             col = 1
@@ -83,6 +85,6 @@ def run_checks(registry) -> list[Problem]:
                 if path in doc.positions:
                     line, col = doc.positions[path]
             problems.append(Problem(file, int(line), col, key, code, _hf_at(message, registry),
-                                    _near(_hf_at(hint, registry), registry)))
+                                    _near(_hf_at(hint, registry), registry), related=(related or [""])[0] or ""))
     con.close()
     return problems
