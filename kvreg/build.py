@@ -133,6 +133,7 @@ def build(root: Path | str = ".", db: Path | str | None = None, progress=None) -
 
     root = Path(root)
     target = Path(db) if db else root / DEFAULT_DB
+    check_replaceable(target)   # before any work: nothing is validated or written for a --db that names another file
     if progress:
         progress(f"validating {root.as_posix()}")
     registry = load_registry(root)
@@ -215,6 +216,38 @@ def _db_problem(target: Path, code: str, message: str, hint: str):
     return KvregError([Problem(str(target), 0, 0, "", code, message, hint)])
 
 
+DUCKDB_MAGIC = b"DUCK"
+"""Bytes 8–11 of every DuckDB database file (the main header follows an 8-byte checksum: DuckDB
+src/storage/storage_info.cpp MainHeader::MAGIC_BYTES, written at MainHeader offset 8)."""
+
+
+def check_replaceable(target: Path) -> None:
+    """Refuse a ``--db`` that names something other than a database kvreg may replace.
+
+    A build writes a temp file and renames it over ``target``: pointed at README.md, .git/HEAD or a
+    registry entry (trial11), that would destroy the file.  Only a missing path or an existing DuckDB
+    file (:data:`DUCKDB_MAGIC` at offset 8) may be replaced.
+
+    Raises:
+        KvregError: ``cannot-write-db`` when it is a folder, ``bad-database`` when it is not a DuckDB file.
+    """
+    if not os.path.lexists(target):
+        return
+    if target.is_dir():
+        raise _db_problem(target, "cannot-write-db", f"{target} is a folder, not a database file",
+                          "pass --db PATH/kvreg.duckdb")
+    try:
+        with open(target, "rb") as fh:
+            head = fh.read(12)
+    except OSError as exc:
+        raise _db_problem(target, "cannot-write-db", f"cannot read {target}: {exc.strerror or exc}",
+                          "pass --db PATH to a database file") from None
+    if head[8:12] != DUCKDB_MAGIC:
+        raise _db_problem(target, "bad-database", f"{target} is not a kvreg DuckDB database (the file exists and is "
+                          "not a DuckDB file): kvreg will not read it, nor replace it with one",
+                          "pass --db a new file name or an existing kvreg database (e.g. --db .kvreg/kvreg.duckdb)")
+
+
 def is_stale(root: Path, db: Path) -> bool:
     """True when ``db`` is missing or older than any input it is built from.
 
@@ -245,6 +278,7 @@ def connect_path(root: Path | str = ".", db: Path | str | None = None, progress=
     """
     root = Path(root)
     target = Path(db) if db else root / DEFAULT_DB
+    check_replaceable(target)   # an existing non-database file is refused, not rebuilt over because it looks stale
     try:
         stale = is_stale(root, target)
     except OSError as exc:

@@ -324,15 +324,37 @@ def test_dot_kvreg_as_a_file_and_db_under_proc(tmp_path):
 
 
 def test_db_that_is_not_duckdb(tmp_path):
+    """Every command refuses a --db that is not a DuckDB file, the same located problem, and leaves it as it was."""
     root = real_project(tmp_path)
     bogus = tmp_path / "bogus.duckdb"
     bogus.write_text("hello")
-    r = run("sql", "SELECT 1", "--project", root, "--db", bogus)
+    for cmd in (("sql", "SELECT 1"), ("fit", "llama-3.1-8b", "h100-sxm-80gb"), ("build",)):
+        r = run(*cmd, "--project", root, "--db", bogus)
+        clean_exit(r, (1,))
+        assert "bad-database" in r.output and "not a kvreg DuckDB database" in r.output
+    assert bogus.read_text() == "hello"
+
+
+def test_db_never_replaces_a_file_that_is_not_a_database(tmp_path):
+    """trial11: `kvreg sql --db README.md` rebuilt the 'stale' README.md into a 13.6 MB database, `build --db .git/HEAD`
+    broke the repository.  An existing file older than the registry (so stale) that is not a DuckDB file is refused by
+    every command that may build, byte for byte untouched; a folder is refused too."""
+    import os
+
+    root = real_project(tmp_path)
+    victim = root / "README.md"
+    victim.write_text("# my notes\n")
+    os.utime(victim, (0, 0))   # older than every input: is_stale would say rebuild
+    before = victim.read_bytes()
+    for cmd in (("build",), ("sql", "SELECT 1"), ("fit", "llama-3.1-8b", "h100-sxm-80gb"),
+                ("export", "hardware", "--to", str(tmp_path / "h.csv"))):
+        r = run(*cmd, "--project", root, "--db", victim)
+        clean_exit(r, (1,))
+        assert "bad-database" in r.output, (cmd, r.output)
+        assert victim.read_bytes() == before
+    r = run("build", "--project", root, "--db", tmp_path)   # click's own path check refuses a folder
     clean_exit(r, (2,))
-    assert "not a kvreg DuckDB database" in r.output
-    r = run("fit", "llama-3.1-8b", "h100-sxm-80gb", "--project", root, "--db", bogus)
-    clean_exit(r, (1,))
-    assert "bad-database" in r.output
+    assert "is a directory" in r.output
 
 
 def test_killed_builds_leftovers_are_removed(tmp_path):
