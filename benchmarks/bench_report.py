@@ -46,7 +46,10 @@ def large_report(project: Path) -> str:
 
 
 def time_report(project: Path, report_id: str, repeat: int, pdf: bool = True) -> dict[str, float]:
-    """Best-of-``repeat`` seconds for the HTML (validate, build, query, charts, render) and for HTML + PDF."""
+    """Best-of-``repeat`` seconds for the HTML (validate, build, query, charts, render) and for HTML + PDF.
+
+    Runs after the first read the charts and heaviest tables the first kept (``.kvreg/charts``,
+    ``.kvreg/report-tables``): the first run is the cold figure, the best of the rest the kept one."""
     from kvreg.report.make import render
 
     best = {"html_s": float("inf"), "html_pdf_s": float("nan")}
