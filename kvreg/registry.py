@@ -15,35 +15,41 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from kvreg.configfill import FILLED, MISSING_HINT
 from kvreg.folders import FOLDERS, is_project, project_folders  # noqa: F401  (re-exported: registry.is_project)
 from kvreg.problems import KvregError, Problem
 from kvreg.schema.common import Entry
-from kvreg.schema.engine import EngineEntry
-from kvreg.schema.hardware import HardwareEntry
-from kvreg.schema.model import ModelEntry
-from kvreg.schema.report import ReportEntry
-from kvreg.schema.observation import ObservationEntry
-from kvreg.schema.throughput import ThroughputEntry
 from kvreg.yamlsrc import Document, load_document
 
 
 @dataclasses.dataclass(frozen=True)
 class Kind:
-    """One kind of entry: where its files live and which schema validates them."""
+    """One kind of entry: where its files live and which schema validates them.
+
+    ``schema_path`` is ``module:Class``; :attr:`schema` imports it when first used, so a command that reads one kind
+    (``kvreg report`` with its database up to date validates the report definitions only, kvreg/report/make.py)
+    does not import every kind's pydantic models (~0.13 s CPU, benchmarks/README.md "html11").
+    """
 
     name: str
     folder: str
-    schema: type[Entry]
+    schema_path: str
+
+    @property
+    def schema(self) -> type[Entry]:
+        """The entry kind's pydantic model (imported on first use)."""
+        import importlib
+
+        module, _, cls = self.schema_path.partition(":")
+        return getattr(importlib.import_module(module), cls)
 
 
 KINDS: list[Kind] = [
-    Kind("model", FOLDERS["model"], ModelEntry),
-    Kind("engine", FOLDERS["engine"], EngineEntry),
-    Kind("hardware", FOLDERS["hardware"], HardwareEntry),
-    Kind("report", FOLDERS["report"], ReportEntry),
-    Kind("observation", FOLDERS["observation"], ObservationEntry),
-    Kind("throughput", FOLDERS["throughput"], ThroughputEntry),
+    Kind("model", FOLDERS["model"], "kvreg.schema.model:ModelEntry"),
+    Kind("engine", FOLDERS["engine"], "kvreg.schema.engine:EngineEntry"),
+    Kind("hardware", FOLDERS["hardware"], "kvreg.schema.hardware:HardwareEntry"),
+    Kind("report", FOLDERS["report"], "kvreg.schema.report:ReportEntry"),
+    Kind("observation", FOLDERS["observation"], "kvreg.schema.observation:ObservationEntry"),
+    Kind("throughput", FOLDERS["throughput"], "kvreg.schema.throughput:ThroughputEntry"),
 ]
 
 
@@ -144,6 +150,13 @@ def _fields_at(schema: type[BaseModel], path: tuple) -> set[str]:
     return {name for m in models for name in m.model_fields}
 
 
+def _filled() -> tuple:
+    """``(FILLED, MISSING_HINT)`` of :mod:`kvreg.configfill`, imported only when a model entry lacks a key."""
+    from kvreg.configfill import FILLED, MISSING_HINT
+
+    return FILLED, MISSING_HINT
+
+
 def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[Entry]) -> list[Problem]:
     """One :class:`Problem` per pydantic error, placed at the offending key of ``doc``.
 
@@ -184,9 +197,9 @@ def _problems_from_validation(exc: ValidationError, doc: Document, schema: type[
             msg = f"{msg} (got {err['input']!r})"
         if code == "wrong-type" and not hint:
             hint = _type_hint(err["type"])
-        if code == "missing-key" and schema.__name__ == "ModelEntry" and len(loc) == 1 and loc[0] in FILLED:
+        if code == "missing-key" and schema.__name__ == "ModelEntry" and len(loc) == 1 and loc[0] in _filled()[0]:
             # a model with a shipped config has these filled from it (kvreg/configfill.py)
-            hint = MISSING_HINT
+            hint = _filled()[1]
         problems.append((loc, Problem(doc.file_of(loc), line, col, key, code, msg, hint)))
     missing = {loc for loc, p in problems if p.code == "missing-key"}
     merged: set[tuple] = set()

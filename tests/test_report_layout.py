@@ -203,6 +203,8 @@ def test_pdf_appendix_prints_each_devices_budget_at_its_smallest_fitting_tp(q4_c
             want.append((hw, str(min((t for t, fit in tps if fit), default=tps[-1][0]))))
         got = BUDGET_LINE.findall(_table(_block(printed, m.model_id), "<h4>Weights and KV pool per device</h4>"))
         assert got == want
+        # the rule is SQL's (pools.sql budget_printed, scope_memory_pools.sql budget_tp); the template only prints it
+        assert [(r.hardware_id, str(r.tp)) for r in m.pools if r.budget_printed] == want
         # the HTML table: one row per listed weights dtype × TP × engine on every device (weights and engine columns)
         html_rows = re.findall(r'<tr[^>]*><td class="id">[^<]+</td><td>',
                                _table(_block(screen, m.model_id), "<h4>Weights and KV pool per device</h4>"))

@@ -204,7 +204,8 @@ class StepCache:
         os.close(fd)
         os.unlink(tmp)  # DuckDB creates the file itself
         try:
-            con.execute(f"ATTACH '{_sql_path(Path(tmp))}' AS {_ATTACHED}")
+            # READ_WRITE: on a read-only connection (the report's, kvreg/report/table_cache.py) ATTACH defaults to read-only
+            con.execute(f"ATTACH '{_sql_path(Path(tmp))}' AS {_ATTACHED} (READ_WRITE)")
             try:
                 con.execute(fill_sql)
             finally:

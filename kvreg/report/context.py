@@ -73,13 +73,21 @@ def rows(con, name: str, params: dict | None = None) -> list:
     return [Row(*r) for r in cur.fetchall()]
 
 
-def materialise(con, table: str, query: str, params: dict) -> None:
+def materialise(con, table: str, query: str, params: dict, tables=None) -> None:
     """Create temp table TABLE from query QUERY (queries/QUERY.sql) with named ``params``, once per report.
 
     The heavy views (capacity, engine_capacity, roofline, plans) are read by several report queries;
     each is evaluated once, for the report's lists only, and the queries join the temp table.
+    ``tables`` (a :class:`kvreg.report.table_cache.TableCache`, or None): read the table from the rows an earlier
+    report computed on the same database, or keep them for the next one.
     """
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {query_text(query)}", params)
+    sql = query_text(query)
+    key = tables.key(table, sql, params) if tables is not None else None
+    if key is not None and tables.load(con, table, key):
+        return
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {sql}", params)
+    if key is not None:
+        tables.save(con, table, key)
 
 
 def knob_params(workload) -> dict:
@@ -139,7 +147,8 @@ def _check(con, notes: list, name: str, present: bool, needed, sql: str, params=
     return True
 
 
-def availability(con, workload, scope: dict, *, check_plans: bool = True, batched: bool = False) -> Availability:
+def availability(con, workload, scope: dict, *, check_plans: bool = True, batched: bool = False,
+                 tables=None) -> Availability:
     """Detect ``engine_capacity``, ``roofline`` and the ``plans`` macro, with the columns the report needs.
 
     Also creates ``report_engine_capacity`` (when the view exists: a temp view over the one evaluation of the
@@ -150,7 +159,7 @@ def availability(con, workload, scope: dict, *, check_plans: bool = True, batche
     ``plans`` binds the temp ``capacity_at`` instead of planning the admission chain, 0.15 → 0.05 s CPU).
     ``batched=True`` (the report) also keeps ``report_engine_batched``: every setting of the batched_tokens axis at
     the workload context, from the same one evaluation of the admission chain (scope_engine_capacity.sql), for the
-    levers (:func:`levers`).
+    levers (:func:`levers`).  ``tables``: the report's table cache (:func:`materialise`), for the admission rows.
     """
     views, macros = _objects(con)
     notes: list[str] = []
@@ -166,7 +175,7 @@ def availability(con, workload, scope: dict, *, check_plans: bool = True, batche
         axis = rows(con, "batched_axis", {"max_num_batched_tokens": knobs["max_num_batched_tokens"]})[0].batched_axis \
             if batched else None
         materialise(con, "report_engine_capacity_axis", "scope_engine_capacity",
-                    dict(scope, **knobs, context_tokens=workload.context_tokens, batched_axis=axis))
+                    dict(scope, **knobs, context_tokens=workload.context_tokens, batched_axis=axis), tables)
         # views over that one table: copying its wide rows into three more tables cost ~0.15 s CPU, scanning it
         # where they are read a few ms each
         con.execute("CREATE OR REPLACE TEMP VIEW report_engine_capacity_all AS SELECT * EXCLUDE (at_report_setting)"
@@ -282,7 +291,7 @@ class ReportContext:
     changes: Any | None = None  # kvreg.report.changes.Changes when the definition names `previous:`
 
 
-def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
+def rank_options(con, report_id: str, scope: dict, *, axis: bool = False, tables=None):
     """Create the temp table ``report_options``: every option the report compares, ranked per model.
 
     The recommendation is ``rank_in_model = 1 AND meets`` (plan_options.sql, or options.sql when the
@@ -295,13 +304,14 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
     With ``axis`` the connection's ``capacity_at`` is then served from ``report_capacity_all`` (:func:`_share_capacity`:
     the plans and the roofline read the rows already computed) until :func:`unshare_capacity`; ``build_context`` does
     both.  ``axis`` also keeps ``report_engine_batched`` for :func:`report_levers` (:func:`availability`).
+    ``tables``: the report's table cache (:func:`materialise`) for the admission rows, the capacity and the plans.
 
     Returns:
         (workload row, :class:`Availability`).
     """
     p = {"report": report_id}
     workload = _workload(con, p)
-    avail = availability(con, workload, scope, check_plans=not axis, batched=axis)
+    avail = availability(con, workload, scope, check_plans=not axis, batched=axis, tables=tables)
     knobs = knob_params(workload)
     # the report's cost basis (rental or TCO), one rate per device, read by every priced query
     materialise(con, "report_rates", "scope_rates",
@@ -314,7 +324,7 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
         if axis:   # the report's contexts are on the axis (kvreg/tables.py adds them)
             materialise(con, "report_capacity_all", "scope_capacity",
                         dict(scope, contexts=[c for (c,) in con.execute(
-                            "SELECT context_tokens FROM contexts ORDER BY 1").fetchall()], **knobs))
+                            "SELECT context_tokens FROM contexts ORDER BY 1").fetchall()], **knobs), tables)
             con.execute("CREATE OR REPLACE TEMP TABLE report_capacity AS SELECT * FROM report_capacity_all"
                         " WHERE list_contains($contexts, context_tokens)", {"contexts": contexts.contexts})
         else:
@@ -326,7 +336,7 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False):
         avail = with_plans(con, avail, workload)   # DESCRIBE plans now binds the shared capacity_at
     materialise(con, "report_binding_names", "binding_names", {})
     if avail.plans:
-        materialise(con, "report_plans", "scope_plans", plans_params(scope, workload, knobs, "fitted"))
+        materialise(con, "report_plans", "scope_plans", plans_params(scope, workload, knobs, "fitted"), tables)
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
     else:
         con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
@@ -345,7 +355,7 @@ def plans_params(scope: dict, workload, knobs: dict, efficiency_basis: str) -> d
                 request_rate_per_s=workload.request_rate_per_s, efficiency_basis=efficiency_basis, **knobs)
 
 
-def vendor_plans(con, scope: dict, workload) -> list:
+def vendor_plans(con, scope: dict, workload, tables=None) -> list:
     """The second plan of each call resting on a guessed efficiency (guess_plans.sql rows, one per such model).
 
     A recommendation marked † (TPOT-bound, its bandwidth efficiency only the hardware entry's stated figure:
@@ -353,13 +363,14 @@ def vendor_plans(con, scope: dict, workload) -> list:
     'vendor_measured')`` (kvreg/sql/274_plan_efficiency.sql: the same vendor's lowest measured figure), for those
     models only, into the temp table ``report_plans_vendor``: the same macro and ranking, so the count on the
     guessed device and whether the recommendation flips come from one formula.  Empty when no call is marked.
+    ``tables``: the report's table cache (:func:`materialise`).
     """
     (guessed,) = con.execute("SELECT list(model_id ORDER BY model_idx) FROM report_options WHERE rank_in_model = 1"
                              " AND meets AND binding_key = 'tpot' AND speed_estimated").fetchone()
     if not guessed:
         return []
     materialise(con, "report_plans_vendor", "scope_plans",
-                plans_params(dict(scope, models=guessed), workload, knob_params(workload), "vendor_measured"))
+                plans_params(dict(scope, models=guessed), workload, knob_params(workload), "vendor_measured"), tables)
     return rows(con, "guess_plans")
 
 
@@ -450,7 +461,8 @@ def commit_date(root: Path, commit: str | None) -> str | None:
         return None
 
 
-def build_context(con, registry, report_id: str, *, charts: bool = True, progress=None) -> ReportContext:
+def build_context(con, registry, report_id: str, *, charts: bool = True, progress=None,
+                  tables=None) -> ReportContext:
     """Query everything report ``report_id`` shows, over an open (writable) connection.
 
     Args:
@@ -459,19 +471,21 @@ def build_context(con, registry, report_id: str, *, charts: bool = True, progres
         report_id: id of a report entry (file stem under ``reports/``).
         charts: render the matplotlib charts (SVG strings); False leaves them empty (faster tests).
         progress: optional callable given a short message before the slow steps (the charts).
+        tables: a :class:`kvreg.report.table_cache.TableCache` for the database ``con`` reads (kvreg/report/make.py
+            passes the project's), or None: every query runs.
 
     Returns:
         The :class:`ReportContext`; all numbers in base units (bytes, tokens, seconds, USD).
     """
     try:
         share_views(con)
-        return _build_context(con, registry, report_id, charts=charts, progress=progress)
+        return _build_context(con, registry, report_id, charts=charts, progress=progress, tables=tables)
     finally:
         unshare_capacity(con)
         unshare_views(con)
 
 
-def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> ReportContext:
+def _build_context(con, registry, report_id: str, *, charts: bool, progress, tables=None) -> ReportContext:
     from importlib.metadata import PackageNotFoundError, version
 
     report = registry.entries["report"][report_id].entry
@@ -482,7 +496,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
         from kvreg.report.chart_cache import ChartCache
 
         chart_workers.start_workers(ChartCache.for_project(registry.root))   # charts kept in .kvreg/charts
-    workload, avail = rank_options(con, report_id, scope, axis=True)
+    workload, avail = rank_options(con, report_id, scope, axis=True, tables=tables)
     # each model's shown precisions (the recommendation's, else the report's first): charts, printed appendix
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_shown_precisions AS {query_text('shown_precisions')}", p)
     # the whole contexts axis only for what the charts and the sensitivity read (chart_scope.sql), cut from the one
@@ -498,7 +512,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
     if avail.roofline:   # read by the roofline chart only: its precisions and engines, as the capacity axis
         materialise(con, "report_roofline", "scope_roofline",
                     dict(scope, weights_dtypes=cs.weights_dtypes, kv_dtypes=cs.kv_dtypes, engines=cs.engines,
-                         context_tokens=workload.context_tokens, **knob_params(workload)))
+                         context_tokens=workload.context_tokens, **knob_params(workload)), tables)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_grid AS {query_text('grid')}", p)
     con.execute(f"CREATE OR REPLACE TEMP TABLE report_chart_capacity AS {query_text('chart_capacity')}", p)
 
@@ -528,7 +542,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress) -> 
 
     # the rest of the queries run while the workers draw; the charts are collected last (_collect_charts)
     # a call resting on a guessed efficiency, sized again at the same vendor's measured one (while capacity is shared)
-    guesses = {r.model_id: r for r in vendor_plans(con, scope, workload)} if avail.plans else {}
+    guesses = {r.model_id: r for r in vendor_plans(con, scope, workload, tables)} if avail.plans else {}
     # each query's rows grouped by model once (order kept): a large report has ~10^5 grid rows
     grid = _by_model(rows(con, "report_grid_ordered"))
     options = _by_model(rows(con, "report_options_ordered"))

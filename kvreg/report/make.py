@@ -68,7 +68,7 @@ def render(project: Path | str, report_id: str, formats=FORMATS, *, charts: bool
 
     say = progress or (lambda msg: None)
     project = Path(project)
-    con, registry = _database(project, say)
+    con, registry, tables = _database(project, say)
     try:
         if report_id not in registry.entries.get("report", {}):
             known = ", ".join(r for (r,) in con.execute(
@@ -76,9 +76,11 @@ def render(project: Path | str, report_id: str, formats=FORMATS, *, charts: bool
             raise KvregError([Problem(f"reports/{report_id}.yaml", 0, 0, "", "unknown-report",
                                       f"no report {report_id!r} in the project", f"known reports: {known}")])
         say("querying views")
-        ctx = build_context(con, registry, report_id, charts=charts, progress=say)
+        ctx = build_context(con, registry, report_id, charts=charts, progress=say, tables=tables)
     finally:
         con.close()
+    if tables is not None:
+        tables.prune()
     out = {}
     if "html" in formats:
         say("rendering HTML")
@@ -94,7 +96,8 @@ def render(project: Path | str, report_id: str, formats=FORMATS, *, charts: bool
 
 
 def _database(project: Path, say: Callable[[str], None]):
-    """``(connection, registry)`` for a report of ``project``: the project's database, reused when up to date.
+    """``(connection, registry, tables)`` for a report of ``project``: the project's database, reused when up to date,
+    and the report's table cache for it (:mod:`kvreg.report.table_cache`; None with the in-memory build).
 
     The project's ``.kvreg/kvreg.duckdb`` (the one ``kvreg build`` and ``kvreg sql`` use) is rebuilt — the
     registry validated and every table and view created — only when it is missing or older than any input
@@ -103,7 +106,8 @@ def _database(project: Path, say: Callable[[str], None]):
     opened read-only; the report's temp tables live in the connection.  A fresh database was built from this
     registry after it validated, so the registry object here holds the report definitions only (read again from
     their files: the templates show their fields).  When the database cannot be written (a read-only project),
-    the registry is validated and built in memory instead, as before.
+    the registry is validated and built in memory instead, as before.  The table cache is keyed on the file's state
+    as opened (read-only: no writer can change it while the report runs).
 
     Raises:
         KvregError: the registry has problems (nothing is written).
@@ -122,13 +126,15 @@ def _database(project: Path, say: Callable[[str], None]):
         registry = load_registry(project)
         con = duckdb.connect(":memory:", config=duckdb_config())
         populate(con, registry)
-        return con, registry
+        return con, registry, None
     try:
         con = duckdb.connect(str(db), read_only=True, config=duckdb_config())
     except duckdb.Error as exc:
         raise KvregError([Problem(str(db), 0, 0, "", "bad-database", f"{db} is not a kvreg DuckDB database: "
                                   f"{str(exc).splitlines()[0]}", "delete it and run the report again")]) from None
-    return con, _report_definitions(project)
+    from kvreg.report.table_cache import TableCache
+
+    return con, _report_definitions(project), TableCache.for_database(project, db)
 
 
 def _report_definitions(project: Path):

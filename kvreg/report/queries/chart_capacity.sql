@@ -1,6 +1,6 @@
 -- chart_capacity: max concurrency against context length for each model's primary configuration
 -- on each listed hardware (the recommended option's weights dtype, KV dtype and engine — the report's
--- first ones when the model has no recommendation — at the smallest listed TP size whose weights fit), over every context of the contexts axis up to the
+-- first ones when the model has no recommendation — at the smallest listed TP size whose weights fit, report_memory_pools.fit_tp), over every context of the contexts axis up to the
 -- longer of the model's native context and the report's longest context.
 -- engine_seqs is what the first listed engine release with accounting data (admission_engine_id) admits
 -- in the same hardware × precision × TP configuration (report_engine_admission), NULL when none is listed.
@@ -16,18 +16,16 @@ firsts AS (
                AS admission_engine_id
     FROM pick
 ),
-cfg AS (
+cfg AS (   -- at fit_tp (scope_memory_pools.sql: the smallest listed TP size whose weights fit; none: no line)
     SELECT p.model_id, p.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype,
-           min(p.tp) AS tp, f.longest_context_tokens, f.admission_engine_id
+           p.tp, f.longest_context_tokens, f.admission_engine_id
     FROM report_memory_pools p
     CROSS JOIN firsts f
     JOIN report_shown_precisions r ON r.model_id = p.model_id
     JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = p.model_id
     JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = p.hardware_id
-    JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = p.tp
     WHERE p.engine_id = r.engine_id AND p.weights_dtype = r.weights_dtype
-      AND p.pool_bytes > 0
-    GROUP BY ALL
+      AND p.tp = p.fit_tp
 )
 SELECT c.model_id, c.hardware_id, c.engine_id, c.weights_dtype, c.kv_dtype, c.tp, c.context_tokens,
        c.context_label, c.first_principles_seqs AS max_seqs, c.naive_max_seqs, e.admitted_seqs AS engine_seqs,
