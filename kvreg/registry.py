@@ -288,6 +288,7 @@ def load_registry(root: Path | str = ".", cache=None) -> Registry:
     from kvreg.extends import EngineParents
 
     parents = EngineParents(root, "registry/engines")
+    readings: dict = {}  # each shipped config.json imported once: by the fill, reused by the config check
     for kind, path in discover(root):
         display = path.relative_to(root).as_posix()
         # Two files with one stem (m.yaml, m.yml) are one id twice, valid or not.
@@ -311,7 +312,7 @@ def load_registry(root: Path | str = ".", cache=None) -> Registry:
             doc, probs = parents.resolve(doc, path.stem)  # extends: parent's data merged in first
             problems.extend(probs)
         if kind.name == "model" and doc is not None:
-            doc, probs = fill_model(doc, path)  # geometry the entry omits: its shipped config's
+            doc, probs = fill_model(doc, path, readings)  # geometry the entry omits: its shipped config's
             problems.extend(probs)
         entry = _validate(kind, path, display, doc, problems)
         if entry is None:
@@ -326,7 +327,7 @@ def load_registry(root: Path | str = ".", cache=None) -> Registry:
 
     # Geometry against each model's shipped config.json first: what agrees is provenance the
     # checks' tables record as read from that file.
-    problems.extend(check_registry(registry, cache))
+    problems.extend(check_registry(registry, cache, readings))
 
     problems.extend(run_checks(registry))
     if problems:
