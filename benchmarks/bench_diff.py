@@ -151,8 +151,13 @@ def run(scale: int, repeat: int, cases: list[str], all_modes: tuple[bool, ...], 
                     steps: list[tuple[float, float, str]] = []
                     load = os.getloadavg()[0]
                     t0, c0 = time.perf_counter(), cpu_seconds()
+
+                    def step(msg: str) -> None:  # printed as it happens too: a run stopped early shows where it was
+                        steps.append((time.perf_counter(), cpu_seconds(), msg))
+                        print(f"    [{steps[-1][0] - t0:.1f} s wall / {steps[-1][1] - c0:.1f} s cpu] {msg}", flush=True)
+
                     r = diff_projects("HEAD~1", "HEAD", root, all_scenarios=all_scenarios, figure_rows=figure_rows,
-                                      progress=lambda msg: steps.append((time.perf_counter(), cpu_seconds(), msg)))
+                                      progress=step)
                     t1, c1 = time.perf_counter(), cpu_seconds()
                     times.append(t1 - t0)
                     cpus.append(c1 - c0)

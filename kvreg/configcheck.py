@@ -37,23 +37,41 @@ def config_path(entry_file: Path) -> Path:
     return entry_file.with_name(entry_file.stem + ".config.json")
 
 
-def config_reading(cfg_file: Path, entry_id: str, params_total: int | None, shown: str) -> dict:
+def config_reading(cfg_file: Path, entry_id: str, params_total: int | None, shown: str,
+                   readings: dict | None = None) -> dict:
     """The importer's entry dict for ``cfg_file`` (:func:`kvreg.importhf.import_config`, as ``kvreg import-hf``),
     the one reading both the geometry fill (kvreg/configfill.py) and this check use.  A config too thin to count
     parameters from (Falcon-H1's docs table: ``missing-dimension``) is read again with the entry's own
     ``params_total`` standing in, when it states one: only geometry is taken from or compared with it.
+
+    ``readings`` (optional, ``{config path: {params_total stood in (None: none): reading or KvregError}}``): an
+    import recorded by an earlier call for the same file and the same stand-in is reused (its error raised again)
+    instead of importing the file a second time; a new one is recorded.  Loading a registry passes one such dict
+    to the fill and to :func:`check_registry`, so a shipped config is read once per validation.
 
     Raises:
         KvregError: the importer cannot read the config.
     """
     from kvreg.importhf import import_config
 
+    memo = readings.setdefault(cfg_file, {}) if readings is not None else {}
+
+    def read(params: int | None) -> dict:
+        if params not in memo:
+            try:
+                memo[params] = import_config(cfg_file, entry_id=entry_id, params_total=params, display=shown).entry
+            except KvregError as exc:
+                memo[params] = exc
+        if isinstance(memo[params], KvregError):
+            raise memo[params]
+        return memo[params]
+
     try:
-        return import_config(cfg_file, entry_id=entry_id, display=shown).entry
+        return read(None)
     except KvregError as exc:
         if params_total is None or not any(p.code == "missing-dimension" for p in exc.problems):
             raise
-        return import_config(cfg_file, entry_id=entry_id, params_total=params_total, display=shown).entry
+        return read(params_total)
 
 
 def _signature(g) -> tuple:
@@ -79,7 +97,8 @@ def _group_leaves(entry) -> dict[tuple, object]:
     return {path: v for path, v, _ in _leaves(entry, ()) if path and path[0] == "layer_groups"}
 
 
-def check_model(entry, doc, cfg_file: Path, shown: str) -> tuple[list[Problem], dict[tuple, object]]:
+def check_model(entry, doc, cfg_file: Path, shown: str,
+                readings: dict | None = None) -> tuple[list[Problem], dict[tuple, object]]:
     """Compare one model entry with its shipped config.
 
     Args:
@@ -87,6 +106,7 @@ def check_model(entry, doc, cfg_file: Path, shown: str) -> tuple[list[Problem], 
         doc: its YAML document (for file:line of each key).
         cfg_file: the shipped ``config.json``.
         shown: how to name the config in messages (project-relative path).
+        readings: the config readings the geometry fill recorded (:func:`config_reading`), reused.
 
     Returns:
         (problems, checked): one ``config-mismatch`` problem per disagreeing key (or a
@@ -102,7 +122,7 @@ def check_model(entry, doc, cfg_file: Path, shown: str) -> tuple[list[Problem], 
     fix = (f"correct the entry to the config's value; if the shipped config is wrong, replace {shown} "
            "with the model's published config.json and record its origin in registry/models/CONFIGS.md")
     try:
-        theirs = ModelEntry.model_validate(config_reading(cfg_file, entry.id, entry.params_total.value, shown))
+        theirs = ModelEntry.model_validate(config_reading(cfg_file, entry.id, entry.params_total.value, shown, readings))
     except KvregError as exc:
         why = "; ".join(p.message for p in exc.problems)
         return [problem(("id",), "config-unreadable", f"the shipped config {shown} cannot be imported: {why}",
@@ -177,11 +197,13 @@ def _compare_groups(entry, theirs, shown, fix, problem, checked) -> list[Problem
                     fix)]
 
 
-def check_registry(registry, cache=None) -> list[Problem]:
+def check_registry(registry, cache=None, readings: dict | None = None) -> list[Problem]:
     """Check every model entry that ships a config; fill ``registry.config_checked``.
 
     ``cache`` (a :class:`kvreg.validate_cache.ValidateCache`, optional): a model whose entry and config bytes
     passed before takes the key paths checked then; a passing check is added to it.
+    ``readings``: the config readings the geometry fill made while loading (:func:`config_reading`), reused so
+    that a config is imported once, not once by the fill and again here.
 
     Returns the problems found (the caller raises them with the others).
     """
@@ -204,7 +226,7 @@ def check_registry(registry, cache=None) -> list[Problem]:
             if checked is not None:
                 registry.config_checked[mid] = checked
                 continue
-        probs, checked = check_model(item.entry, item.doc, cfg, shown)
+        probs, checked = check_model(item.entry, item.doc, cfg, shown, readings)
         problems += probs
         registry.config_checked[mid] = checked
         if key is not None and not probs:

@@ -26,6 +26,7 @@ whose hint says to ship the config or state the field (kvreg/registry.py).
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 from kvreg.configcheck import GROUP_FIELDS, MOE_FIELDS, TOP_FIELDS, config_path, config_reading
@@ -66,12 +67,15 @@ def _group_keys(mine, theirs) -> dict[int, dict]:
     return out
 
 
-def fill_model(doc: Document, entry_file: Path) -> tuple[Document, list[Problem]]:
+def fill_model(doc: Document, entry_file: Path, readings: dict | None = None) -> tuple[Document, list[Problem]]:
     """``doc`` with the geometry keys it omits taken from the shipped config beside ``entry_file``.
 
     Args:
         doc: the parsed model entry (its data a mapping).
         entry_file: the entry's path on disk (the config is ``<id>.config.json`` beside it).
+        readings: when given, the config's import is recorded in it (:func:`kvreg.configcheck.config_reading`),
+            so the config check (:func:`kvreg.configcheck.check_registry`) reuses it instead of importing the
+            file again.
 
     Returns:
         (document, problems): the same ``doc`` when there is no config or nothing is omitted; else a new
@@ -94,7 +98,7 @@ def fill_model(doc: Document, entry_file: Path) -> tuple[Document, list[Problem]
         return doc, []
     shown = Path(doc.file).with_name(cfg.name).as_posix()
     try:
-        theirs = config_reading(cfg, str(data.get("id", entry_file.stem)), _stated_params(data), shown)
+        theirs = config_reading(cfg, str(data.get("id", entry_file.stem)), _stated_params(data), shown, readings)
     except KvregError as exc:
         from kvreg.schema.model import ModelEntry
 
@@ -106,6 +110,7 @@ def fill_model(doc: Document, entry_file: Path) -> tuple[Document, list[Problem]
         return doc, [Problem(doc.file, line, col, "id", "config-unreadable",
                              f"the entry omits {', '.join(needed)}, but its shipped config {shown} cannot be "
                              f"imported: {why}", "fix the config, or state the fields in the entry")]
+    theirs = copy.deepcopy(theirs)  # the reading is shared with the config check (``readings``): never aliased
     parent: dict = {}
     for k in omitted:
         if k in theirs:

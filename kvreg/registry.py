@@ -246,10 +246,11 @@ def _validate(kind: Kind, path: Path, display: str, doc: Document | None, proble
     return entry
 
 
-def _cache_key(kind: Kind, path: Path, display: str, engines: list) -> str | None:
+def _cache_key(kind: Kind, path: Path, display: str, engines: list, fill_geometry: bool = True) -> str | None:
     """The validate-cache key of one entry file (kvreg/validate_cache.py): its kind, path and bytes, and for an
-    engine release every engine file's (``extends:`` merges parents in); None when the file is unreadable or
-    too large (validation reports it)."""
+    engine release every engine file's (``extends:`` merges parents in), for a model its shipped config's when
+    the geometry fill applies (else a marker: the same bytes read unfilled are another entry); None when the file
+    is unreadable or too large (validation reports it)."""
     from kvreg.validate_cache import digest
     from kvreg.yamlsrc import MAX_BYTES
 
@@ -264,6 +265,8 @@ def _cache_key(kind: Kind, path: Path, display: str, engines: list) -> str | Non
         return None
     if kind.name == "engine":
         return digest("entry", kind.name, display, data, engines[0])
+    if kind.name == "model" and not fill_geometry:
+        return digest("entry", kind.name, display, data, "unfilled")
     if kind.name == "model":  # geometry the entry omits comes from its shipped config (kvreg/configfill.py)
         from kvreg.configcheck import config_path
 
@@ -275,7 +278,7 @@ def _cache_key(kind: Kind, path: Path, display: str, engines: list) -> str | Non
     return digest("entry", kind.name, display, data)
 
 
-def load_registry(root: Path | str = ".", cache=None) -> Registry:
+def load_registry(root: Path | str = ".", cache=None, fill_geometry: bool = True) -> Registry:
     """Parse and validate every entry under ``root`` (a kvreg project directory).
 
     Runs the per-entry schema checks, then the cross-entry checks
@@ -287,6 +290,10 @@ def load_registry(root: Path | str = ".", cache=None) -> Registry:
             validate are taken from it (document and entry, and a model's config.json check) instead of being
             parsed and validated again; the entries validated here are added to it (the caller saves it).
             The cross-entry checks always run.
+        fill_geometry: fill the geometry a model entry omits from its shipped config (kvreg/configfill.py).
+            False reads an omitted key as the registry did before the fill existed (unknown, or the schema's
+            default): ``kvreg diff`` of a revision older than the fill (kvreg/diff/revisions.py
+            ``fills_geometry``), whose entries omitted what they did not know.  The configs are still checked.
 
     Raises:
         KvregError: with all problems found, sorted by file and line.
@@ -301,11 +308,12 @@ def load_registry(root: Path | str = ".", cache=None) -> Registry:
     from kvreg.extends import EngineParents
 
     parents = EngineParents(root, "registry/engines")
+    readings: dict = {}  # each shipped config.json imported once: by the fill, reused by the config check
     for kind, path in discover(root):
         display = path.relative_to(root).as_posix()
         # Two files with one stem (m.yaml, m.yml) are one id twice, valid or not.
         first = seen.setdefault((kind.name, path.stem), display)
-        key = _cache_key(kind, path, display, engines_digest) if cache is not None and first == display else None
+        key = _cache_key(kind, path, display, engines_digest, fill_geometry) if cache is not None and first == display else None
         hit = cache.get(key) if key is not None else None
         if hit is not None:  # validated before from these very bytes (and the same kvreg code)
             doc, entry = hit
@@ -323,8 +331,8 @@ def load_registry(root: Path | str = ".", cache=None) -> Registry:
         if kind.name == "engine" and doc is not None:
             doc, probs = parents.resolve(doc, path.stem)  # extends: parent's data merged in first
             problems.extend(probs)
-        if kind.name == "model" and doc is not None:
-            doc, probs = fill_model(doc, path)  # geometry the entry omits: its shipped config's
+        if kind.name == "model" and doc is not None and fill_geometry:
+            doc, probs = fill_model(doc, path, readings)  # geometry the entry omits: its shipped config's
             problems.extend(probs)
         entry = _validate(kind, path, display, doc, problems)
         if entry is None:
@@ -339,7 +347,7 @@ def load_registry(root: Path | str = ".", cache=None) -> Registry:
 
     # Geometry against each model's shipped config.json first: what agrees is provenance the
     # checks' tables record as read from that file.
-    problems.extend(check_registry(registry, cache))
+    problems.extend(check_registry(registry, cache, readings))
 
     problems.extend(run_checks(registry))
     if problems:

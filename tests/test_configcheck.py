@@ -141,3 +141,27 @@ def test_a_wrong_indexer_key_width_is_refused(tmp_path):
     assert (p.code, p.key) == ("config-mismatch", "layer_groups.0.index_head_dim")
     assert (tmp_path / p.file).read_text().splitlines()[p.line - 1].strip() == "index_head_dim: 64"
     assert "is 64 but the shipped config registry/models/deepseek-v3.2.config.json gives 128" in p.message
+
+
+def test_an_uncached_validation_imports_each_shipped_config_once(monkeypatch):
+    """The geometry fill and the config check share one reading (configcheck.config_reading's ``readings``):
+    an uncached validation of the shipped registry imports each config.json once, not once per step; a thin
+    config (Falcon-H1's docs table: no parameter count) once without and once with the entry's params_total."""
+    import collections
+
+    import kvreg.importhf as importhf
+
+    real = importhf.import_config
+    calls = collections.Counter()
+
+    def counting(path, *args, **kwargs):
+        calls[(Path(path).name, kwargs.get("params_total"))] += 1
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(importhf, "import_config", counting)
+    reg = load_registry(ROOT)
+    shipped = {p.name for p in MODELS.glob("*.config.json")}
+    assert {name for name, _ in calls} == shipped
+    assert max(calls.values()) == 1, [k for k, n in calls.items() if n > 1]
+    assert ("falcon-h1-34b.config.json", None) in calls and ("falcon-h1-34b.config.json", 34e9) in calls
+    assert reg.config_checked["llama-3.1-8b"][("layers",)] == 32  # the check still ran on the shared reading

@@ -13,17 +13,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvreg.diff.model import DiffResult
-from kvreg.diff.revisions import RevisionError, materialize
+from kvreg.diff.revisions import RevisionError, fills_geometry, materialize
 from kvreg.problems import KvregError
 
 __all__ = ["DiffResult", "RevisionError", "diff_projects"]
 
 
-def _load(root: Path, label: str, cache=None):
+def _load(root: Path, label: str, cache=None, fill_geometry: bool = True):
     from kvreg.registry import load_registry
 
     try:
-        return load_registry(root, cache)
+        return load_registry(root, cache, fill_geometry)
     except KvregError as exc:
         exc.side = label  # the CLI says which side is invalid
         raise
@@ -82,9 +82,11 @@ def diff_projects(base: str, head: str | None = None, project: Path | str = ".",
         # BASE and HEAD share are validated once, and an unchanged entry not at all on the next diff.
         cache = ValidateCache.for_project(project)
         say(f"validating BASE {base_label}")
-        base_reg = _load(base_root, f"BASE {base_label}", cache)
+        # Each side's entries read as the code of their revision did: filled from the shipped configs or not
+        # (revisions.fills_geometry: a revision from before the fill left unknown geometry out).
+        base_reg = _load(base_root, f"BASE {base_label}", cache, fills_geometry(base, project))
         say(f"validating HEAD {head_label}")
-        head_reg = _load(head_root, f"HEAD {head_label}", cache)
+        head_reg = _load(head_root, f"HEAD {head_label}", cache, fills_geometry(head, project))
         entries = entry_changes(base_reg, head_reg)
         ids = {k: set(v) for k, v in head_reg.entries.items()}
         removed: dict[str, set[str]] = {}

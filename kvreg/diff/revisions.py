@@ -57,6 +57,36 @@ def _extract(project: Path, sha: str, into: Path) -> Path:
     return into
 
 
+FILL_CODE = "kvreg/configfill.py"
+"""The module that fills a model entry's omitted geometry from its shipped config (issue 14 item 1)."""
+
+
+def fills_geometry(spec: str | None, project: Path) -> bool:
+    """Whether the registry of one diff side is read with the geometry fill (``load_registry(fill_geometry=)``).
+
+    kvreg diffs a registry under the running code, but an entry's omitted key changed meaning when the fill
+    came in (6a9d12c): before, ``granite-4.0-h-tiny`` left ``vocab_size`` out because it is unknown (its shipped
+    config's 100352 is an inference, registry/models/CONFIGS.md), after, an omitted key is the shipped config's.
+    Filling an older revision with today's rule would show a change nobody made (that model's vocabulary, and
+    the figures it moves, against a revision from before the fill).  So a side is read unfilled when it is a revision (or a
+    directory) of a repository that holds kvreg's own code (``kvreg/__init__.py`` at the top) without
+    :data:`FILL_CODE`: the code the entries were written for did not fill them.  A project whose repository
+    holds no kvreg code (a registry of its own) is always filled, as the running kvreg reads it.
+    """
+    if spec is None:
+        return True
+    if Path(spec).is_dir():
+        root = Path(spec)
+        return not (root / "kvreg" / "__init__.py").is_file() or (root / FILL_CODE).is_file()
+    sha = resolve_revision(project, spec)
+    top = Path(_git(project, "rev-parse", "--show-toplevel").stdout.strip())
+
+    def has(path: str) -> bool:  # the path at the top of the repository, in that commit
+        return _git(top, "cat-file", "-e", f"{sha}:{path}").returncode == 0
+
+    return not has("kvreg/__init__.py") or has(FILL_CODE)
+
+
 @contextlib.contextmanager
 def materialize(spec: str | None, project: Path) -> Iterator[tuple[Path, str]]:
     """Yield ``(directory, label)`` for one side of a diff.
