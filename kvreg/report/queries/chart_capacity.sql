@@ -1,11 +1,12 @@
 -- chart_capacity: max concurrency against context length for each model's primary configuration
 -- on each listed hardware (the recommended option's weights dtype, KV dtype and engine — the report's
--- first ones when the model has no recommendation — at the smallest listed TP size whose weights fit), over every context of the contexts axis up to the
+-- first ones when the model has no recommendation — at the smallest listed TP size whose weights fit and whose heads
+-- split: served_tp_sharding, kvreg/sql/037; an engine refuses the others at load), over every context of the contexts axis up to the
 -- longer of the model's native context and the report's longest context.
 -- engine_seqs is what the first listed engine release with accounting data (admission_engine_id) admits
 -- in the same hardware × precision × TP configuration (report_engine_admission), NULL when none is listed.
 -- Grain: one row per model × hardware × context_tokens.
--- Inputs: report_capacity_axis (every axis context, chart_scope.sql), report_memory_pools (scope_memory_pools.sql: the capacity rows' pools), contexts, models, report_items, report_engine_admission,
+-- Inputs: report_capacity_axis (every axis context, chart_scope.sql), served_tp_sharding, report_memory_pools (scope_memory_pools.sql: the capacity rows' pools), contexts, models, report_items, report_engine_admission,
 --   report_shown_precisions (shown_precisions.sql: the recommendation's precisions and engine, else the report's first).
 -- Units: sequences; context in tokens.
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
@@ -25,6 +26,7 @@ cfg AS (
     JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = p.model_id
     JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = p.hardware_id
     JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = p.tp
+    JOIN served_tp_sharding sh ON sh.served_id = p.model_id AND sh.tp = p.tp AND sh.shards
     WHERE p.engine_id = r.engine_id AND p.weights_dtype = r.weights_dtype
       AND p.pool_bytes > 0
     GROUP BY ALL
