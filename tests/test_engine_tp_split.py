@@ -73,6 +73,11 @@ def test_served_set_splits_only_where_every_member_does(con):
     got = dict(con.execute("SELECT tp, shards FROM served_tp_sharding"
                            " WHERE served_id = 'llama-3.1-8b+eagle-llama3.1-instruct-8b'").fetchall())
     assert all(got[t] for t in (1, 2, 4, 8))
+    # Qwen3.6-27B's 24 heads do not split at TP 16, so neither does the set with its MTP head (plans used to find no
+    # tp_sharding row for the set's id and planned it)
+    qwen = con.execute("SELECT shards, refused_model_id, attention_heads FROM served_tp_sharding"
+                       " WHERE served_id = 'qwen3.6-27b+qwen3.6-27b-mtp+spec3' AND tp = 16").fetchone()
+    assert qwen == (False, "qwen3.6-27b", 24)
     phi = con.execute("SELECT shards, refused_model_id, attention_heads, bad_kv_heads FROM served_tp_sharding"
                       " WHERE served_id = 'phi-4' AND tp = 4").fetchone()
     assert phi == (False, "phi-4", 40, 10)
