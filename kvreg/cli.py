@@ -372,8 +372,8 @@ def _engine_section(con, result, engine: str) -> None:
     """``kvreg fit --engine <release>``: append what the release logs and admits, and why (issue #4)."""
     from kvreg.engine_fit import engine_fit, has_accounting, render_engine
 
-    if result.kv_pool_bytes is not None or not has_accounting(con, engine):
-        return
+    if result.kv_pool_bytes is not None or not has_accounting(con, engine) or result.tp_refusal:
+        return   # a TP whose heads do not split: the release refuses at load, no figures (render_fit said why)
     rows, quirks = engine_fit(con, result.model_id, result.hardware_id, engine, result.weights_dtype,
                               result.kv_dtype, result.tp, [r["context_tokens"] for r in result.rows], result.knobs)
     click.echo("")

@@ -43,6 +43,12 @@ class FitResult:
     # an engine-sized fit: why the release's weights per rank differ from first principles' (weights_rank_gap, 038:
     # first_principles_bytes, engine_bytes, vocab_padding_bytes, whole_bytes, buffer_bytes, tensor_rule_bytes)
     weights_gap: dict | None = None
+    # the heads do not split at this TP (served_tp_sharding, kvreg/sql/037): the sentence saying so with its arithmetic
+    # and the engine code it rests on; None when they split.  An engine release then refuses at load (engine_capacity's
+    # refusal 'tp_heads'); a first-principles fit keeps its figures with this as a warning.
+    tp_refusal: str | None = None
+    # the TP sizes of the axis at which the heads do split (the fix to offer), with tp_refusal
+    tp_sizes_that_split: list = dataclasses.field(default_factory=list)
 
 
 def check_known(con, table: str, column: str, value: str, what: str) -> None:
@@ -184,10 +190,45 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
         gap = next(iter(dict_rows(con.execute(
             "SELECT * FROM weights_rank_gap([?], for_engine := ?) WHERE model_id = ? AND weights_dtype = ?",
             [tp, engine, model, weights_dtype]))), None)
+    refusal, split = tp_refusal(con, model, tp)
     return FitResult(model, hardware, engine, weights_dtype, kv_dtype, tp, kv_pool_bytes, rows, native, min_tp,
                      {k: v for k, v in (knobs or {}).items() if v is not None}, non_native, domain,
                      support[0] if kv_pool_bytes is None and support else None,
-                     kv_pool_bytes is not None and _has_accounting(con, engine), gap)
+                     kv_pool_bytes is not None and _has_accounting(con, engine), gap, refusal, split)
+
+
+# the code the rule is read from (kvreg/sql/037_tp_sharding.sql, docs/engine.md "TP sizes whose heads do not split")
+TP_SPLIT_CITE = ("vLLM QKVParallelLinear, model_executor/layers/linear.py 0.19.0:1010-1017, `divide` asserts;"
+                 " SGLang's srt/layers/linear.py, adapted from it")
+
+
+def tp_refusal(con, model: str, tp: int) -> tuple[str | None, list]:
+    """Why no engine loads ``model`` (a registry model or a served set) at ``tp``, and the TP sizes that split.
+
+    Reads ``served_tp_sharding`` and ``tp_sharding_reason`` (kvreg/sql/037_tp_sharding.sql, the one rule); the sentence
+    adds the division that is not whole, e.g. ``10 KV heads ÷ TP 4 = 2.5``, or for fewer KV heads than ranks
+    ``TP 16 ÷ 10 KV heads = 1.6`` (the replicas each head would need).
+
+    Returns:
+        (sentence, [tp, …]): sentence None when the heads split (or the entry states no head count); the list holds
+        the axis' TP sizes (tp_sizes) at which they do, ascending.
+    """
+    row = con.execute("SELECT shards, refused_model_id, attention_heads, bad_kv_heads,"
+                      " tp_sharding_reason(attention_heads, bad_kv_heads) FROM served_tp_sharding"
+                      " WHERE served_id = ? AND tp = ?", [model, tp]).fetchone()
+    if row is None or row[0] is not False:
+        return None, []
+    _, member, heads, kv, reason = row
+    if kv is not None:
+        arith = (f"{kv:,} KV heads ÷ TP {tp} = {kv / tp:g}" if kv >= tp
+                 else f"TP {tp} ÷ {kv:,} KV heads = {tp / kv:g} replicas of each")
+    else:
+        arith = f"{heads:,} attention heads ÷ TP {tp} = {heads / tp:g}"
+    whose = "" if member == model else f" (its member {member})"
+    split = [r[0] for r in con.execute("SELECT tp FROM served_tp_sharding WHERE served_id = ? AND shards ORDER BY tp",
+                                       [model]).fetchall()]
+    said = reason.replace("its", f"{model}'s{whose}", 1)
+    return f"{said}: {arith}, not a whole number ({TP_SPLIT_CITE})", split
 
 
 def _has_accounting(con, engine: str) -> bool:
@@ -250,6 +291,13 @@ def render_fit(r: FitResult) -> str:
                f" (of which conv {f.bytes_binary(first['conv_state_bytes'])})"
                f" · naive {f.bytes_binary(first['naive_seq_bytes'] / first['context_tokens'])}/token")
     engine_sized = r.kv_pool_bytes is None and first.get("pool_basis") == "engine"
+    if engine_sized and r.tp_refusal:
+        # the release stops while building the model: no pool, blocks or admission to show (engine_capacity's
+        # refusal 'tp_heads'), only why and where it would load
+        out.append(f"{r.engine_id} refuses to load {r.model_id} at TP {r.tp}: {r.tp_refusal}.")
+        out.append(f"No KV pool, blocks or admission: it stops while building the model; {_tp_fix(r)}.")
+        out.extend(w for w in fit_warnings(r) if "refuses to load" not in w)
+        return "\n".join(out)
     if engine_sized:
         # one memory model per engine id: the release's own pool arithmetic (engine_memory_pools_at)
         out.append(f"Memory per device ({r.engine_id}'s memory model): usable {f.gib(first['usable_bytes'])}"
@@ -297,7 +345,16 @@ def fit_warnings(r: FitResult) -> list[str]:
     that does not run this device at these precisions (engine_support: kvreg/sql/058_engine_support.sql)."""
     out = []
     first = r.rows[0]
-    if r.kv_pool_bytes is None and first["pool_bytes"] < 0:
+    refused = r.tp_refusal and r.kv_pool_bytes is None and first.get("pool_basis") == "engine"
+    if refused:
+        out.append(f"Warning: {r.engine_id} refuses to load {r.model_id} at TP {r.tp}: {r.tp_refusal}; {_tp_fix(r)}"
+                   " (`kvreg plan` does not plan it).")
+    elif r.tp_refusal:
+        out.append(f"Warning: no engine loads {r.model_id} at TP {r.tp}: {r.tp_refusal}; the figures are first"
+                   f" principles as if the heads split, and `kvreg plan` does not plan it; {_tp_fix(r)}.")
+    if refused:
+        pass   # no pool or admission to speak of: the release stops before it sizes memory
+    elif r.kv_pool_bytes is None and first["pool_bytes"] < 0:
         fix = (f"try --tp {r.min_tp_that_fits}" if r.min_tp_that_fits
                else "no TP size on the axis fits them; try a smaller --weights-dtype")
         out.append(f"Warning: the weights ({f.gib(first['weights_bytes'])} per device) do not fit beside the reserve"
@@ -327,3 +384,10 @@ def fit_warnings(r: FitResult) -> list[str]:
         out.append(f"Warning: {', '.join(f'{c:,}' for c in beyond)} tokens is beyond {r.model_id}'s native context"
                    f" ({r.native_context_tokens:,} tokens); the model was not trained for it.")
     return out
+
+
+def _tp_fix(r: FitResult) -> str:
+    """The TP sizes to try instead, from ``tp_sizes_that_split`` (tp_sharding, kvreg/sql/037)."""
+    if not r.tp_sizes_that_split:
+        return "no TP size on the axis splits its heads"
+    return f"the heads split at --tp {', '.join(map(str, r.tp_sizes_that_split))}"

@@ -21,7 +21,9 @@ def test_engine_never_admits_more_than_first_principles(con, avail_gib, L, T):
     bad = con.execute(
         "SELECT c.engine_id, c.model_id, c.kv_dtype, c.tp, c.admitted_seqs, c.first_principles_seqs"
         " FROM engine_capacity_for_memory(?, ?, ?) c JOIN engine_kv_layout k USING (engine_id, model_id, kv_dtype, tp)"
-        " WHERE NOT k.recurrent_outside_pool AND least(floor(c.logged_max_concurrency), 1e9) > c.first_principles_seqs",
+        # (a TP whose heads do not split logs no concurrency, NULL, which least() would skip: refusal 'tp_heads')
+        " WHERE NOT k.recurrent_outside_pool AND c.refusal IS DISTINCT FROM 'tp_heads'"
+        " AND least(floor(c.logged_max_concurrency), 1e9) > c.first_principles_seqs",
         [avail_gib * GIB, L, T]).fetchall()
     assert bad == []
 
@@ -32,7 +34,9 @@ def test_concurrency_never_increases_with_max_model_len(con, avail_gib, T):
     rows = {}
     for L in LENS:
         for eid, mid, kv, tp, conc in con.execute(
-                "SELECT engine_id, model_id, kv_dtype, tp, logged_max_concurrency FROM engine_capacity_for_memory(?, ?, ?)",
+                # a TP whose heads do not split logs no concurrency at all (refusal 'tp_heads', kvreg/sql/037)
+                "SELECT engine_id, model_id, kv_dtype, tp, logged_max_concurrency FROM engine_capacity_for_memory(?, ?, ?)"
+                " WHERE refusal IS DISTINCT FROM 'tp_heads'",
                 [avail_gib * GIB, L, T]).fetchall():
             rows.setdefault((eid, mid, kv, tp), []).append(conc)
     for key, concs in rows.items():

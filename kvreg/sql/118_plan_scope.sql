@@ -1,12 +1,12 @@
 -- plan_scope: which scenarios `kvreg plan` refuses before any workload is known, as the planner decides it.
 -- Grain: one row per model (registry models and served sets: served_models.served_id) × hardware × tp (tp_sizes).
--- Inputs: models (draft_for), served_models, hardware (interconnect), tp_sharding (037), tp_sizes;
+-- Inputs: models (draft_for), served_models, hardware (interconnect), served_tp_sharding (037), tp_sizes;
 --   macro tp_planned (117).
 -- Columns:
 --   draft_head   TRUE for a speculative-decoding draft head alone (models.draft_for set): plan and fit refuse it
 --                (kvreg/fit.py check_servable), as a report does (checks/047_report_draft_head.sql); a served set
 --                (target + draft) is not one
---   tp_planned   tp_planned(tp, tp_sharding.shards, interconnect): FALSE where plans (275) refuses the TP size
+--   tp_planned   tp_planned(tp, served_tp_sharding.shards, interconnect): FALSE where plans (275) refuses the TP size
 --                whatever the workload (heads that do not split; TP > 1 without an interconnect figure or its
 --                domain size, or wider than the domain)
 -- Read by `kvreg diff`'s focus (kvreg/diff/focus.py), which leaves these rows out of the moves it shows and
@@ -20,4 +20,4 @@ WITH ids AS (
 SELECT i.model_id, h.hardware_id, t.tp, i.draft_head,
        tp_planned(t.tp, ts.shards, h.interconnect_bytes_per_s, h.interconnect_domain_size) AS tp_planned
 FROM ids i CROSS JOIN hardware h CROSS JOIN tp_sizes t
-LEFT JOIN tp_sharding ts ON ts.model_id = i.model_id AND ts.tp = t.tp;
+LEFT JOIN served_tp_sharding ts ON ts.served_id = i.model_id AND ts.tp = t.tp;

@@ -21,7 +21,7 @@
 --   (each distinct positive value of context_list) × max_num_batched_tokens (default_batched marks the
 --   release's default).
 -- Inputs: engine_memory_pools_at, engine_kv_layout_at, engine_request_blocks_at, engine_accounting,
---   kv_sequence_costs_at, served_models; scalar macros engine_concurrency, engine_logged_tokens,
+--   kv_sequence_costs_at, served_models, served_tp_sharding (037); scalar macros engine_concurrency, engine_logged_tokens,
 --   engine_starts, engine_admitted_seqs.
 -- Units: bytes per device, blocks, tokens, sequences.
 --   page_bytes, block_size_tokens, num_groups, group_size, padding_layers   (engine_kv_layout)
@@ -32,8 +32,13 @@
 --                           concurrency_blocks_per_request (engine_request_blocks_at; = blocks_per_request except
 --                           for DeepSeek-V4's layer tuples)
 --   admitted_seqs           floor(concurrency) capped by max_num_seqs; 0 when it does not start
---   starts                  one request of L fits: num_blocks (− the null block where the release
---                           subtracts it) ≥ blocks_per_request (check_enough_kv_cache_memory)
+--   starts                  the release loads the model at this TP (served_tp_sharding, 037: the query heads and
+--                           every KV head count split, else QKVParallelLinear's `divide` asserts at load) and one
+--                           request of L fits: num_blocks (− the null block where the release subtracts it) ≥
+--                           blocks_per_request (check_enough_kv_cache_memory)
+--   refusal                 why it does not start: 'tp_heads' (the heads do not split at this TP: no pool, blocks or
+--                           admission is logged, so logged_kv_tokens and logged_max_concurrency are NULL; the words:
+--                           tp_sharding_reason, 037) or 'kv_cache' (one request does not fit); NULL when it starts
 --   first_principles_tokens pool tokens by per-kind arithmetic from the same available memory:
 --                           available ÷ seq_bytes(L) × L (windows at min(L, W), state per sequence)
 --   first_principles_seqs   floor(available ÷ seq_bytes(L))
@@ -107,7 +112,7 @@ base AS (
            k.mla_block_size, k.sliding_prefill_reserve, k.recurrent_page_alignment, k.has_padding_layers, k.swa_pool_ratio,
            k.block_size, k.block_size_is_default, k.mla_block_size_forced,
            k.mla_block_tokens, CASE WHEN k.mla_block_tokens > 0 THEN mb.mla_backend END AS mla_backend,
-           f.fp_seq_bytes
+           f.fp_seq_bytes, coalesce(sh.shards, TRUE) AS tp_shards
     FROM pools p
     JOIN engine_kv_layout_at(block_size := block_size) k ON k.engine_id = p.engine_id AND k.model_id = p.model_id AND k.tp = p.tp
     -- the device's MLA backend and block (200 engine_mla_backend, complete over every architecture, NULL = no device:
@@ -136,23 +141,32 @@ base AS (
      AND r.tp = k.tp AND r.mla_block_tokens = k.mla_block_tokens AND r.max_num_batched_tokens = p.max_num_batched_tokens
     JOIN engine_accounting a ON a.engine_id = p.engine_id
     JOIN fp f ON f.model_id = k.model_id AND f.kv_dtype = k.kv_dtype AND f.tp = k.tp AND f.max_model_len = r.max_model_len
+    -- whether the release can load the served set at this TP at all (037; a TP the registry's sets all have)
+    LEFT JOIN served_tp_sharding sh ON sh.served_id = p.model_id AND sh.tp = p.tp
 ),
 adm AS (
+    -- a release that cannot split the heads stops while building the model (037), before it profiles memory or
+    -- logs a KV cache: no concurrency, no logged tokens, and it does not start whatever the memory
     SELECT b.*,
-           engine_concurrency(b.num_blocks, b.concurrency_blocks_per_request, b.block_size_tokens, b.max_model_len,
-                              b.concurrency_rule) AS logged_max_concurrency,
-           engine_starts(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check) AS starts
+           CASE WHEN b.tp_shards
+                THEN engine_concurrency(b.num_blocks, b.concurrency_blocks_per_request, b.block_size_tokens,
+                                        b.max_model_len, b.concurrency_rule) END AS logged_max_concurrency,
+           b.tp_shards AND engine_starts(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check) AS starts,
+           CASE WHEN NOT b.tp_shards THEN 'tp_heads'
+                WHEN NOT engine_starts(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check) THEN 'kv_cache'
+                END AS refusal
     FROM base b
 ),
 logged AS (
     SELECT d.*,
-           engine_logged_tokens(d.num_blocks, d.num_groups, d.block_size_tokens, d.logged_max_concurrency,
-                                d.max_model_len, d.logged_tokens_rule) AS logged_kv_tokens,
+           CASE WHEN d.tp_shards
+                THEN engine_logged_tokens(d.num_blocks, d.num_groups, d.block_size_tokens, d.logged_max_concurrency,
+                                          d.max_model_len, d.logged_tokens_rule) END AS logged_kv_tokens,
            greatest(0, floor(d.available_kv_bytes / d.fp_seq_bytes * d.max_model_len))::BIGINT
                AS first_principles_tokens
     FROM adm d
 )
-SELECT g.* EXCLUDE (fp_seq_bytes),
+SELECT g.* EXCLUDE (fp_seq_bytes, tp_shards),
        engine_admitted_seqs(g.starts, g.logged_max_concurrency, g.max_num_seqs) AS admitted_seqs,
        g.logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND g.num_groups > 1 AS grouped_min_block_report,
        NOT g.starts AS does_not_start,

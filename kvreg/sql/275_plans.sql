@@ -55,7 +55,7 @@
 --   feasible, reason      why a configuration cannot serve the workload at all ('platform: …', the engine release
 --                         does not run on this device at these precisions, or not on the memory model planned
 --                         here: engine_support, 058; TP does not divide the
---                         model's attention or KV heads: tp_sharding, 037; no bandwidth figure; TP > 1
+--                         model's attention or KV heads: served_tp_sharding, 037; no bandwidth figure; TP > 1
 --                         without an interconnect figure, or without its domain size, or wider than its
 --                         domain: the stated link bandwidth does not reach such a group, so it is not
 --                         planned at it; weights do not fit; the weights fit but the reserve leaves no KV pool;
@@ -164,7 +164,8 @@ base AS (
                       CASE WHEN efficiency_basis::VARCHAR = 'vendor_measured' AND pe.vendor_bandwidth_efficiency IS NOT NULL
                            THEN pe.vendor_evidence ELSE pe.evidence END AS evidence
                FROM plan_efficiency pe) se ON se.hardware_id = p.hardware_id AND se.engine_family = en.engine
-    LEFT JOIN tp_sharding ts ON ts.model_id = p.model_id AND ts.tp = p.tp   -- a served set (target + draft): NULL
+    -- the served set's members must all split at this TP (037: target and draft load in one engine)
+    LEFT JOIN served_tp_sharding ts ON ts.served_id = p.model_id AND ts.tp = p.tp
     -- what the engine release runs on this device at these precisions (058): unsupported or unsized is refused
     LEFT JOIN engine_support es ON es.engine_id = p.engine_id AND es.hardware_id = p.hardware_id
          AND es.weights_dtype = p.weights_dtype AND es.kv_dtype = p.kv_dtype
@@ -253,12 +254,7 @@ batch AS (
 judged AS (
     SELECT b.*,
            CASE WHEN NOT coalesce(b.support_runs, TRUE) THEN 'platform: ' || b.support_reason
-                WHEN NOT coalesce(b.tp_shards, TRUE) AND b.bad_kv_heads IS NOT NULL
-                    THEN format('tensor parallelism cannot split its {} KV heads evenly at this TP (the engine'
-                                ' divides or replicates them whole)', b.bad_kv_heads)
-                WHEN NOT coalesce(b.tp_shards, TRUE)
-                    THEN format('tensor parallelism cannot split its {} attention heads evenly at this TP',
-                                b.attention_heads)
+                WHEN NOT coalesce(b.tp_shards, TRUE) THEN tp_sharding_reason(b.attention_heads, b.bad_kv_heads)
                 WHEN b.bw IS NULL THEN 'no bandwidth figure for this hardware'
                 WHEN b.tp > 1 AND b.interconnect_bytes_per_s IS NULL
                     THEN 'tp > 1 needs an interconnect figure for this hardware'

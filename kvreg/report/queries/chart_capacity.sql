@@ -1,11 +1,11 @@
 -- chart_capacity: max concurrency against context length for each model's primary configuration
 -- on each listed hardware (the recommended option's weights dtype, KV dtype and engine — the report's
--- first ones when the model has no recommendation — at the smallest listed TP size whose weights fit, report_memory_pools.fit_tp), over every context of the contexts axis up to the
+-- first ones when the model has no recommendation — at the smallest listed TP size whose weights fit and whose heads split, report_memory_pools.fit_tp), over every context of the contexts axis up to the
 -- longer of the model's native context and the report's longest context.
 -- engine_seqs is what the first listed engine release with accounting data (admission_engine_id) admits
 -- in the same hardware × precision × TP configuration (report_engine_admission), NULL when none is listed.
 -- Grain: one row per model × hardware × context_tokens.
--- Inputs: report_capacity_axis (every axis context, chart_scope.sql), report_memory_pools (scope_memory_pools.sql: the capacity rows' pools), contexts, models, report_items, report_engine_admission,
+-- Inputs: report_capacity_axis (every axis context, chart_scope.sql), served_tp_sharding, report_memory_pools (scope_memory_pools.sql: the capacity rows' pools), contexts, models, report_items, report_engine_admission,
 --   report_shown_precisions (shown_precisions.sql: the recommendation's precisions and engine, else the report's first).
 -- Units: sequences; context in tokens.
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
