@@ -138,13 +138,67 @@ SELECT holdout, source_id, measurement_idx, hardware_id, architecture, engine_fa
 FROM rows
 WHERE host_row OR bound IS NOT NULL;
 
+-- speed_seq_step_fit: the HOST's time per scheduled sequence per decode step (issue 13, speed11), per holdout ×
+-- engine family, fitted on speed_evidence's GPU-roof rows (the same rows, host rule and holdouts as the
+-- efficiencies below) and applied to every step: the predictions (255), roofline's expected_* and plans (104
+-- decode_step_s's host_s_per_seq).
+-- Grain: one row per holdout × engine family with GPU-roof evidence.
+-- Mechanism: each decode step the serving process walks its scheduled sequences in Python, on the step's critical
+--   path, before and after the GPU work — no CUDA graph and no roofline sees it, and it grows with the batch, not
+--   with the model:
+--   TensorRT-LLM's PyTorch backend (v1.0): model_engine.py PyTorchModelEngine._prepare_tp_inputs builds the step's
+--   inputs in per-request loops (`for request in generation_requests:` appends each sequence's position id, cached
+--   length, prompt length, seq slot — per beam — before one host→device copy); sampler.py TorchSampler
+--   update_requests walks the generation requests again to add each new token and test the stop criteria
+--   (add_new_token, _handle_stop_criteria); py_executor.py's response handling makes one response per request.
+--   vLLM V1: v1/core/sched/scheduler.py schedule() walks self.running (one token-budget and block-allocation step per
+--   request) and update_from_output() walks the scheduled requests to append tokens and check stops.
+--   Per output token of a row (one decode step serves `batch` sequences, each one token):
+--     1 / output_tok_per_s = roof_s ÷ eff + t_seq
+--   so the term is a fixed time per OUTPUT TOKEN, the same at every batch: it weighs most where the GPU's time per
+--   token is least (large batches of a small or sparse model: Qwen3-30B-A3B nvfp4 128/128 at 2,048 sequences).
+-- Fit: weighted least squares (weights 1/y², relative residuals), slope a_g = 1/eff per group g = architecture ×
+--   roof, t_seq shared by the engine family (closed form, as speed_step_fit 256 with z = 1: t = Σ_g (Sy − Sx·Sxy/Sxx)
+--   ÷ Σ_g (S1 − Sx²/Sxx), S.. the weighted sums of the group's rows, x = roof_s, y = 1/output_tok_per_s; t < 0
+--   counts 0: the data show no such term).  Identified by how 1/rate falls with roof_s within one architecture
+--   and roof: its intercept.  Shared across architectures and hosts (the family's code, not the device).
+-- Columns: seq_step_s (s per sequence per step), n (rows), sources (distinct sources behind it).
+-- Shipped registry (docs/calibration.md, "A host time per sequence per step"): TensorRT-LLM 5.1 µs (435 rows; the
+--   memory- and compute-bound rows alone: 5.6 and 5.7 µs), vLLM 0.1 µs, SGLang 0 (its fit is negative).
+CREATE OR REPLACE VIEW speed_seq_step_fit AS
+WITH r AS (
+    SELECT holdout, engine_family, architecture, roof, source_id, roof_s AS x, 1 / output_tok_per_s AS y,
+           output_tok_per_s * output_tok_per_s AS w
+    FROM speed_evidence
+    WHERE roof IN ('memory', 'compute')
+),
+g AS (
+    SELECT holdout, engine_family, architecture, roof, count(*) AS n,
+           sum(w * x * x) AS sxx, sum(w * x * y) AS sxy, sum(w * x) AS sx, sum(w) AS s1, sum(w * y) AS sy
+    FROM r GROUP BY ALL
+)
+SELECT g.holdout, g.engine_family,
+       CASE WHEN sum(g.s1 - g.sx * g.sx / g.sxx) > 0
+            THEN greatest(0, sum(g.sy - g.sx * g.sxy / g.sxx) / sum(g.s1 - g.sx * g.sx / g.sxx)) ELSE 0 END
+           AS seq_step_s,
+       sum(g.n) AS n,
+       (SELECT count(DISTINCT r.source_id) FROM r WHERE r.holdout = g.holdout AND r.engine_family = g.engine_family)
+           AS sources
+FROM g GROUP BY g.holdout, g.engine_family;
+
 CREATE OR REPLACE VIEW speed_fit AS
 WITH ev AS MATERIALIZED (
     -- speed_evidence once for both fits below
     SELECT * FROM speed_evidence
 ),
 implied AS (
-    SELECT holdout, source_id, hardware_id, architecture, engine_family, roof, efficiency FROM ev WHERE roof <> 'host'
+    -- the GPU's share of the measured time per output token once the host's per-sequence step time is taken out
+    -- (speed_seq_step_fit): roof_s ÷ (1/rate − t_seq); NULL (left out) when the host term alone exceeds it
+    SELECT e.holdout, e.source_id, e.hardware_id, e.architecture, e.engine_family, e.roof,
+           e.roof_s / nullif(greatest(1 / e.output_tok_per_s - coalesce(q.seq_step_s, 0), 0), 0) AS efficiency
+    FROM ev e
+    LEFT JOIN speed_seq_step_fit q ON q.holdout = e.holdout AND q.engine_family = e.engine_family
+    WHERE e.roof <> 'host'
 ),
 host AS (
     SELECT holdout, source_id, hardware_id, architecture, engine_family, request_s FROM ev WHERE roof = 'host'
