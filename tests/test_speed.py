@@ -142,16 +142,43 @@ def _classes_s(r, eb: float = 1.0, ec: float = 1.0) -> float:
     return step(*[(1 - f) * x for x in decode]) + step(*[f * x + y for x, y in zip(decode, prompt)])
 
 
-def _implied(con, where: str) -> dict[str, list[float]]:
+def _implied(con, where: str, holdout: str = "") -> dict[str, list[float]]:
     """Implied efficiency per roof, computed here in Python from the kernel classes' components (252: one figure per
-    row, measured × the classes' time, lent to the roof that holds most of it)."""
+    row, the classes' time over the measured time per output token less the host's per-sequence step time of the
+    engine family in that holdout — speed_seq_step_fit, checked on its own by test_seq_step_term_is_the_weighted_
+    intercept — lent to the roof that holds most of it)."""
+    t = dict(con.execute("SELECT engine_family, seq_step_s FROM speed_seq_step_fit WHERE holdout = ?",
+                         [holdout]).fetchall())
     out: dict[str, list[float]] = {"memory": [], "compute": []}
     cur = con.execute(f"SELECT * FROM throughput_ceilings WHERE {where} AND in_fit AND bound IS NOT NULL")
     cols = [d[0] for d in cur.description]
     for row in cur.fetchall():                                 # the fit sees in_fit sources only
         r = dict(zip(cols, row))
-        out[r["bound"]].append(_classes_s(r) * r["output_tok_per_s"])
+        out[r["bound"]].append(_classes_s(r) / (1 / r["output_tok_per_s"] - t.get(r["engine_family"], 0.0)))
     return out
+
+
+def test_seq_step_term_is_the_weighted_intercept(con):
+    # 252 speed_seq_step_fit: 1/rate = roof_s ÷ eff_g + t, one slope per architecture × roof, t shared by the
+    # engine family, weights 1/y² — solved here by numpy's least squares on the same rows, not by the closed form.
+    import numpy as np
+    rows = con.execute("SELECT architecture || '/' || roof, roof_s, 1 / output_tok_per_s FROM speed_evidence"
+                       " WHERE holdout = '' AND engine_family = 'trtllm' AND roof IN ('memory', 'compute')").fetchall()
+    groups = sorted({g for g, _, _ in rows})
+    a = np.zeros((len(rows), len(groups) + 1))
+    y = np.zeros(len(rows))
+    for i, (g, x, yy) in enumerate(rows):
+        a[i, groups.index(g)] = x / yy                            # each row scaled by 1/y (weights 1/y²)
+        a[i, -1] = 1 / yy
+        y[i] = 1.0
+    t = np.linalg.lstsq(a, y, rcond=None)[0][-1]
+    f = one(con, "SELECT * FROM speed_seq_step_fit WHERE holdout = '' AND engine_family = 'trtllm'")
+    assert f["n"] == len(rows) and f["seq_step_s"] == pytest.approx(t, rel=1e-6)
+    assert 4e-6 < f["seq_step_s"] < 7e-6                          # 5.1 µs per sequence per step (docs/calibration.md)
+    # without the source that holds the host-bound Qwen3 rows it stands (5.5 µs): it is not fitted on them
+    g = one(con, "SELECT * FROM speed_seq_step_fit WHERE holdout = 'trtllm-perf-overview-1.0'"
+                 " AND engine_family = 'trtllm'")
+    assert 4e-6 < g["seq_step_s"] < 7e-6 and g["n"] < f["n"]
 
 
 def test_fitted_efficiency_is_the_median_implied_efficiency(con):
@@ -177,7 +204,7 @@ def test_leave_one_source_out_fits_without_the_source(con):
     f = one(con, "SELECT * FROM speed_fit WHERE holdout = ? AND roof = 'memory' AND level = 'hardware'"
                  " AND key = 'h200' AND engine_family = 'trtllm'", [src])
     # h200 × trtllm only: vLLM and SGLang on H200 (llm-ie, vLLM recipes) are fitted per engine family
-    imp = _implied(con, f"hardware_id = 'h200' AND engine_family = 'trtllm' AND source_id <> '{src}'")
+    imp = _implied(con, f"hardware_id = 'h200' AND engine_family = 'trtllm' AND source_id <> '{src}'", src)
     assert f["n"] == len(imp["memory"]) and f["sources"] == 2
     assert f["efficiency"] == pytest.approx(statistics.median(imp["memory"]))
     # The left-out prediction of a source's measurement uses that fit, never its own source's rows.
@@ -353,20 +380,25 @@ def test_an_engine_level_needs_two_architectures(tmp_path):
 
 
 def test_prediction_is_the_ceiling_at_the_efficiencies(con):
-    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency, s.error"
+    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency, s.error,"
+                 " s.host_seq_step_s"
                  " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"
                  " WHERE s.mode = 'in-sample' AND c.hardware_id = 'h200' AND c.model_id = 'llama-3.1-8b'"
                  " AND c.input_tokens = 1000 AND c.output_tokens = 1000 AND c.source_id = 'trtllm-perf-overview-0.17'")
     ar = p["allreduce_s"] or 0                      # 0 at TP 1
     eb, ec = p["bandwidth_efficiency"], p["compute_efficiency"]
     # the kernel classes one after the other, each at its roofs' efficiencies (104 expected_class_step_s): here
-    # GEMMs compute-bound (16.23 µs ÷ ec) and attention memory-bound (20.48 µs ÷ eb), no expert class (dense)
+    # GEMMs compute-bound (16.23 µs ÷ ec) and attention memory-bound (20.48 µs ÷ eb), no expert class (dense),
+    # then the host's time per sequence per step (252 speed_seq_step_fit: TensorRT-LLM's, per output token)
+    host = p["host_seq_step_s"]
+    assert 1e-6 < host < 1e-5
     pred = 1 / (max((p["gemm_memory_s"] + ar) / eb, (p["gemm_compute_s"] + ar) / ec)
                 + max(p["expert_memory_s"] / eb, p["expert_compute_s"] / ec)
-                + max(p["attention_memory_s"] / eb, p["attention_compute_s"] / ec))
+                + max(p["attention_memory_s"] / eb, p["attention_compute_s"] / ec) + host)
     assert p["expert_memory_s"] == p["expert_compute_s"] == 0
     assert p["predicted_tok_per_s"] == pytest.approx(pred)
-    assert p["predicted_tok_per_s"] == pytest.approx(1 / (p["gemm_compute_s"] / ec + p["attention_memory_s"] / eb))
+    assert p["predicted_tok_per_s"] == pytest.approx(1 / (p["gemm_compute_s"] / ec + p["attention_memory_s"] / eb
+                                                          + host))
     assert p["error"] == pytest.approx(pred / 17537.96 - 1)
 
 
@@ -374,7 +406,8 @@ def test_tp8_prediction_scales_the_all_reduce_with_its_roof(con):
     # H200 TP 8, Llama 3.1 405B fp8: the all-reduce (2 per layer, ring, 450 GB/s) is serial with the step, rides
     # with the dense GEMMs (it follows their output projections) and runs at their binding roof's share:
     # predicted = 1 / (greatest(gemm_memory + ar, gemm_compute + ar) ÷ its efficiency + attention ÷ its efficiency).
-    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency"
+    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency,"
+                 " s.host_seq_step_s"
                  " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"
                  " WHERE s.mode = 'in-sample' AND c.source_id = 'trtllm-perf-overview-0.17'"
                  " AND c.hardware_id = 'h200' AND c.model_id = 'llama-3.1-405b' AND c.input_tokens = 1000"
@@ -384,7 +417,7 @@ def test_tp8_prediction_scales_the_all_reduce_with_its_roof(con):
     eb, ec, ar = p["bandwidth_efficiency"], p["compute_efficiency"], p["allreduce_s"]
     gemm = max((p["gemm_memory_s"] + ar) / eb, (p["gemm_compute_s"] + ar) / ec)
     attention = max(p["attention_memory_s"] / eb, p["attention_compute_s"] / ec)
-    assert p["predicted_tok_per_s"] == pytest.approx(1 / (gemm + attention))
+    assert p["predicted_tok_per_s"] == pytest.approx(1 / (gemm + attention + p["host_seq_step_s"]))
     assert gemm > attention                         # 405B: the GEMMs (and their all-reduce) hold most of the step
 
 
@@ -395,8 +428,11 @@ def test_roofline_and_plans_use_the_fitted_efficiency(con):
                  " AND context_tokens = 8192 AND batch = 1")
     assert r["bandwidth_efficiency"] == pytest.approx(e["bandwidth_efficiency"])
     assert r["efficiency_evidence"] == e["evidence"]
+    # one sequence: its step at the efficiencies plus the host's time for that sequence (104 decode_step_s)
+    assert e["host_seq_step_s"] > 0
     assert r["expected_decode_step_s"] == pytest.approx(
-        max(r["decode_memory_s"] / e["bandwidth_efficiency"], r["decode_compute_s"] / e["compute_efficiency"]))
+        max(r["decode_memory_s"] / e["bandwidth_efficiency"], r["decode_compute_s"] / e["compute_efficiency"])
+        + e["host_seq_step_s"])
     p = one(con, "SELECT * FROM plans(10, 8192, 0.05) WHERE model_id = 'llama-3.1-8b' AND hardware_id = 'h200'"
                  " AND engine_id = 'trtllm-pytorch' AND weights_dtype = 'bf16' AND kv_dtype = 'bf16' AND tp = 1")
     assert p["bandwidth_efficiency"] == pytest.approx(e["bandwidth_efficiency"]) and p["rate_basis"] == "expected"
