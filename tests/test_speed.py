@@ -145,40 +145,59 @@ def _classes_s(r, eb: float = 1.0, ec: float = 1.0) -> float:
 def _implied(con, where: str, holdout: str = "") -> dict[str, list[float]]:
     """Implied efficiency per roof, computed here in Python from the kernel classes' components (252: one figure per
     row, the classes' time over the measured time per output token less the host's per-sequence step time of the
-    engine family in that holdout — speed_seq_step_fit, checked on its own by test_seq_step_term_is_the_weighted_
-    intercept — lent to the roof that holds most of it)."""
-    t = dict(con.execute("SELECT engine_family, seq_step_s FROM speed_seq_step_fit WHERE holdout = ?",
-                         [holdout]).fetchall())
+    hardware × engine family in that holdout — speed_seq_step_pick, checked on its own by
+    test_seq_step_term_is_the_weighted_intercept — lent to the roof that holds most of it)."""
+    t = {(h, f): s for h, f, s in con.execute("SELECT hardware_id, engine_family, seq_step_s FROM speed_seq_step_pick"
+                                              " WHERE holdout = ?", [holdout]).fetchall()}
     out: dict[str, list[float]] = {"memory": [], "compute": []}
     cur = con.execute(f"SELECT * FROM throughput_ceilings WHERE {where} AND in_fit AND bound IS NOT NULL")
     cols = [d[0] for d in cur.description]
     for row in cur.fetchall():                                 # the fit sees in_fit sources only
         r = dict(zip(cols, row))
-        out[r["bound"]].append(_classes_s(r) / (1 / r["output_tok_per_s"] - t.get(r["engine_family"], 0.0)))
+        host = t.get((r["hardware_id"], r["engine_family"]), 0.0)
+        out[r["bound"]].append(_classes_s(r) / (1 / r["output_tok_per_s"] - host))
     return out
 
 
-def test_seq_step_term_is_the_weighted_intercept(con):
-    # 252 speed_seq_step_fit: 1/rate = roof_s ÷ eff_g + t, one slope per architecture × roof, t shared by the
-    # engine family, weights 1/y² — solved here by numpy's least squares on the same rows, not by the closed form.
+def _seq_step_lstsq(con, holdout: str, family: str, where: str = "TRUE") -> tuple[float, int]:
+    """252 speed_seq_step_fit solved by numpy's least squares, not by the closed form: 1/rate = roof_s ÷ eff_g + t,
+    one slope per hardware × roof, t shared, weights 1/y² (each row scaled by 1/y); groups of one row left out."""
     import numpy as np
-    rows = con.execute("SELECT architecture || '/' || roof, roof_s, 1 / output_tok_per_s FROM speed_evidence"
-                       " WHERE holdout = '' AND engine_family = 'trtllm' AND roof IN ('memory', 'compute')").fetchall()
+    rows = con.execute("SELECT hardware_id || '/' || roof AS g, roof_s, 1 / output_tok_per_s FROM speed_evidence"
+                       f" WHERE holdout = ? AND engine_family = ? AND roof IN ('memory', 'compute') AND {where}"
+                       " QUALIFY count(*) OVER (PARTITION BY g) >= 2", [holdout, family]).fetchall()
     groups = sorted({g for g, _, _ in rows})
     a = np.zeros((len(rows), len(groups) + 1))
-    y = np.zeros(len(rows))
-    for i, (g, x, yy) in enumerate(rows):
-        a[i, groups.index(g)] = x / yy                            # each row scaled by 1/y (weights 1/y²)
-        a[i, -1] = 1 / yy
-        y[i] = 1.0
-    t = np.linalg.lstsq(a, y, rcond=None)[0][-1]
-    f = one(con, "SELECT * FROM speed_seq_step_fit WHERE holdout = '' AND engine_family = 'trtllm'")
-    assert f["n"] == len(rows) and f["seq_step_s"] == pytest.approx(t, rel=1e-6)
-    assert 4e-6 < f["seq_step_s"] < 7e-6                          # 5.1 µs per sequence per step (docs/calibration.md)
-    # without the source that holds the host-bound Qwen3 rows it stands (5.5 µs): it is not fitted on them
-    g = one(con, "SELECT * FROM speed_seq_step_fit WHERE holdout = 'trtllm-perf-overview-1.0'"
-                 " AND engine_family = 'trtllm'")
-    assert 4e-6 < g["seq_step_s"] < 7e-6 and g["n"] < f["n"]
+    for i, (g, x, y) in enumerate(rows):
+        a[i, groups.index(g)] = x / y
+        a[i, -1] = 1 / y
+    return float(np.linalg.lstsq(a, np.ones(len(rows)), rcond=None)[0][-1]), len(rows)
+
+
+def test_seq_step_term_is_the_weighted_intercept(con):
+    def fit(holdout, level, key):
+        return one(con, "SELECT * FROM speed_seq_step_fit WHERE holdout = ? AND engine_family = 'trtllm'"
+                        " AND level = ? AND key = ?", [holdout, level, key])
+    # the family's figure: 5.4 µs per sequence per step over 435 rows (docs/calibration.md)
+    t, n = _seq_step_lstsq(con, "", "trtllm")
+    f = fit("", "engine", "trtllm")
+    assert f["n"] == n and f["seq_step_s"] == pytest.approx(t, rel=1e-6) and 4e-6 < t < 7e-6
+    # B200's own (DGX B200, x86 host): 8.5 µs; and it carries between the two pages that measured it — fitted on
+    # the 1.0 page alone (0.20 held out) 7.5 µs, on the 0.20 page alone (1.0 held out) 9.0 µs
+    t, n = _seq_step_lstsq(con, "", "trtllm", "hardware_id = 'b200'")
+    assert fit("", "hardware", "b200")["seq_step_s"] == pytest.approx(t, rel=1e-6) == pytest.approx(8.5e-6, abs=3e-7)
+    only_10 = fit("trtllm-perf-overview-0.20", "hardware", "b200")["seq_step_s"]
+    only_20 = fit("trtllm-perf-overview-1.0", "hardware", "b200")["seq_step_s"]
+    assert 7e-6 < only_10 < 8e-6 and 8.5e-6 < only_20 < 9.5e-6
+    # GB200 (one page) 18.5 µs; GH200, the same Grace CPU beside Hopper, 3.7 µs: not the CPU alone
+    assert fit("", "hardware", "gb200")["seq_step_s"] == pytest.approx(1.85e-5, abs=3e-7)
+    assert fit("", "hardware", "gh200")["seq_step_s"] == pytest.approx(3.7e-6, abs=3e-7)
+    # a negative fit counts 0 (A100: −5.3 µs)
+    assert fit("", "hardware", "a100-sxm-80gb")["seq_step_s"] == 0
+    # held out by its only page, GB200 has no figure of its own and takes Blackwell's (B200's, 9.0 µs)
+    q = one(con, "SELECT * FROM speed_seq_step_pick WHERE holdout = 'trtllm-perf-overview-1.0'"
+                 " AND hardware_id = 'gb200' AND engine_family = 'trtllm'")
+    assert q["level"] == "architecture" and q["seq_step_s"] == pytest.approx(only_20)
 
 
 def test_fitted_efficiency_is_the_median_implied_efficiency(con):

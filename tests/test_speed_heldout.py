@@ -158,7 +158,8 @@ def test_vllm_and_sglang_on_nvidia_are_measured(con):
     trt100 = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'h100-sxm-80gb' AND engine_family = 'trtllm'")
     assert (h100["bandwidth_basis"], h100["bandwidth_level"], h100["bandwidth_n"]) == ("derived", "architecture", 7)
     assert h100["bandwidth_efficiency"] == pytest.approx(0.388, abs=5e-4)
-    assert trt100["bandwidth_efficiency"] == pytest.approx(0.660, abs=5e-3)
+    # (0.673 since speed11: the host's 2.3 µs per sequence per step taken out of H100's implied figures; 0.660 before)
+    assert trt100["bandwidth_efficiency"] == pytest.approx(0.673, abs=5e-3)
     # compute: no compute-bound vLLM row on Hopper is in the fit, so compute still comes from H100's other engines
     assert (h100["compute_level"], h100["compute_efficiency"]) == ("hardware_any", trt100["compute_efficiency"])
     # Still only predicted: vLLM on H100 (Krai MLPerf 3, the blog 4) and H200 (Krai 4, llm-ie's two 30,000-in
