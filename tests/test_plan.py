@@ -50,21 +50,24 @@ def test_worked_plan_h100_tp8_by_hand(con):
     pool = H100_USABLE - RESERVE - WEIGHTS / 8
     cap = math.floor(pool / (S * KV_TOKEN / 8))
     assert cap == p["max_seqs_per_replica"] == 46
-    # Rate: the largest B with (W + B·kv)/(8·BW·eff) + B·allreduce/eff ≤ 50 ms, eff fitted (0.658 for the H100
-    # SXM: its TensorRT-LLM rows' median, the batch in TensorRT-LLM's own pool since speed7, decode-only and prompt
+    # Rate: the largest B with (W + B·kv)/(8·BW·eff) + B·allreduce/eff ≤ 50 ms, eff fitted (0.673 for the H100
+    # SXM: its TensorRT-LLM rows' median with TensorRT-LLM's host time per sequence per step, 2.3 µs on H100, taken
+    # out of each row since speed11 — the first-principles engine has no host term of its own; 0.658 before, rate
+    # 68; the batch in TensorRT-LLM's own pool since speed7, decode-only and prompt
     # steps apart since speed10; 0.660 with one greatest() per step, rate 69; 0.595 before speed7); the
     # all-reduce runs at the same share of its link (expected_step_s, kvreg/sql/104_decode_step.sql).
     # By kernel class (decode_step_s) the GEMMs are memory-bound at this batch (141.1 GB ÷ 17.6 TB/s = 8.0 ms of
     # weights against 68 × 141.1 GFLOP ÷ (8 × 989 TFLOP/s × 0.55) = 2.2 ms) and so is the attention (the KV read;
     # its FLOP are 4·d·L per context token against 327,680 bytes), so the step is the closed form:
-    # (50 − 8.00) ms ÷ 0.610 ms per sequence → 68.
+    # (50 − 7.83) ms ÷ 0.597 ms per sequence → 70.
     eff = fitted_bandwidth_efficiency(con, "h100-sxm-80gb")
     assert p["bandwidth_efficiency"] == eff and "derived" in p["efficiency_evidence"]
     bw = 8 * BW * eff
     ar = 2 * 80 * 2 * 7 / 8 * 8192 * 2 / LINK
     rate = math.floor((0.05 - WEIGHTS / bw) / (S * KV_TOKEN / bw + ar / eff))
-    assert rate == p["rate_max_batch"] == 68
-    assert eff == pytest.approx(0.658, abs=5e-4)
+    assert rate == p["rate_max_batch"] == 70
+    assert eff == pytest.approx(0.673, abs=5e-4)
+    assert p["host_s_per_seq"] == 0                 # no host term fitted for the first-principles engine
     # the 46 sequences the pool holds bind before the rate does (at 0.41 the rate, 37, bound)
     assert p["binding_constraint"] == "capacity" and p["rate_basis"] == "expected"
     assert p["replicas"] == math.ceil(200 / 46) == 5
@@ -139,8 +142,11 @@ def test_worked_plan_cli_output(db, con):
     # then the warnings: the MI355X call rests on its stated 0.45 (†), sized again at the MI300X's measured figure
     assert after[len(cannot):] and after[len(cannot)].startswith("Warning: † mi355x: sized at the stated 0.45;")
     # A100 40 GB TP 4: (42,298,834,944 − 6 GiB − 141,107,412,992 / 4) B ÷ (327,680 / 4) B per token = 7,074.
-    # (after B200's two lines: TP 1 misses the TPOT, TP 16 spans two NVLink domains)
-    assert cannot[0].startswith("  b200 TP 1 bf16/bf16: tpot: a single sequence decodes slower")
+    # (after H200's two lines: TP 1 does not fit its pool, TP 16 spans two NVLink domains)
+    # (B200 TP 1 and TP 16 led the list until speed11: at 0.447, with TensorRT-LLM's host time out of B200's rows,
+    # one 32K sequence decodes within the TPOT on one B200, so it is planned; H200 TP 1 now fails on memory alone)
+    assert cannot[0] == ("  h200 TP 1 bf16/bf16: memory: one sequence of this context does not fit the KV pool"
+                         " (longest context that would: 7,721)")
     # then, as the options, fewer devices first (ranked_plans): TP 1, 2 before TP 16
     assert cannot[2:5] == [
         "  a100-sxm-40gb TP 4 bf16/bf16: memory: one sequence of this context does not fit the KV pool"
@@ -287,8 +293,9 @@ def test_cannot_serve_names_the_prefill_floor_against_the_ttft(con, h200_ttft_re
     assert f"{floor8:.2f}" == "1.27"
     assert h200_ttft_refusals[0].endswith(
         " (prefill floor 3.95 s at TP 2; 2.17 s at TP 4; 1.27 s at TP 8 > TTFT 1.00 s)")
-    # one TP on its line: the floor without "at TP" (the B200: TP 2 misses the TTFT, TP 4 and 8 serve)
-    b200 = render_plan(plan(con, "llama-3.1-70b", users=200, context_tokens=32768, tpot_s=0.05, ttft_s=1.0,
+    # one TP on its line: the floor without "at TP" (the B200 at a 40 ms TPOT: TP 2 misses the TTFT, TP 4 and 8
+    # serve, TP 1 misses the TPOT — at 50 ms it passes since speed11, B200 at 0.447, and joins TP 2's TTFT line)
+    b200 = render_plan(plan(con, "llama-3.1-70b", users=200, context_tokens=32768, tpot_s=0.04, ttft_s=1.0,
                             hardware=["b200"])).splitlines()
     assert ("  b200 TP 2 bf16/bf16: ttft: the prefill floor exceeds the TTFT target (longest context that would:"
             " 21,397) (prefill floor 1.75 s > TTFT 1.00 s)") in b200
@@ -497,13 +504,15 @@ def test_max_context_of_a_ttft_miss_is_where_the_prefill_floor_just_meets_it(con
 
 def test_every_cannot_serve_line_says_what_context_would(con, h200_ttft_refusals):
     # F5: every refusal line gives the longest context that would serve, or why none would; TP 1's step: 141.1 GB
-    # of weights ÷ (4.8 TB/s × 0.5817, the H200's first-principles bandwidth efficiency) = 50.5 ms
-    assert round(141_107_412_992 / (4.8e12 * 0.5817) * 1e3, 1) == 50.5
+    # of weights ÷ (4.8 TB/s × 0.5985, the H200's first-principles bandwidth efficiency: H200 × TensorRT-LLM's
+    # rows with their 2.3 µs host time per sequence per step taken out, speed11) = 49.1 ms, within the 50 ms TPOT,
+    # so a short context serves (at 0.5817 before speed11: 50.5 ms, "no context would")
+    assert round(141_107_412_992 / (4.8e12 * 0.5985) * 1e3, 1) == 49.1
     assert h200_ttft_refusals == [
         "  h200 TP 2, 4, 8 bf16/bf16: ttft: the prefill floor exceeds the TTFT target (longest context that would:"
         " 10,913 at TP 2; 17,794 at TP 4; 27,036 at TP 8) (prefill floor 3.95 s at TP 2; 2.17 s at TP 4; 1.27 s at"
         " TP 8 > TTFT 1.00 s)",
-        "  h200 TP 1 bf16/bf16: memory: one sequence of this context does not fit the KV pool (no context would: the"
-        " weights alone take 50.5 ms per decode step)",
+        "  h200 TP 1 bf16/bf16: memory: one sequence of this context does not fit the KV pool (longest context that"
+        " would: 7,721)",
         "  h200 TP 16 bf16/bf16: the interconnect links 8 devices at its stated bandwidth: a wider TP group is not"
         " planned (no shorter context mends it)"]

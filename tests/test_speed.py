@@ -142,16 +142,62 @@ def _classes_s(r, eb: float = 1.0, ec: float = 1.0) -> float:
     return step(*[(1 - f) * x for x in decode]) + step(*[f * x + y for x, y in zip(decode, prompt)])
 
 
-def _implied(con, where: str) -> dict[str, list[float]]:
+def _implied(con, where: str, holdout: str = "") -> dict[str, list[float]]:
     """Implied efficiency per roof, computed here in Python from the kernel classes' components (252: one figure per
-    row, measured × the classes' time, lent to the roof that holds most of it)."""
+    row, the classes' time over the measured time per output token less the host's per-sequence step time of the
+    hardware × engine family in that holdout — speed_seq_step_pick, checked on its own by
+    test_seq_step_term_is_the_weighted_intercept — lent to the roof that holds most of it)."""
+    t = {(h, f): s for h, f, s in con.execute("SELECT hardware_id, engine_family, seq_step_s FROM speed_seq_step_pick"
+                                              " WHERE holdout = ?", [holdout]).fetchall()}
     out: dict[str, list[float]] = {"memory": [], "compute": []}
     cur = con.execute(f"SELECT * FROM throughput_ceilings WHERE {where} AND in_fit AND bound IS NOT NULL")
     cols = [d[0] for d in cur.description]
     for row in cur.fetchall():                                 # the fit sees in_fit sources only
         r = dict(zip(cols, row))
-        out[r["bound"]].append(_classes_s(r) * r["output_tok_per_s"])
+        host = t.get((r["hardware_id"], r["engine_family"]), 0.0)
+        out[r["bound"]].append(_classes_s(r) / (1 / r["output_tok_per_s"] - host))
     return out
+
+
+def _seq_step_lstsq(con, holdout: str, family: str, where: str = "TRUE") -> tuple[float, int]:
+    """252 speed_seq_step_fit solved by numpy's least squares, not by the closed form: 1/rate = roof_s ÷ eff_g + t,
+    one slope per hardware × roof, t shared, weights 1/y² (each row scaled by 1/y); groups of one row left out."""
+    import numpy as np
+    rows = con.execute("SELECT hardware_id || '/' || roof AS g, roof_s, 1 / output_tok_per_s FROM speed_evidence"
+                       f" WHERE holdout = ? AND engine_family = ? AND roof IN ('memory', 'compute') AND {where}"
+                       " QUALIFY count(*) OVER (PARTITION BY g) >= 2", [holdout, family]).fetchall()
+    groups = sorted({g for g, _, _ in rows})
+    a = np.zeros((len(rows), len(groups) + 1))
+    for i, (g, x, y) in enumerate(rows):
+        a[i, groups.index(g)] = x / y
+        a[i, -1] = 1 / y
+    return float(np.linalg.lstsq(a, np.ones(len(rows)), rcond=None)[0][-1]), len(rows)
+
+
+def test_seq_step_term_is_the_weighted_intercept(con):
+    def fit(holdout, level, key):
+        return one(con, "SELECT * FROM speed_seq_step_fit WHERE holdout = ? AND engine_family = 'trtllm'"
+                        " AND level = ? AND key = ?", [holdout, level, key])
+    # the family's figure: 5.4 µs per sequence per step over 435 rows (docs/calibration.md)
+    t, n = _seq_step_lstsq(con, "", "trtllm")
+    f = fit("", "engine", "trtllm")
+    assert f["n"] == n and f["seq_step_s"] == pytest.approx(t, rel=1e-6) and 4e-6 < t < 7e-6
+    # B200's own (DGX B200, x86 host): 8.5 µs; and it carries between the two pages that measured it — fitted on
+    # the 1.0 page alone (0.20 held out) 7.5 µs, on the 0.20 page alone (1.0 held out) 9.0 µs
+    t, n = _seq_step_lstsq(con, "", "trtllm", "hardware_id = 'b200'")
+    assert fit("", "hardware", "b200")["seq_step_s"] == pytest.approx(t, rel=1e-6) == pytest.approx(8.5e-6, abs=3e-7)
+    only_10 = fit("trtllm-perf-overview-0.20", "hardware", "b200")["seq_step_s"]
+    only_20 = fit("trtllm-perf-overview-1.0", "hardware", "b200")["seq_step_s"]
+    assert 7e-6 < only_10 < 8e-6 and 8.5e-6 < only_20 < 9.5e-6
+    # GB200 (one page) 18.5 µs; GH200, the same Grace CPU beside Hopper, 3.7 µs: not the CPU alone
+    assert fit("", "hardware", "gb200")["seq_step_s"] == pytest.approx(1.85e-5, abs=3e-7)
+    assert fit("", "hardware", "gh200")["seq_step_s"] == pytest.approx(3.7e-6, abs=3e-7)
+    # a negative fit counts 0 (A100: −5.3 µs)
+    assert fit("", "hardware", "a100-sxm-80gb")["seq_step_s"] == 0
+    # held out by its only page, GB200 has no figure of its own and takes Blackwell's (B200's, 9.0 µs)
+    q = one(con, "SELECT * FROM speed_seq_step_pick WHERE holdout = 'trtllm-perf-overview-1.0'"
+                 " AND hardware_id = 'gb200' AND engine_family = 'trtllm'")
+    assert q["level"] == "architecture" and q["seq_step_s"] == pytest.approx(only_20)
 
 
 def test_fitted_efficiency_is_the_median_implied_efficiency(con):
@@ -177,7 +223,7 @@ def test_leave_one_source_out_fits_without_the_source(con):
     f = one(con, "SELECT * FROM speed_fit WHERE holdout = ? AND roof = 'memory' AND level = 'hardware'"
                  " AND key = 'h200' AND engine_family = 'trtllm'", [src])
     # h200 × trtllm only: vLLM and SGLang on H200 (llm-ie, vLLM recipes) are fitted per engine family
-    imp = _implied(con, f"hardware_id = 'h200' AND engine_family = 'trtllm' AND source_id <> '{src}'")
+    imp = _implied(con, f"hardware_id = 'h200' AND engine_family = 'trtllm' AND source_id <> '{src}'", src)
     assert f["n"] == len(imp["memory"]) and f["sources"] == 2
     assert f["efficiency"] == pytest.approx(statistics.median(imp["memory"]))
     # The left-out prediction of a source's measurement uses that fit, never its own source's rows.
@@ -353,20 +399,25 @@ def test_an_engine_level_needs_two_architectures(tmp_path):
 
 
 def test_prediction_is_the_ceiling_at_the_efficiencies(con):
-    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency, s.error"
+    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency, s.error,"
+                 " s.host_seq_step_s"
                  " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"
                  " WHERE s.mode = 'in-sample' AND c.hardware_id = 'h200' AND c.model_id = 'llama-3.1-8b'"
                  " AND c.input_tokens = 1000 AND c.output_tokens = 1000 AND c.source_id = 'trtllm-perf-overview-0.17'")
     ar = p["allreduce_s"] or 0                      # 0 at TP 1
     eb, ec = p["bandwidth_efficiency"], p["compute_efficiency"]
     # the kernel classes one after the other, each at its roofs' efficiencies (104 expected_class_step_s): here
-    # GEMMs compute-bound (16.23 µs ÷ ec) and attention memory-bound (20.48 µs ÷ eb), no expert class (dense)
+    # GEMMs compute-bound (16.23 µs ÷ ec) and attention memory-bound (20.48 µs ÷ eb), no expert class (dense),
+    # then the host's time per sequence per step (252 speed_seq_step_fit: TensorRT-LLM's, per output token)
+    host = p["host_seq_step_s"]
+    assert 1e-6 < host < 1e-5
     pred = 1 / (max((p["gemm_memory_s"] + ar) / eb, (p["gemm_compute_s"] + ar) / ec)
                 + max(p["expert_memory_s"] / eb, p["expert_compute_s"] / ec)
-                + max(p["attention_memory_s"] / eb, p["attention_compute_s"] / ec))
+                + max(p["attention_memory_s"] / eb, p["attention_compute_s"] / ec) + host)
     assert p["expert_memory_s"] == p["expert_compute_s"] == 0
     assert p["predicted_tok_per_s"] == pytest.approx(pred)
-    assert p["predicted_tok_per_s"] == pytest.approx(1 / (p["gemm_compute_s"] / ec + p["attention_memory_s"] / eb))
+    assert p["predicted_tok_per_s"] == pytest.approx(1 / (p["gemm_compute_s"] / ec + p["attention_memory_s"] / eb
+                                                          + host))
     assert p["error"] == pytest.approx(pred / 17537.96 - 1)
 
 
@@ -374,7 +425,8 @@ def test_tp8_prediction_scales_the_all_reduce_with_its_roof(con):
     # H200 TP 8, Llama 3.1 405B fp8: the all-reduce (2 per layer, ring, 450 GB/s) is serial with the step, rides
     # with the dense GEMMs (it follows their output projections) and runs at their binding roof's share:
     # predicted = 1 / (greatest(gemm_memory + ar, gemm_compute + ar) ÷ its efficiency + attention ÷ its efficiency).
-    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency"
+    p = one(con, "SELECT c.*, s.predicted_tok_per_s, s.bandwidth_efficiency, s.compute_efficiency,"
+                 " s.host_seq_step_s"
                  " FROM throughput_ceilings c JOIN speed_calibration s USING (source_id, measurement_idx)"
                  " WHERE s.mode = 'in-sample' AND c.source_id = 'trtllm-perf-overview-0.17'"
                  " AND c.hardware_id = 'h200' AND c.model_id = 'llama-3.1-405b' AND c.input_tokens = 1000"
@@ -384,7 +436,7 @@ def test_tp8_prediction_scales_the_all_reduce_with_its_roof(con):
     eb, ec, ar = p["bandwidth_efficiency"], p["compute_efficiency"], p["allreduce_s"]
     gemm = max((p["gemm_memory_s"] + ar) / eb, (p["gemm_compute_s"] + ar) / ec)
     attention = max(p["attention_memory_s"] / eb, p["attention_compute_s"] / ec)
-    assert p["predicted_tok_per_s"] == pytest.approx(1 / (gemm + attention))
+    assert p["predicted_tok_per_s"] == pytest.approx(1 / (gemm + attention + p["host_seq_step_s"]))
     assert gemm > attention                         # 405B: the GEMMs (and their all-reduce) hold most of the step
 
 
@@ -395,8 +447,11 @@ def test_roofline_and_plans_use_the_fitted_efficiency(con):
                  " AND context_tokens = 8192 AND batch = 1")
     assert r["bandwidth_efficiency"] == pytest.approx(e["bandwidth_efficiency"])
     assert r["efficiency_evidence"] == e["evidence"]
+    # one sequence: its step at the efficiencies plus the host's time for that sequence (104 decode_step_s)
+    assert e["host_seq_step_s"] > 0
     assert r["expected_decode_step_s"] == pytest.approx(
-        max(r["decode_memory_s"] / e["bandwidth_efficiency"], r["decode_compute_s"] / e["compute_efficiency"]))
+        max(r["decode_memory_s"] / e["bandwidth_efficiency"], r["decode_compute_s"] / e["compute_efficiency"])
+        + e["host_seq_step_s"])
     p = one(con, "SELECT * FROM plans(10, 8192, 0.05) WHERE model_id = 'llama-3.1-8b' AND hardware_id = 'h200'"
                  " AND engine_id = 'trtllm-pytorch' AND weights_dtype = 'bf16' AND kv_dtype = 'bf16' AND tp = 1")
     assert p["bandwidth_efficiency"] == pytest.approx(e["bandwidth_efficiency"]) and p["rate_basis"] == "expected"

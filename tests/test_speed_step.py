@@ -15,9 +15,14 @@ def test_leave_one_architecture_out_fits_without_any_row_of_it(con):
                                       " AND level IN ('hardware', 'hardware_any', 'architecture', 'architecture_any')"
                                       ).fetchall()}
     assert keys and not keys & {"b200", "gb200", "blackwell"}
-    # the pooled figure is the median over the other architectures' GPU evidence (speed_evidence)
-    ev = [r[0] for r in con.execute("SELECT efficiency FROM speed_evidence WHERE holdout = ''"
-                                    " AND roof = 'memory' AND architecture <> 'blackwell'").fetchall()]
+    # the pooled figure is the median over the other architectures' GPU evidence (speed_evidence), each row's
+    # measured time per token less the host's per-sequence step time that holdout fits (252 speed_seq_step_pick)
+    ev = [r[0] for r in con.execute(
+        "SELECT e.roof_s / (1 / e.output_tok_per_s - q.seq_step_s) FROM speed_evidence e"
+        " JOIN speed_seq_step_pick q USING (holdout, hardware_id, engine_family)"
+        " WHERE e.holdout = 'architecture:blackwell' AND e.roof = 'memory'").fetchall()]
+    assert not con.execute("SELECT count(*) FROM speed_evidence WHERE holdout = 'architecture:blackwell'"
+                           " AND architecture = 'blackwell'").fetchone()[0]
     pooled = one(con, "SELECT efficiency, n FROM speed_fit WHERE holdout = 'architecture:blackwell'"
                       " AND roof = 'memory' AND level = 'all'")
     assert pooled["n"] == len(ev) and pooled["efficiency"] == pytest.approx(float(np.median(ev)))
@@ -41,7 +46,7 @@ def test_the_carried_figure_is_the_engine_level_whatever_is_stated(con):
     # and the carried prediction is the same device time (expected_class_step_s, 104) at that bandwidth figure
     c = one(con, "SELECT s.*, 1 / greatest(expected_class_step_s(t.gemm_memory_s, t.gemm_compute_s, t.expert_memory_s,"
                  "  t.expert_compute_s, t.attention_memory_s, t.attention_compute_s, t.allreduce_s,"
-                 "  s.carried_bandwidth_efficiency, s.compute_efficiency),"
+                 "  s.carried_bandwidth_efficiency, s.compute_efficiency) + s.host_seq_step_s,"
                  "  coalesce(s.host_request_s / t.output_tokens, 0)) AS by_macro"
                  " FROM speed_calibration s JOIN throughput_ceilings t USING (source_id, measurement_idx)"
                  " WHERE s.mode = 'leave-one-architecture-out' AND s.architecture = 'cdna3'"

@@ -86,7 +86,7 @@ CREATE OR REPLACE MACRO expert_params(params_total, params_active, experts, expe
 
 -- decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token, batch,
 --               kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token, bandwidth_eff, compute_eff,
---               moe_act_bytes):
+--               moe_act_bytes, host_s_per_seq := 0):
 -- scalar macro, the expected time of ONE decode step of `batch` sequences on one replica — what `plans` costs
 -- every candidate batch with, and roofline's expected_* columns — by kernel class (expected_class_step_s):
 --   dense GEMMs  W·(P_total − E·e)/P_total ÷ bw, B·2·(P_active − k·e) ÷ peak   the non-routed weights, read once
@@ -98,13 +98,17 @@ CREATE OR REPLACE MACRO expert_params(params_total, params_active, experts, expe
 --   attention    B·kv ÷ bw, B·(f − 2·P_active) ÷ peak   every sequence's KV; the rest of f (decode FLOP per token
 --                                                at the context: QKᵀ, value mix, recurrent updates)
 --   all-reduce   B·allreduce_s_per_token         the tensor-parallel all-reduces of B tokens (0 at tp 1)
+--   host         + B·host_s_per_seq              the serving process's per-sequence work each step (input
+--                                                preparation, sampling, stop checks: 252 speed_seq_step_fit, the
+--                                                engine family's fitted seconds per sequence per step), serial with
+--                                                the kernels; 0 when not given (a ceiling)
 --   (bw, peak: the replica's ceilings, tp × device; e = expert_params).  For a dense model whose GEMMs and
 --   attention are both memory-bound it is (W + B·kv) ÷ (bw·eff) + B·allreduce ÷ eff, the chapter's step.
 -- NULL peak leaves the compute roofs out; NULL moe_act counts 0.  Units: bytes, bytes/s, FLOP, FLOP/s, seconds.
 -- Source: kv-cache-chapter.txt §2.4 (step = (P·p + B·s·k) ÷ BW); params_read (103) for the MoE read.
 CREATE OR REPLACE MACRO decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token, batch,
                                       kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token,
-                                      bandwidth_eff, compute_eff, moe_act_bytes) AS
+                                      bandwidth_eff, compute_eff, moe_act_bytes, host_s_per_seq := 0) AS
     expected_class_step_s(
         weights_bytes * (params_total - coalesce(experts, 0)
                          * expert_params(params_total, params_active, experts, experts_per_token))
@@ -122,3 +126,4 @@ CREATE OR REPLACE MACRO decode_step_s(weights_bytes, params_total, params_active
         batch * (flop_per_token - 2 * params_active) / peak,
         batch * allreduce_s_per_token,
         bandwidth_eff, compute_eff)
+    + batch * coalesce(host_s_per_seq, 0)

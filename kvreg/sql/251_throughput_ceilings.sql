@@ -135,10 +135,8 @@ b AS (
            kv_read_bytes(m.growing_token_bytes, m.bounded_groups, m.state_bytes,
                          CASE m.kv_admission WHEN 'whole_request' THEN m.input_tokens + m.output_tokens
                                              ELSE m.context_mean_tokens END) AS kv_admitted_rank_bytes,
-           CASE WHEN m.tp = 1 THEN 0.0
-                WHEN m.interconnect_bytes_per_s IS NULL OR m.tp > m.interconnect_domain_size THEN NULL
-                ELSE 2 * m.layers * 2.0 * (m.tp - 1) / m.tp * m.hidden_size * bf.bytes_per_element
-                     / m.interconnect_bytes_per_s END AS allreduce_s_per_token
+           allreduce_s_per_token(m.tp, m.layers, m.hidden_size, bf.bytes_per_element, m.interconnect_bytes_per_s,
+                                 m.interconnect_domain_size) AS allreduce_s_per_token
     FROM m CROSS JOIN (SELECT bytes_per_element FROM precisions WHERE dtype = 'bf16') bf
 ),
 sized AS (

@@ -138,13 +138,102 @@ SELECT holdout, source_id, measurement_idx, hardware_id, architecture, engine_fa
 FROM rows
 WHERE host_row OR bound IS NOT NULL;
 
+-- speed_seq_step_fit: the HOST's time per scheduled sequence per decode step (issue 13, speed11), per holdout ×
+-- engine family × level, fitted on speed_evidence's GPU-roof rows (the same rows, host rule and holdouts as the
+-- efficiencies below) and applied to every step (speed_seq_step_pick): the implied efficiencies (speed_fit), the
+-- predictions (255), roofline's expected_* and plans (104 decode_step_s's host_s_per_seq).
+-- Grain: one row per holdout × engine family × level ('hardware' key hardware_id, 'architecture' key architecture,
+--   'engine' key engine family) with GPU-roof evidence.
+-- Mechanism: each decode step the serving process walks its scheduled sequences in Python, on the step's critical
+--   path, before and after the GPU work — no CUDA graph and no roofline sees it, and it grows with the batch, not
+--   with the model:
+--   TensorRT-LLM's PyTorch backend (v1.0): model_engine.py PyTorchModelEngine._prepare_tp_inputs builds the step's
+--   inputs in per-request loops (`for request in generation_requests:` appends each sequence's position id, cached
+--   length, prompt length, seq slot — per beam — before one host→device copy); sampler.py TorchSampler
+--   update_requests walks the generation requests again to add each new token and test the stop criteria
+--   (add_new_token, _handle_stop_criteria); py_executor.py's response handling makes one response per request.
+--   vLLM V1: v1/core/sched/scheduler.py schedule() walks self.running (one token-budget and block-allocation step per
+--   request) and update_from_output() walks the scheduled requests to append tokens and check stops.
+--   Per output token of a row (one decode step serves `batch` sequences, each one token):
+--     1 / output_tok_per_s = roof_s ÷ eff + t_seq
+--   so the term is a fixed time per OUTPUT TOKEN, the same at every batch: it weighs most where the GPU's time per
+--   token is least (large batches of a small or sparse model: Qwen3-30B-A3B nvfp4 128/128 at 2,048 sequences).
+--   It is the host MACHINE's and the engine's (its CPU, its Python): levels per engine family, hardware first (a
+--   DGX's x86 host, a GB200 tray's Grace), then its architecture, then every device of the family — as the host
+--   roof's levels (speed_fit below), never pooled across engine families.
+-- Fit: weighted least squares (weights 1/y², relative residuals), one slope a_g = 1/eff per group g = hardware ×
+--   roof, t_seq shared by the level's groups (closed form, as speed_step_fit 256 with z = 1: t = Σ_g (Sy − Sx·Sxy/Sxx)
+--   ÷ Σ_g (S1 − Sx²/Sxx), S.. the weighted sums of the group's rows, x = roof_s, y = 1/output_tok_per_s; t < 0
+--   counts 0: the data show no such term).  Identified by how 1/rate falls with roof_s within one device and roof
+--   (its intercept): a group of one row fits its own slope exactly and says nothing, so groups of two rows or more
+--   only, and a level with no spread left has no figure (NULL; the next level answers).
+-- Columns: seq_step_s (s per sequence per step; NULL: not identified at this level), n (rows), sources.
+-- Shipped registry (docs/calibration.md, "A host time per sequence per step"), TensorRT-LLM: B200 8.5 µs (89 rows;
+--   7.5 and 9.0 on the 1.0 and 0.20 pages alone), GB200 18.5 (29), H100 2.3, H200 2.3, GH200 3.7 (the same Grace
+--   CPU as GB200: Grace alone does not make the GB200 figure), L40S 9.3, A100 and RTX PRO 6000 0 (negative fits);
+--   the family 5.4 µs (435 rows); vLLM H200 1.1 µs, MI300X 0; SGLang 0.
+CREATE OR REPLACE VIEW speed_seq_step_fit AS
+WITH r AS (
+    SELECT holdout, engine_family, hardware_id, architecture, roof, source_id, roof_s AS x, 1 / output_tok_per_s AS y,
+           output_tok_per_s * output_tok_per_s AS w
+    FROM speed_evidence
+    WHERE roof IN ('memory', 'compute')
+),
+g AS (
+    -- one slope (1/eff) per hardware × roof: the weighted sums of its rows
+    SELECT holdout, engine_family, hardware_id, any_value(architecture) AS architecture, roof, count(*) AS n,
+           list(DISTINCT source_id) AS srcs,
+           sum(w * x * x) AS sxx, sum(w * x * y) AS sxy, sum(w * x) AS sx, sum(w) AS s1, sum(w * y) AS sy
+    FROM r GROUP BY holdout, engine_family, hardware_id, roof
+),
+levels AS (
+    SELECT g.*, 'hardware' AS level, hardware_id AS key FROM g
+    UNION ALL
+    SELECT g.*, 'architecture', architecture FROM g WHERE architecture IS NOT NULL
+    UNION ALL
+    SELECT g.*, 'engine', engine_family FROM g
+)
+SELECT holdout, engine_family, level, key,
+       -- identified only by groups of two rows or more (one row fits its own slope exactly), and only when the
+       -- rows' roof_s spread is more than rounding (1e-9 of the weights: numerically zero otherwise)
+       CASE WHEN sum(s1 - sx * sx / sxx) FILTER (WHERE n >= 2) > 1e-9 * sum(s1) FILTER (WHERE n >= 2)
+            THEN greatest(0, sum(sy - sx * sxy / sxx) FILTER (WHERE n >= 2)
+                             / sum(s1 - sx * sx / sxx) FILTER (WHERE n >= 2)) END AS seq_step_s,
+       sum(n) FILTER (WHERE n >= 2) AS n, len(list_distinct(flatten(list(srcs) FILTER (WHERE n >= 2)))) AS sources
+FROM levels GROUP BY holdout, engine_family, level, key;
+
+-- speed_seq_step_pick: the host's seconds per sequence per step each hardware × engine family uses, per holdout —
+-- the first level of speed_seq_step_fit with a figure: hardware (this device's machines and host, this engine
+-- family), architecture, engine (every device of the family).  Read by speed_fit (implied efficiencies) and 253
+-- (predictions, roofline, plans).  Grain: holdout × hardware × engine family with any evidence in that holdout.
+-- Columns: holdout, hardware_id, engine_family, seq_step_s (s), level, n.
+CREATE OR REPLACE VIEW speed_seq_step_pick AS
+WITH f AS MATERIALIZED (SELECT * FROM speed_seq_step_fit WHERE seq_step_s IS NOT NULL),
+picked AS (
+    SELECT f.holdout, h.hardware_id, f.engine_family,
+           arg_min(struct_pack(s := f.seq_step_s, level := f.level, n := f.n),
+                   CASE f.level WHEN 'hardware' THEN 1 WHEN 'architecture' THEN 2 ELSE 3 END) AS p
+    FROM hardware h
+    JOIN f ON (f.level = 'hardware' AND f.key = h.hardware_id) OR (f.level = 'architecture' AND f.key = h.architecture)
+           OR f.level = 'engine'
+    GROUP BY ALL
+)
+SELECT holdout, hardware_id, engine_family, p.s AS seq_step_s, p.level AS level, p.n AS n FROM picked;
+
 CREATE OR REPLACE VIEW speed_fit AS
 WITH ev AS MATERIALIZED (
     -- speed_evidence once for both fits below
     SELECT * FROM speed_evidence
 ),
 implied AS (
-    SELECT holdout, source_id, hardware_id, architecture, engine_family, roof, efficiency FROM ev WHERE roof <> 'host'
+    -- the GPU's share of the measured time per output token once the host's per-sequence step time is taken out
+    -- (speed_seq_step_fit): roof_s ÷ (1/rate − t_seq); NULL (left out) when the host term alone exceeds it
+    SELECT e.holdout, e.source_id, e.hardware_id, e.architecture, e.engine_family, e.roof,
+           e.roof_s / nullif(greatest(1 / e.output_tok_per_s - coalesce(q.seq_step_s, 0), 0), 0) AS efficiency
+    FROM ev e
+    LEFT JOIN speed_seq_step_pick q ON q.holdout = e.holdout AND q.engine_family = e.engine_family
+                                   AND q.hardware_id = e.hardware_id
+    WHERE e.roof <> 'host'
 ),
 host AS (
     SELECT holdout, source_id, hardware_id, architecture, engine_family, request_s FROM ev WHERE roof = 'host'

@@ -31,6 +31,9 @@
 --   engine level: the fastest turnover measured on another architecture's machines is no lower bound for this
 --   one (a faster GPU or host finishes requests sooner).  With vLLM's rows on Hopper and CDNA3 it would have
 --   capped every B200/B300 vLLM replica at 15 requests/s, from one GPU-bound H200 run (1024/1024 at 15.8k tok/s).
+--   host_seq_step_s, host_seq_step_level, host_seq_step_n: the host's seconds per sequence per decode step, the
+--   level it comes from and its rows (252 speed_seq_step_pick: hardware, else architecture, else the engine family,
+--   in this holdout; 0 and NULL without evidence).
 CREATE OR REPLACE VIEW speed_efficiency_by_holdout AS
 WITH fit AS MATERIALIZED (
     -- speed_fit once: every use below reads this copy (a view named twice is evaluated twice)
@@ -113,8 +116,13 @@ SELECT w.holdout, w.hardware_id, w.engine_family,
             END AS host_level,
        coalesce(hh.n, ha.n) AS host_n,
        cr.fit.efficiency AS carried_bandwidth_efficiency, cr.fit.level AS carried_bandwidth_level,
-       cr.fit.n AS carried_bandwidth_n
+       cr.fit.n AS carried_bandwidth_n,
+       -- the host's time per sequence per decode step of this engine family (252 speed_seq_step_fit; 0 where the
+       -- family has no GPU-roof evidence in this holdout)
+       coalesce(sq.seq_step_s, 0) AS host_seq_step_s, sq.level AS host_seq_step_level, sq.n AS host_seq_step_n
 FROM wide w
+LEFT JOIN speed_seq_step_pick sq ON sq.holdout = w.holdout AND sq.hardware_id = w.hardware_id
+                                AND sq.engine_family = w.engine_family
 LEFT JOIN carried cr ON cr.holdout = w.holdout AND cr.hardware_id = w.hardware_id
                     AND cr.engine_family = w.engine_family
 LEFT JOIN fit hh ON hh.roof = 'host' AND hh.holdout = w.holdout AND hh.level = 'hardware' AND hh.key = w.hardware_id

@@ -13,7 +13,9 @@
 --                                    apart, allreduce_s, efficiencies),
 --                                    host_request_s ÷ output_tokens):
 --                         the ceiling's time per output token, each kernel class at its roofs and the all-reduce
---                         serial with the dense GEMMs, scaled by each roof's efficiency (104; 251; 252), or the engine's host time
+--                         serial with the dense GEMMs, scaled by each roof's efficiency (104; 251; 252), plus the
+--                         host's time per sequence per step (host_seq_step_s, 252 speed_seq_step_fit: one sequence's
+--                         share of a step's host work, i.e. per output token, on the step's critical path), or the engine's host time
 --                         per request spread over the request's output tokens when that is longer (the host roof,
 --                         252_speed_fit roof host: device work and host work overlap, the slower one sets the pace)
 --   host_request_s, host_level, host_n: the host roof used and its evidence; host_bound: it set the prediction
@@ -45,18 +47,20 @@ modes AS (
 d AS (
     SELECT m.*, e.bandwidth_efficiency, e.bandwidth_basis, e.bandwidth_level, e.bandwidth_n,
            e.compute_efficiency, e.compute_basis, e.compute_level, e.compute_n,
-           e.host_request_s, e.host_level, e.host_n,
+           e.host_request_s, e.host_level, e.host_n, e.host_seq_step_s,
            expected_mixed_step_s(m.prompt_step_share, m.gemm_memory_s, m.gemm_compute_s, m.gemm_compute_prompt_s,
                                  m.expert_memory_s, m.expert_memory_prompt_s, m.expert_compute_s,
                                  m.expert_compute_prompt_s, m.attention_memory_s, m.attention_compute_s,
                                  m.attention_compute_prompt_s, m.allreduce_s, m.allreduce_prompt_s,
-                                 e.bandwidth_efficiency, e.compute_efficiency) AS device_s,
+                                 e.bandwidth_efficiency, e.compute_efficiency)
+           + e.host_seq_step_s AS device_s,
            e.carried_bandwidth_efficiency, e.carried_bandwidth_level,
            expected_mixed_step_s(m.prompt_step_share, m.gemm_memory_s, m.gemm_compute_s, m.gemm_compute_prompt_s,
                                  m.expert_memory_s, m.expert_memory_prompt_s, m.expert_compute_s,
                                  m.expert_compute_prompt_s, m.attention_memory_s, m.attention_compute_s,
                                  m.attention_compute_prompt_s, m.allreduce_s, m.allreduce_prompt_s,
-                                 e.carried_bandwidth_efficiency, e.compute_efficiency) AS carried_device_s
+                                 e.carried_bandwidth_efficiency, e.compute_efficiency)
+           + e.host_seq_step_s AS carried_device_s
     FROM modes m
     JOIN speed_efficiency_by_holdout e ON e.holdout = m.holdout AND e.hardware_id = m.hardware_id
                                       AND e.engine_family = m.engine_family
@@ -85,7 +89,7 @@ SELECT mode, source_id, measurement_idx, engine_id, engine_family, engine_versio
        batch / predicted_tok_per_s / tpot_p50_s - 1 AS tpot_error,
        bandwidth_efficiency, bandwidth_basis, bandwidth_level, bandwidth_n,
        compute_efficiency, compute_basis, compute_level, compute_n,
-       host_request_s, host_level, host_n, host_bound,
+       host_request_s, host_level, host_n, host_bound, host_seq_step_s,
        CASE WHEN mode = 'in-sample' THEN NULL
             ELSE NOT (host_bound_in_sample AND host_request_s IS NULL) END AS predictable_held_out,
        CASE WHEN mode <> 'in-sample' AND host_bound_in_sample AND host_request_s IS NULL

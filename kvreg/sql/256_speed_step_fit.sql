@@ -42,7 +42,8 @@
 --   TensorRT-LLM fit was 342 / 535 µs and refuted by MLPerf's H200 and GB200 server runs, 1.16 / 1.62: the
 --   batch, not a time per step, carried most of that 1/batch signal.)  So the decode step (104) keeps no fixed
 --   term: it does not carry an efficiency across generations, and tens of launches' time would land on every
---   small-batch plan.
+--   small-batch plan.  (It does keep the host's time per SEQUENCE per step, 252 speed_seq_step_fit: B·t, a constant
+--   time per output token, which the rows identify per device and which carries between sources; speed11.)
 -- Units: seconds, fractions.
 CREATE OR REPLACE VIEW speed_step_fit AS
 WITH layers AS (

@@ -82,13 +82,12 @@ WITH scen AS (
            k.decode_attn_flop_per_context_token AS flop_per_context_token,
            h.compute_dtype, h.peak_flop_per_s, h.bandwidth_bytes_per_s, h.ridge_flop_per_byte,
            se.bandwidth_efficiency, se.compute_efficiency, se.evidence AS efficiency_evidence,
+           se.host_seq_step_s,
            h.interconnect_bytes_per_s,
            -- seconds of all-reduce per token in flight (a decode sequence or a prompt token)
            tp_fits_interconnect(c.tp, h.interconnect_bytes_per_s, h.interconnect_domain_size) AS tp_fits_interconnect,
-           CASE WHEN c.tp = 1 THEN 0.0
-                WHEN c.tp > h.interconnect_domain_size THEN NULL
-                ELSE 2 * k.layers * 2.0 * (c.tp - 1) / c.tp * k.hidden_size * a.bytes_per_element
-                     / h.interconnect_bytes_per_s END AS allreduce_s_per_token
+           allreduce_s_per_token(c.tp, k.layers, k.hidden_size, a.bytes_per_element, h.interconnect_bytes_per_s,
+                                 h.interconnect_domain_size) AS allreduce_s_per_token
     FROM capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
                      max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
                      num_speculative_tokens := num_speculative_tokens, block_size := block_size,
@@ -124,7 +123,8 @@ timed AS (
            decode_step_s(t.weights_bytes, t.params_total, t.params_active, t.moe_experts, t.moe_experts_per_token,
                          t.batch, t.kv_read_bytes_per_seq, t.decode_flop_per_token,
                          t.tp * t.bandwidth_bytes_per_s, t.tp * t.peak_flop_per_s, t.allreduce_s_per_token,
-                         t.bandwidth_efficiency, t.compute_efficiency, t.moe_act_bytes) AS expected_decode_s
+                         t.bandwidth_efficiency, t.compute_efficiency, t.moe_act_bytes,
+                         host_s_per_seq := t.host_seq_step_s) AS expected_decode_s
     FROM step t
 )
 SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, context_tokens, context_label, within_native,

@@ -141,11 +141,13 @@ base AS (
            CASE WHEN se.bandwidth_efficiency IS NULL THEN 'ceiling' ELSE 'expected' END AS rate_basis,
            tp_fits_interconnect(p.tp, h.interconnect_bytes_per_s, h.interconnect_domain_size) AS tp_fits_interconnect,
            h.interconnect_bytes_per_s, h.interconnect_domain_size,
-           CASE WHEN p.tp = 1 THEN 0.0
-                WHEN p.tp > h.interconnect_domain_size THEN NULL
-                ELSE 2 * k.layers * 2.0 * (p.tp - 1) / p.tp * k.hidden_size * 2 / h.interconnect_bytes_per_s
-                END AS ar_s,
+           -- seconds of all-reduce per token in flight (116 allreduce_s_per_token, bf16 activations)
+           allreduce_s_per_token(p.tp, k.layers, k.hidden_size,
+                                 (SELECT bytes_per_element FROM precisions WHERE dtype = 'bf16'),
+                                 h.interconnect_bytes_per_s, h.interconnect_domain_size) AS ar_s,
            coalesce(se.bandwidth_efficiency, 1) AS eb, coalesce(se.compute_efficiency, 1) AS ec,
+           -- the host's seconds per sequence per decode step (252 speed_seq_step_fit; 0 with no fit)
+           coalesce(se.host_seq_step_s, 0) AS host_s,
            h.price_usd_per_hour, ts.shards AS tp_shards, ts.attention_heads, ts.bad_kv_heads,
            es.runs AS support_runs, es.reason AS support_reason
     FROM capacity_at([context_tokens], gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
@@ -158,7 +160,7 @@ base AS (
     JOIN engines en ON en.engine_id = p.engine_id
     -- the efficiencies (274): speed_efficiency's, or with efficiency_basis 'vendor_measured' the same vendor's lowest
     -- measured bandwidth figure where this device's is only the entry's stated one
-    LEFT JOIN (SELECT pe.hardware_id, pe.engine_family, pe.compute_efficiency,
+    LEFT JOIN (SELECT pe.hardware_id, pe.engine_family, pe.compute_efficiency, pe.host_seq_step_s,
                       CASE WHEN efficiency_basis::VARCHAR = 'vendor_measured' AND pe.vendor_bandwidth_efficiency IS NOT NULL
                            THEN pe.vendor_bandwidth_efficiency ELSE pe.bandwidth_efficiency END AS bandwidth_efficiency,
                       CASE WHEN efficiency_basis::VARCHAR = 'vendor_measured' AND pe.vendor_bandwidth_efficiency IS NOT NULL
@@ -236,7 +238,7 @@ batch AS (
                               WHEN decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
                                                  r.moe_experts_per_token, (acc.lo + acc.hi) // 2, r.kv_read_bytes_per_seq,
                                                  r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb,
-                                                 r.ec, r.moe_act_bytes) <= tpot_s
+                                                 r.ec, r.moe_act_bytes, host_s_per_seq := r.host_s) <= tpot_s
                               THEN struct_pack(lo := (acc.lo + acc.hi) // 2, hi := acc.hi)
                               ELSE struct_pack(lo := acc.lo, hi := (acc.lo + acc.hi) // 2) END,
                          struct_pack(lo := 0, hi := r.ub + 1)).lo
@@ -247,8 +249,10 @@ batch AS (
                        floor(tpot_s / (2 * r.params_active / r.peak + coalesce(r.ar_s, 0) / r.ec + r.attn_seq_s))
                        )::BIGINT AS ub
           FROM (SELECT r.*,
-                       -- one sequence's attention at its binding roof, at the efficiencies (104 decode_step_s)
-                       greatest(r.kv_read_bytes_per_seq / r.bw, (r.flop_per_token - 2 * r.params_active) / r.peak) AS attn_seq_s
+                       -- one sequence's attention at its binding roof, at the efficiencies, and its host time per
+                       -- step (104 decode_step_s): the per-sequence part of the step on both sides
+                       greatest(r.kv_read_bytes_per_seq / r.bw, (r.flop_per_token - 2 * r.params_active) / r.peak)
+                       + r.host_s AS attn_seq_s
                 FROM rate r) r) r
 ),
 judged AS (
@@ -321,15 +325,15 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.rate_basis, r.bandwidth_efficiency, r.compute_efficiency, r.efficiency_evidence,
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
                      r.batch_per_replica, r.kv_read_bytes_per_seq, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s,
-                     r.eb, r.ec, r.moe_act_bytes) AS tpot_at_batch_s,
+                     r.eb, r.ec, r.moe_act_bytes, host_s_per_seq := r.host_s) AS tpot_at_batch_s,
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
                      1, r.kv_read_bytes_per_seq, r.flop_per_token, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb, r.ec,
-                     r.moe_act_bytes) AS single_seq_tpot_s,
+                     r.moe_act_bytes, host_s_per_seq := r.host_s) AS single_seq_tpot_s,
        -- one step with nothing in context: the weights (and any fixed-size window or recurrent state) read once;
        -- above tpot_s no context is short enough (max_context_tokens 0), and this is what to say instead
        decode_step_s(r.weights_bytes, r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token,
                      1, r.constant_rank_bytes * r.tp, r.constant_flop, r.ceiling_bw, r.ceiling_peak, r.ar_s, r.eb,
-                     r.ec, r.moe_act_bytes) AS empty_context_step_s,
+                     r.ec, r.moe_act_bytes, host_s_per_seq := r.host_s) AS empty_context_step_s,
        r.prefill_floor_s,
        r.kv_read_bytes_per_seq, r.pool_bytes * r.tp AS replica_pool_bytes, r.weights_bytes,
        r.fp_seqs AS first_principles_seqs, r.pool_basis, r.engine_starts,
@@ -345,7 +349,7 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        -- the decode step's inputs at the replica's ceilings (decode_step_s), for plan_levers (kvreg/sql/284) to
        -- cost the recommended row's batch at another bandwidth efficiency with the same formula
        r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token, r.flop_per_token,
-       r.ceiling_bw, r.ceiling_peak, r.ar_s AS allreduce_s_per_token, r.moe_act_bytes
+       r.ceiling_bw, r.ceiling_peak, r.ar_s AS allreduce_s_per_token, r.moe_act_bytes, r.host_s AS host_s_per_seq
 FROM (
     SELECT r.*,
            -- the longest context whose prompt meets the TTFT (a TTFT miss only): the largest prompt P in

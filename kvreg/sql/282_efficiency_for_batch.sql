@@ -1,5 +1,6 @@
 -- bandwidth_efficiency_for_batch(weights_bytes, params_total, params_active, experts, experts_per_token, batch,
---   kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token, compute_eff, moe_act_bytes, tpot_s):
+--   kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token, compute_eff, moe_act_bytes, tpot_s,
+--   host_s_per_seq := 0 (the host's seconds per sequence per step, plans.host_s_per_seq: decode_step_s's)):
 --   scalar macro,
 -- the LOWEST bandwidth efficiency at which a decode step of `batch` sequences on one replica still fits tpot_s:
 -- the inverse of plans' rate limit (275: the largest batch whose decode_step_s ≤ tpot_s), so a plan can say how far
@@ -17,16 +18,17 @@
 CREATE OR REPLACE MACRO bandwidth_efficiency_for_batch(weights_bytes, params_total, params_active, experts,
                                                        experts_per_token, batch, kv_read_bytes_per_seq,
                                                        flop_per_token, bw, peak, allreduce_s_per_token, compute_eff,
-                                                       moe_act_bytes, tpot_s) AS
+                                                       moe_act_bytes, tpot_s, host_s_per_seq := 0) AS
     CASE WHEN batch IS NULL OR batch < 1 THEN NULL
          WHEN decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token, batch,
                             kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token, 1.0, compute_eff,
-                            moe_act_bytes) > tpot_s
+                            moe_act_bytes, host_s_per_seq := host_s_per_seq) > tpot_s
          THEN NULL
          ELSE list_reduce(range(30), lambda acc, i:
                   CASE WHEN decode_step_s(weights_bytes, params_total, params_active, experts, experts_per_token,
                                           batch, kv_read_bytes_per_seq, flop_per_token, bw, peak, allreduce_s_per_token,
-                                          (acc.lo + acc.hi) / 2, compute_eff, moe_act_bytes) <= tpot_s
+                                          (acc.lo + acc.hi) / 2, compute_eff, moe_act_bytes,
+                                          host_s_per_seq := host_s_per_seq) <= tpot_s
                        THEN struct_pack(lo := acc.lo, hi := (acc.lo + acc.hi) / 2)
                        ELSE struct_pack(lo := (acc.lo + acc.hi) / 2, hi := acc.hi) END,
                   struct_pack(lo := 0.0::DOUBLE, hi := 1.0::DOUBLE)).hi

@@ -57,14 +57,16 @@ eff AS (
            bandwidth_efficiency_for_batch(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
                                           r.moe_experts_per_token, r.batch_per_replica, r.kv_read_bytes_per_seq, r.flop_per_token,
                                           r.ceiling_bw, r.ceiling_peak, r.allreduce_s_per_token, r.compute_efficiency,
-                                          r.moe_act_bytes, r.workload_tpot_s) AS hold_efficiency,
+                                          r.moe_act_bytes, r.workload_tpot_s,
+                                          host_s_per_seq := r.host_s_per_seq) AS hold_efficiency,
            f.fewer_batch, ceil(r.workload_users / (f.fewer_batch // r.workload_parallel_samples))::BIGINT AS fewer_replicas,
            CASE WHEN f.fewer_batch // r.workload_parallel_samples <= r.capacity_requests
                 THEN bandwidth_efficiency_for_batch(r.weights_bytes, r.params_total, r.params_active, r.moe_experts,
                                                     r.moe_experts_per_token, f.fewer_batch, r.kv_read_bytes_per_seq,
                                                     r.flop_per_token, r.ceiling_bw, r.ceiling_peak,
                                                     r.allreduce_s_per_token, r.compute_efficiency, r.moe_act_bytes,
-                                                    r.workload_tpot_s) END AS fewer_efficiency
+                                                    r.workload_tpot_s, host_s_per_seq := r.host_s_per_seq)
+                END AS fewer_efficiency
     FROM rec r
     CROSS JOIN LATERAL (SELECT CASE WHEN r.replicas > 1
                                     THEN ceil(r.workload_users / (r.replicas - 1))::BIGINT * r.workload_parallel_samples
@@ -78,7 +80,8 @@ flip AS (
            min(bandwidth_efficiency_for_batch(c.weights_bytes, c.params_total, c.params_active, c.moe_experts,
                                               c.moe_experts_per_token, a.batch, c.kv_read_bytes_per_seq, c.flop_per_token,
                                               c.ceiling_bw, c.ceiling_peak, c.allreduce_s_per_token,
-                                              c.compute_efficiency, c.moe_act_bytes, c.workload_tpot_s))
+                                              c.compute_efficiency, c.moe_act_bytes, c.workload_tpot_s,
+                                              host_s_per_seq := c.host_s_per_seq))
                FILTER (WHERE a.batch // c.workload_parallel_samples <= c.capacity_requests) AS flip_efficiency
     FROM rec r
     JOIN ru u ON u.model_id = r.model_id
