@@ -432,3 +432,27 @@ def test_report_out_under_proc_is_a_usage_error(tmp_path):
     r = run("report", tmp_path / "reports/example.yaml", "--out", "/proc/kvreg-out", "--format", "html")
     clean_exit(r, (2,))
     assert "cannot write the report" in r.output
+
+
+# --- implausible facts (trial 11 finding 5): each alone used to validate -----------------------------------------
+
+def test_checkpoint_bytes_tenfold_small_is_implausible(tmp_path):
+    # Llama 3.1 8B bf16: 8,030,261,248 params; the per-tensor rule gives 16,060,522,496 B (2 B each, no quantization),
+    # the index's total_size exactly.  A digit dropped (1.606e9) is 0.10× the rule: outside 0.5×..2×.
+    root = real_project(tmp_path)
+    edit(root, "registry/models/llama-3.1-8b.yaml", "bytes: {value: 16060522496", "bytes: {value: 1606052249")
+    (p,) = problems(root)
+    assert (p["file"], p["line"], p["code"], p["key"]) == (
+        "registry/models/llama-3.1-8b.yaml", 14, "checkpoint-bytes-implausible", "checkpoints.0.bytes")
+    assert "1,606,052,249 bytes (1.6 GB), 0.10× the 16.1 GB its 8,030,261,248 parameters take at bf16" in p["message"]
+    assert "GB vs MB" in p["hint"]
+
+
+@pytest.mark.parametrize("value, flagged", [(32121044993, True), (32121044991, False), (8030261247, True),
+                                            (8030261249, False)])
+def test_checkpoint_bytes_band_is_half_to_twice_the_rule(tmp_path, value, flagged):
+    # the band's edges: 2 × 16,060,522,496 = 32,121,044,992 B and 0.5 × = 8,030,261,248 B (fp32 under a bf16 label
+    # is exactly 2×, still accepted; DeepSeek-V4-Pro's FP4 experts under fp8 are 0.54×)
+    root = real_project(tmp_path)
+    edit(root, "registry/models/llama-3.1-8b.yaml", "bytes: {value: 16060522496", f"bytes: {{value: {value}")
+    assert [p["code"] for p in problems(root)] == (["checkpoint-bytes-implausible"] if flagged else [])

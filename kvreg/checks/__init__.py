@@ -8,7 +8,9 @@ it becomes "did you mean …?" with the ids :func:`kvreg.suggest.near_ids` finds
 ids of that kind (the same suggestions the CLI makes), or nothing when none is close.  A message or hint may hold
 ``{hf:MODEL:HF_ID}``: it becomes the ``file:line`` of that model entry's ``hf_id`` or of the listed
 checkpoint whose ``hf_id`` is HF_ID (case-insensitive), else the entry's file.  They run over the same base tables the build
-loads, in an in-memory DuckDB (CONVENTIONS.md, kvreg habit 3).
+loads, in an in-memory DuckDB (CONVENTIONS.md, kvreg habit 3), and over the views a check names on a
+``-- Reads views: NNN_name`` line (created from kvreg/sql first), so a stated figure is compared with the build's
+own formula.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ from importlib import resources
 import re
 
 from kvreg.problems import Problem
+
+_VIEWS = re.compile(r"^-- Reads views: (.+)$", re.M)
+"""A check's header line naming the view files (kvreg/sql/NNN_name, comma-separated) it reads besides the base
+tables: they are created first, once, so a check compares a stated figure with the formula the build uses (never a
+copy of it)."""
 
 _NEAR = re.compile(r"\{near:(model|hardware|engine):([^}]*)\}")
 
@@ -69,11 +76,17 @@ def run_checks(registry) -> list[Problem]:
     con.register("_invalid_entries", invalid)
     con.execute("CREATE TABLE invalid_entries AS SELECT * FROM _invalid_entries")
     problems = []
+    created: set[str] = set()
     for f in sorted(resources.files("kvreg.checks").iterdir(), key=lambda p: p.name):
         if not f.name.endswith(".sql"):
             continue
+        query = f.read_text()
+        for view in (v.strip() for m in _VIEWS.findall(query) for v in m.split(",")):
+            if view not in created:
+                con.execute(resources.files("kvreg.sql").joinpath(f"{view}.sql").read_text())
+                created.add(view)
         code = f.name.removesuffix(".sql").split("_", 1)[1].replace("_", "-")
-        for file, line, key, message, hint in con.execute(f.read_text()).fetchall():
+        for file, line, key, message, hint in con.execute(query).fetchall():
             # Point at the offending key itself when its document knows it (the
             # query's line is that of the enclosing entry or list item).
             col = 1
