@@ -456,3 +456,26 @@ def test_checkpoint_bytes_band_is_half_to_twice_the_rule(tmp_path, value, flagge
     root = real_project(tmp_path)
     edit(root, "registry/models/llama-3.1-8b.yaml", "bytes: {value: 16060522496", f"bytes: {{value: {value}")
     assert [p["code"] for p in problems(root)] == (["checkpoint-bytes-implausible"] if flagged else [])
+
+
+@pytest.mark.parametrize("old, new, key, says", [
+    # trial 11: TB/s written as GB/s — 3.35 GB/s is 1/76 of the slowest shipped device's 256 GB/s
+    ("bandwidth: {value: 3.35 TB/s", "bandwidth: {value: 3.35 GB/s", "bandwidth",
+     "bandwidth 3.35 GB/s of h100-sxm-80gb is outside 50 GB/s .. 20 TB/s"),
+    # trial 11: PFLOP/s for TFLOP/s — 1.979e18 FLOP/s, 132× the fastest shipped figure (gb300 nvfp4, 15,000 TFLOP/s)
+    ("fp8: {value: 1979 TFLOP/s", "fp8: {value: 1979 PFLOP/s", "peak_flops.fp8",
+     "peak_flops fp8 1.979e+06 TFLOP/s of h100-sxm-80gb is outside 1 .. 100,000 TFLOP/s"),
+    # each in band alone, not together: 98,900 TFLOP/s over 3.35 TB/s is 29,522 FLOP per byte (shipped at most 1,875)
+    ("bf16: {value: 989 TFLOP/s", "bf16: {value: 98900 TFLOP/s", "peak_flops.bf16",
+     "ridge point of 29,522 FLOP per byte, outside 1 .. 5,000"),
+    # 19 TB/s over 81,089 MiB (79.19 GiB) sweeps the memory 223 times a second (shipped at most 52.4)
+    ("bandwidth: {value: 3.35 TB/s", "bandwidth: {value: 19 TB/s", "bandwidth",
+     "reads the memory 223 times a second, outside 0.5 .. 200"),
+])
+def test_implausible_hardware_figure_is_one_located_problem(tmp_path, old, new, key, says):
+    root = real_project(tmp_path)
+    edit(root, "hardware/h100-sxm-80gb.yaml", old, new)
+    (p,) = problems(root)
+    assert (p["file"], p["code"], p["key"]) == ("hardware/h100-sxm-80gb.yaml", "hardware-implausible", key)
+    assert p["line"] == line_of(root / "hardware/h100-sxm-80gb.yaml", ("  " if "." in key else "") + new)
+    assert says in p["message"] and "widen the band in kvreg/checks/070_hardware_implausible.sql" in p["hint"]
