@@ -479,3 +479,22 @@ def test_implausible_hardware_figure_is_one_located_problem(tmp_path, old, new, 
     assert (p["file"], p["code"], p["key"]) == ("hardware/h100-sxm-80gb.yaml", "hardware-implausible", key)
     assert p["line"] == line_of(root / "hardware/h100-sxm-80gb.yaml", ("  " if "." in key else "") + new)
     assert says in p["message"] and "widen the band in kvreg/checks/070_hardware_implausible.sql" in p["hint"]
+
+
+@pytest.mark.parametrize("old, new, key, says", [
+    # trial 11: $0.0001 and $2,990 per device-hour next to seven quotes of $2.99..$5.49
+    ("usd_per_hour: {value: 3.2,", "usd_per_hour: {value: 0.0001,", "price.rental.5.usd_per_hour",
+     "rental quote 5 of h100-sxm-80gb (Hyperstack (H100 SXM, on-demand)) is 0.0001 USD per device-hour, outside 0.01 .. 200"),
+    ("usd_per_hour: {value: 3.78,", "usd_per_hour: {value: 2990,", "price.rental.0.usd_per_hour",
+     "rental quote 0 of h100-sxm-80gb (Lambda (1x H100 SXM)) is 2990 USD per device-hour"),
+    ("usd: {value: 30000,", "usd: {value: 30,", "price.purchase.usd",
+     "purchase price of h100-sxm-80gb (MSRP) is 30 USD per device, outside 100 .. 1,000,000"),
+])
+def test_implausible_price_is_a_located_problem(tmp_path, old, new, key, says):
+    root = real_project(tmp_path)
+    edit(root, "hardware/h100-sxm-80gb.yaml", old, new)
+    (p,) = problems(root)
+    assert (p["file"], p["code"], p["key"]) == ("hardware/h100-sxm-80gb.yaml", "price-implausible", key)
+    assert p["line"] == next(n for n, l in enumerate((root / "hardware/h100-sxm-80gb.yaml").read_text().splitlines(), 1)
+                             if new in l)
+    assert says in p["message"] and "if it is right, widen the band" in p["hint"]
