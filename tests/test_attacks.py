@@ -498,3 +498,31 @@ def test_implausible_price_is_a_located_problem(tmp_path, old, new, key, says):
     assert p["line"] == next(n for n, l in enumerate((root / "hardware/h100-sxm-80gb.yaml").read_text().splitlines(), 1)
                              if new in l)
     assert says in p["message"] and "if it is right, widen the band" in p["hint"]
+
+
+@pytest.mark.parametrize("family, why, near", [
+    # trial 11: capital H; h20 then matched no family and its plan efficiency fell from 0.62 (hopper fit) to 0.45
+    ("Hopper", "families are lower-case", "did you mean hopper?"),
+    ("hoper", "one letter from hopper", "did you mean hopper"),
+    ("ampere_gddr", "one letter from ampere-gddr", "did you mean ampere-gddr"),
+])
+def test_mistyped_architecture_family_is_a_located_problem(tmp_path, family, why, near):
+    for folder in ("registry", "hardware"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    edit(tmp_path, "hardware/h20.yaml", "architecture: hopper", f"architecture: {family}")
+    (p,) = problems(tmp_path)
+    assert (p["file"], p["line"], p["code"], p["key"]) == (
+        "hardware/h20.yaml", line_of(tmp_path / "hardware/h20.yaml", "architecture:"), "unknown-architecture",
+        "architecture")
+    assert f"architecture '{family}' of h20 is not a known family ({why})" in p["message"]
+    assert p["hint"].startswith(near)
+
+
+def test_new_architecture_generation_is_not_a_typo(tmp_path):
+    # cdna5 is one edit from cdna4 and cdna3 but differs only in its digit: a new generation, accepted (it borrows no
+    # family's fit until measured); so is a family of its own
+    for folder in ("registry", "hardware"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    edit(tmp_path, "hardware/mi355x.yaml", "architecture: cdna4", "architecture: cdna5")
+    edit(tmp_path, "hardware/h20.yaml", "architecture: hopper", "architecture: rubin")
+    assert problems(tmp_path) == []

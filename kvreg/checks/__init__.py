@@ -3,9 +3,10 @@
 Besides the base tables, the queries see ``invalid_entries(kind, entry_id)``: entry files
 that failed validation, so a reference to one is not also reported as missing.
 Every query returns ``file, line, key, message, hint``; the file stem (with
-dashes) is the problem code.  A hint may hold ``{near:KIND:ID}`` (KIND = model, hardware or engine):
-it becomes "did you mean …?" with the ids :func:`kvreg.suggest.near_ids` finds for ID among the registry's
-ids of that kind (the same suggestions the CLI makes), or nothing when none is close.  A message or hint may hold
+dashes) is the problem code.  A hint may hold ``{near:KIND:ID}`` (KIND = model, hardware, engine or
+architecture): it becomes "did you mean …?" with the ids :func:`kvreg.suggest.near_ids` finds for ID among the
+registry's ids of that kind (for ``architecture``: the families the other hardware entries name; the same
+suggestions the CLI makes), or nothing when none is close.  A message or hint may hold
 ``{hf:MODEL:HF_ID}``: it becomes the ``file:line`` of that model entry's ``hf_id`` or of the listed
 checkpoint whose ``hf_id`` is HF_ID (case-insensitive), else the entry's file.  They run over the same base tables the build
 loads, in an in-memory DuckDB (CONVENTIONS.md, kvreg habit 3), and over the views a check names on a
@@ -26,7 +27,7 @@ _VIEWS = re.compile(r"^-- Reads views: (.+)$", re.M)
 tables: they are created first, once, so a check compares a stated figure with the formula the build uses (never a
 copy of it)."""
 
-_NEAR = re.compile(r"\{near:(model|hardware|engine):([^}]*)\}")
+_NEAR = re.compile(r"\{near:(model|hardware|engine|architecture):([^}]*)\}")
 
 
 def _near(hint: str, registry) -> str:
@@ -34,7 +35,12 @@ def _near(hint: str, registry) -> str:
     from kvreg.suggest import near_ids
 
     def one(m: re.Match) -> str:
-        near = near_ids(m.group(2), sorted(registry.entries.get(m.group(1), {})))
+        if m.group(1) == "architecture":  # the families the other hardware entries name (ID's own left out)
+            known = sorted({h.entry.architecture for h in registry.entries.get("hardware", {}).values()
+                            if h.entry.architecture and h.entry.architecture != m.group(2)})
+        else:
+            known = sorted(registry.entries.get(m.group(1), {}))
+        near = near_ids(m.group(2), known)
         return f"did you mean {', '.join(near)}? " if near else ""
 
     return _NEAR.sub(one, hint or "")
