@@ -462,3 +462,86 @@ def test_report_out_under_proc_is_a_usage_error(tmp_path):
     r = run("report", tmp_path / "reports/example.yaml", "--out", "/proc/kvreg-out", "--format", "html")
     clean_exit(r, (2,))
     assert "cannot write the report" in r.output
+
+
+# --- implausible facts (trial 11 finding 5): each alone used to validate -----------------------------------------
+
+def test_checkpoint_bytes_tenfold_small_is_implausible(tmp_path):
+    # Llama 3.1 8B bf16: 8,030,261,248 params; the per-tensor rule gives 16,060,522,496 B (2 B each, no quantization),
+    # the index's total_size exactly.  A digit dropped (1.606e9) is 0.10× the rule: outside 0.5×..2×.
+    root = real_project(tmp_path)
+    edit(root, "registry/models/llama-3.1-8b.yaml", "bytes: {value: 16060522496", "bytes: {value: 1606052249")
+    (p,) = problems(root)
+    assert (p["file"], p["line"], p["code"], p["key"]) == (
+        "registry/models/llama-3.1-8b.yaml", 14, "checkpoint-bytes-implausible", "checkpoints.0.bytes")
+    assert "1,606,052,249 bytes (1.6 GB), 0.10× the 16.1 GB its 8,030,261,248 parameters take at bf16" in p["message"]
+    assert "GB vs MB" in p["hint"]
+
+
+@pytest.mark.parametrize("value, flagged", [(32121044993, True), (32121044991, False), (8030261247, True),
+                                            (8030261249, False)])
+def test_checkpoint_bytes_band_is_half_to_twice_the_rule(tmp_path, value, flagged):
+    # the band's edges: 2 × 16,060,522,496 = 32,121,044,992 B and 0.5 × = 8,030,261,248 B (fp32 under a bf16 label
+    # is exactly 2×, still accepted; DeepSeek-V4-Pro's FP4 experts under fp8 are 0.54×)
+    root = real_project(tmp_path)
+    edit(root, "registry/models/llama-3.1-8b.yaml", "bytes: {value: 16060522496", f"bytes: {{value: {value}")
+    assert [p["code"] for p in problems(root)] == (["checkpoint-bytes-implausible"] if flagged else [])
+
+
+@pytest.mark.parametrize("old, new, code, key, says", [
+    # trial 11: TB/s written as GB/s — 3.35 GB/s is 1/76 of the slowest shipped device's 256 GB/s
+    ("bandwidth: {value: 3.35 TB/s", "bandwidth: {value: 3.35 GB/s", "hardware-implausible", "bandwidth",
+     "bandwidth 3.35 GB/s of h100-sxm-80gb is outside 50 GB/s .. 20 TB/s"),
+    # trial 11: PFLOP/s for TFLOP/s — 1.979e18 FLOP/s, 132× the fastest shipped figure (gb300 nvfp4, 15,000 TFLOP/s)
+    ("fp8: {value: 1979 TFLOP/s", "fp8: {value: 1979 PFLOP/s", "hardware-implausible", "peak_flops.fp8",
+     "peak_flops fp8 1.979e+06 TFLOP/s of h100-sxm-80gb is outside 1 .. 100,000 TFLOP/s"),
+    # each in band alone, not together: 98,900 TFLOP/s over 3.35 TB/s is 29,522 FLOP per byte (shipped at most 1,875)
+    ("bf16: {value: 989 TFLOP/s", "bf16: {value: 98900 TFLOP/s", "hardware-implausible", "peak_flops.bf16",
+     "ridge point of 29,522 FLOP per byte, outside 1 .. 5,000"),
+    # 19 TB/s over 81,089 MiB (79.19 GiB) sweeps the memory 223 times a second (shipped at most 52.4)
+    ("bandwidth: {value: 3.35 TB/s", "bandwidth: {value: 19 TB/s", "hardware-implausible", "bandwidth",
+     "reads the memory 223 times a second, outside 0.5 .. 200"),
+    # trial 11: $0.0001 and $2,990 per device-hour next to seven quotes of $2.99..$5.49
+    ("usd_per_hour: {value: 3.2,", "usd_per_hour: {value: 0.0001,", "price-implausible", "price.rental.5.usd_per_hour",
+     "rental quote 5 of h100-sxm-80gb (Hyperstack (H100 SXM, on-demand)) is 0.0001 USD per device-hour, outside 0.01 .. 200"),
+    ("usd_per_hour: {value: 3.78,", "usd_per_hour: {value: 2990,", "price-implausible", "price.rental.0.usd_per_hour",
+     "rental quote 0 of h100-sxm-80gb (Lambda (1x H100 SXM)) is 2990 USD per device-hour"),
+    ("usd: {value: 30000,", "usd: {value: 30,", "price-implausible", "price.purchase.usd",
+     "purchase price of h100-sxm-80gb (MSRP) is 30 USD per device, outside 100 .. 1,000,000"),
+])
+def test_implausible_hardware_figure_is_one_located_problem(tmp_path, old, new, code, key, says):
+    root = real_project(tmp_path)
+    edit(root, "hardware/h100-sxm-80gb.yaml", old, new)
+    (p,) = problems(root)
+    assert (p["file"], p["code"], p["key"]) == ("hardware/h100-sxm-80gb.yaml", code, key)
+    assert p["line"] == next(n for n, l in enumerate((root / "hardware/h100-sxm-80gb.yaml").read_text().splitlines(), 1)
+                             if new in l)
+    assert says in p["message"] and "right, widen the band in kvreg/checks/" in p["hint"]
+
+
+@pytest.mark.parametrize("family, why, near", [
+    # trial 11: capital H; h20 then matched no family and its plan efficiency fell from 0.62 (hopper fit) to 0.45
+    ("Hopper", "families are lower-case", "did you mean hopper?"),
+    ("hoper", "one letter from hopper", "did you mean hopper"),
+    ("ampere_gddr", "one letter from ampere-gddr", "did you mean ampere-gddr"),
+])
+def test_mistyped_architecture_family_is_a_located_problem(tmp_path, family, why, near):
+    for folder in ("registry", "hardware"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    edit(tmp_path, "hardware/h20.yaml", "architecture: hopper", f"architecture: {family}")
+    (p,) = problems(tmp_path)
+    assert (p["file"], p["line"], p["code"], p["key"]) == (
+        "hardware/h20.yaml", line_of(tmp_path / "hardware/h20.yaml", "architecture:"), "unknown-architecture",
+        "architecture")
+    assert f"architecture '{family}' of h20 is not a known family ({why})" in p["message"]
+    assert p["hint"].startswith(near)
+
+
+def test_new_architecture_generation_is_not_a_typo(tmp_path):
+    # cdna5 is one edit from cdna4 and cdna3 but differs only in its digit: a new generation, accepted (it borrows no
+    # family's fit until measured); so is a family of its own
+    for folder in ("registry", "hardware"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    edit(tmp_path, "hardware/mi355x.yaml", "architecture: cdna4", "architecture: cdna5")
+    edit(tmp_path, "hardware/h20.yaml", "architecture: hopper", "architecture: rubin")
+    assert problems(tmp_path) == []

@@ -3,12 +3,15 @@
 Besides the base tables, the queries see ``invalid_entries(kind, entry_id)``: entry files
 that failed validation, so a reference to one is not also reported as missing.
 Every query returns ``file, line, key, message, hint``; the file stem (with
-dashes) is the problem code.  A hint may hold ``{near:KIND:ID}`` (KIND = model, hardware or engine):
-it becomes "did you mean …?" with the ids :func:`kvreg.suggest.near_ids` finds for ID among the registry's
-ids of that kind (the same suggestions the CLI makes), or nothing when none is close.  A message or hint may hold
+dashes) is the problem code.  A hint may hold ``{near:KIND:ID}`` (KIND = model, hardware, engine or
+architecture): it becomes "did you mean …?" with the ids :func:`kvreg.suggest.near_ids` finds for ID among the
+registry's ids of that kind (for ``architecture``: the families the other hardware entries name; the same
+suggestions the CLI makes), or nothing when none is close.  A message or hint may hold
 ``{hf:MODEL:HF_ID}``: it becomes the ``file:line`` of that model entry's ``hf_id`` or of the listed
 checkpoint whose ``hf_id`` is HF_ID (case-insensitive), else the entry's file.  They run over the same base tables the build
-loads, in an in-memory DuckDB (CONVENTIONS.md, kvreg habit 3).
+loads, in an in-memory DuckDB (CONVENTIONS.md, kvreg habit 3), and over the views a check names on a
+``-- Reads views: NNN_name`` line (created from kvreg/sql first), so a stated figure is compared with the build's
+own formula.
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ import re
 
 from kvreg.problems import Problem
 
-_NEAR = re.compile(r"\{near:(model|hardware|engine):([^}]*)\}")
+_VIEWS = re.compile(r"^-- Reads views: (.+)$", re.M)
+"""A check's header line naming the view files (kvreg/sql/NNN_name, comma-separated) it reads besides the base
+tables: they are created first, once, so a check compares a stated figure with the formula the build uses (never a
+copy of it)."""
+
+_NEAR = re.compile(r"\{near:(model|hardware|engine|architecture):([^}]*)\}")
 
 
 def _near(hint: str, registry) -> str:
@@ -27,7 +35,12 @@ def _near(hint: str, registry) -> str:
     from kvreg.suggest import near_ids
 
     def one(m: re.Match) -> str:
-        near = near_ids(m.group(2), sorted(registry.entries.get(m.group(1), {})))
+        if m.group(1) == "architecture":  # the families the other hardware entries name (ID's own left out)
+            known = sorted({h.entry.architecture for h in registry.entries.get("hardware", {}).values()
+                            if h.entry.architecture and h.entry.architecture != m.group(2)})
+        else:
+            known = sorted(registry.entries.get(m.group(1), {}))
+        near = near_ids(m.group(2), known)
         return f"did you mean {', '.join(near)}? " if near else ""
 
     return _NEAR.sub(one, hint or "")
@@ -69,13 +82,18 @@ def run_checks(registry) -> list[Problem]:
     con.register("_invalid_entries", invalid)
     con.execute("CREATE TABLE invalid_entries AS SELECT * FROM _invalid_entries")
     problems = []
+    created: set[str] = set()
     for f in sorted(resources.files("kvreg.checks").iterdir(), key=lambda p: p.name):
         if not f.name.endswith(".sql"):
             continue
+        query = f.read_text()
+        for view in (v.strip() for m in _VIEWS.findall(query) for v in m.split(",")):
+            if view not in created:
+                con.execute(resources.files("kvreg.sql").joinpath(f"{view}.sql").read_text())
+                created.add(view)
         code = f.name.removesuffix(".sql").split("_", 1)[1].replace("_", "-")
-        cur = con.execute(f.read_text())
         # five columns (file, line, key, message, hint), and a sixth, related, where a check names another file
-        for file, line, key, message, hint, *related in cur.fetchall():
+        for file, line, key, message, hint, *related in con.execute(query).fetchall():
             # Point at the offending key itself when its document knows it (the
             # query's line is that of the enclosing entry or list item).
             col = 1
