@@ -508,7 +508,8 @@ def _check_in_registry(root: Path | str, written: Path, previous: bytes | None) 
         load_registry(root)
         return
     except KvregError as exc:
-        found = [p for p in exc.problems if p.file == rel or rel in (p.message or "")]
+        # the written file is the problem's own or the one it names (related: the first copy of a duplicate)
+        found = [p for p in exc.problems if rel in (p.file, p.related) or rel in (p.message or "")]
     if not found:
         return   # problems elsewhere in the registry were there before this log (it loaded above)
     if previous is None:

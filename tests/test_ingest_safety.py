@@ -107,6 +107,26 @@ def test_a_log_ingested_again_under_another_id_writes_nothing(project):
     assert yaml.safe_load(curated.read_text())["sources"] == [{"id": "log", "url": "https://example.org/run-7"}]
 
 
+def test_a_duplicate_without_an_available_figure_is_refused_with_a_whole_message(project):
+    # trial11 #2: a log whose "Available KV cache memory" is unreadable ("nan GiB") gave check 206 a NULL figure,
+    # format() a NULL message; ingested again under an id sorting first, the copy was written (rc 0) and validate
+    # blamed the earlier file with "logged: ".
+    log = project / "nan.log"
+    log.write_text(FULL.replace("Available KV cache memory: 46.08 GiB", "Available KV cache memory: nan GiB"))
+    assert run("ingest-log", log, "--project", project, "--id", "t11-huge").exit_code == 0
+    r = run("ingest-log", log, "--project", project)            # id "nan" sorts before "t11-huge"
+    assert r.exit_code == 2, r.output
+    assert "already registry/observations/t11-huge.yaml" in r.output and "--id t11-huge --force" in r.output
+    assert not (project / "registry/observations/nan.yaml").exists()
+    # the message itself, on a copy written by hand: every figure named, the missing one as "not logged"
+    e = yaml.safe_load((project / "registry/observations/t11-huge.yaml").read_text())
+    e["id"] = "a-copy"
+    (project / "registry/observations/a-copy.yaml").write_text(yaml.safe_dump(e, sort_keys=False))
+    r = run("validate", "--project", project)
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert ("(available not logged, 15098 blocks, 241568 tokens, concurrency 29.49)" in r.output), r.output
+
+
 @pytest.mark.parametrize("bad", ["Bad_ID", "-x", "a b", "ÿ"])
 def test_invalid_id_is_a_usage_error(project, bad):
     log = project / "phi4.log"
