@@ -64,6 +64,14 @@ def engine_for_version(engines: dict, version: str | None, generation: str | Non
     return found
 
 
+def newest_release(engines: dict) -> tuple[int, ...] | None:
+    """The newest vLLM release any registry range names (its ``release_first`` or ``release_last``), as a tuple
+    ((0, 33) when the open range vllm-0.33 is the last); None when no range has accounting."""
+    named = [version_tuple(str(x)) for e in engines.values() if e.accounting is not None and e.engine == "vllm"
+             for x in (e.accounting.release_first, getattr(e.accounting, "release_last", None)) if x is not None]
+    return max((t for t in named if t), default=None)
+
+
 def checkpoint_of(models: dict, hf_id: str | None) -> tuple[str, str] | None:
     """(registry model id, weights dtype) of a published checkpoint a model entry lists by HF id
     (``checkpoints: [{hf_id, weights_dtype, ...}]``; HF ids compare case-insensitively), else None."""
@@ -116,7 +124,8 @@ def infer_release(engines: dict, p: ParsedLog) -> tuple[str | None, str | None, 
 
     Returns:
         (engine id or None, confidence, reason).  Confidence ``stated``: the version banner names
-        the release; ``format``: a V0-format log without version (the V0 range); ``token-rule``: a
+        the release; ``derived``: the banner's version is newer than any release a registry range names
+        (:func:`newest_release`), so the last range is assumed; ``format``: a V0-format log without version (the V0 range); ``token-rule``: a
         V1 log without version where only one range's printed token rule fits the figures (a
         "GPU KV cache size" that is not a multiple of 16 can only come from ``concurrency_x_len``,
         engine_accounting.md §4); None when several ranges fit (the reason lists them).
@@ -124,6 +133,12 @@ def infer_release(engines: dict, p: ParsedLog) -> tuple[str | None, str | None, 
     if p.version:
         eid = engine_for_version(engines, p.version, p.engine_generation)
         line = p.hits["version"].line if "version" in p.hits else None
+        newest = newest_release(engines)
+        v = version_tuple(p.version)
+        if eid and eid != "vllm-v0" and newest and v and v[:len(newest)] > newest:
+            # past every release the registry names: the last range is assumed to hold, not stated to
+            return eid, "derived", (f"version {p.version} printed at line {line} is newer than any registered "
+                                    f"release (newest {'.'.join(map(str, newest))}): assumed to behave as {eid}")
         if eid:
             return eid, "stated", f"version {p.version} printed at line {line}"
         return None, None, f"version {p.version} (line {line}) is in no registry release range"

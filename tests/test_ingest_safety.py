@@ -309,6 +309,9 @@ def test_mutated_logs_through_the_cli_exit_0_1_or_2(tmp_path_factory, text):
     ("worker requested memory: 75.23GiB", "worker requested memory: 45.23GiB",
      "available_kv_cache_memory_gib 46.08 exceeds requested_memory_gib 45.23"),
     ("Model loading took 27.39 GiB", "Model loading took -27.39 GiB", "logged.model_loading_gib = '-27.39'"),
+    # a TP that does not split the model's 40 heads: no engine starts so (check 207 over kvreg/sql/037)
+    ("tensor_parallel_size=1,", "tensor_parallel_size=3,",
+     "observation-tp-split: tp 3 does not split phi-4's heads (40 query heads)"),
     ("tensor_parallel_size=1,", "tensor_parallel_size=0,", "settings.tp = '0' from the log"),
     ("'gpu_memory_utilization': 0.95", "'gpu_memory_utilization': 9.5", "settings.gpu_memory_utilization"),
     ("'max_model_len': 8192", "'max_model_len': [8192", "not a complete Python dict"),

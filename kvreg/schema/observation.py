@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field, PositiveInt, model_validator
+from pydantic_core import PydanticCustomError
 
 from kvreg.schema.columns import Column, Columns
 from kvreg.schema.common import Dtype, Entry, EntryId, Strict, Tokens
@@ -97,29 +98,35 @@ class Logged(Strict):
         slack: both are printed to two decimals).
 
         Raises:
-            ValueError: naming the figure (``available_kv_cache_memory_gib …``) and the figure it contradicts.
+            PydanticCustomError: ``kv_pool_not_a_start``, naming the figure (``available_kv_cache_memory_gib …``)
+                and the figure it contradicts.
         """
         a, tot, req = self.available_kv_cache_memory_gib, self.total_gpu_memory_gib, self.requested_memory_gib
         pool = [(k, v) for k, v in (("kv_cache_tokens", self.kv_cache_tokens), ("num_gpu_blocks", self.num_gpu_blocks),
                                     ("max_concurrency", self.max_concurrency)) if v]
         if a is not None and a <= 0 and pool:
-            raise ValueError(f"available_kv_cache_memory_gib {a} is not positive, yet {pool[0][0]} is {pool[0][1]}: "
+            raise _not_a_start(f"available_kv_cache_memory_gib {a} is not positive, yet {pool[0][0]} is {pool[0][1]}: "
                              "vLLM stops before it sizes a cache when the KV memory is not positive ('No available "
                              "memory for the cache blocks'); a corrupted line?")
         empty = [k for k, v in (("available_kv_cache_memory_gib", a), ("kv_cache_tokens", self.kv_cache_tokens),
                                 ("num_gpu_blocks", self.num_gpu_blocks)) if v is not None and v <= 0]
         if empty and self.started is not False:
-            raise ValueError(f"{empty[0]} is {getattr(self, empty[0])}: a pool that holds nothing means the engine "
+            raise _not_a_start(f"{empty[0]} is {getattr(self, empty[0])}: a pool that holds nothing means the engine "
                              "did not start ('No available memory for the cache blocks'); set started: false if "
                              "the log shows the failure, else the figure is a corrupted line")
         if a is not None and tot is not None and abs(a) > tot + 0.01:
-            raise ValueError(f"available_kv_cache_memory_gib {a} is beyond the device's total memory "
+            raise _not_a_start(f"available_kv_cache_memory_gib {a} is beyond the device's total memory "
                              f"(total_gpu_memory_gib {tot}): the KV memory is requested − non-KV memory, within "
                              "± the total")
         if a is not None and req is not None and a > req + 0.01:
-            raise ValueError(f"available_kv_cache_memory_gib {a} exceeds requested_memory_gib {req}: the KV memory "
+            raise _not_a_start(f"available_kv_cache_memory_gib {a} exceeds requested_memory_gib {req}: the KV memory "
                              "is what is left of the requested memory after the non-KV memory")
         return self
+
+
+def _not_a_start(message: str) -> PydanticCustomError:
+    """The problem ``kv-pool-not-a-start`` (docs/validation.md) with ``message``."""
+    return PydanticCustomError("kv_pool_not_a_start", "{message}", {"message": message})
 
 
 class ObservationEntry(Entry):
@@ -141,8 +148,10 @@ class ObservationEntry(Entry):
     """Field → why a value not printed in the log was filled in."""
     reproducible: Annotated[bool, Column()] = True
     """False when the record lacks a setting needed to reproduce it; ``notes`` says which."""
-    release_confidence: Annotated[Literal["stated", "format", "token-rule", "given"] | None, Column()] = None
-    """How ``engine`` was determined: ``stated`` (the log's version banner), ``format`` (V0 log format, no
+    release_confidence: Annotated[Literal["stated", "derived", "format", "token-rule", "given"] | None,
+                                  Column()] = None
+    """How ``engine`` was determined: ``stated`` (the log's version banner), ``derived`` (a banner version newer
+    than any release the registry names: the last range assumed), ``format`` (V0 log format, no
     version), ``token-rule`` (only releases whose printed token rule fits the logged figures), ``given``
     (set by a person or the curated record)."""
     excerpt: str | None = None
