@@ -271,9 +271,11 @@ def observation_from_log(text: str | Iterable[str], registry, *, obs_id: str, so
         msgs.append("the log does not name a registry model: set model: <registry id>"
                     + (f" (the log says {p.model})" if p.model else ""))
     elif model_id not in models:
+        # import-hf reads a config.json, not a hub id: the hint names the file to fetch and the id it gets
+        hf = f" --hf-id {p.model}" if p.model and "/" in p.model else ""
         msgs.append(f"model {model_id!r} is not in the registry: add registry/models/{model_id}.yaml "
-                    f"(kvreg import-hf {p.model or model_id} can write it from the model's config.json) "
-                    "before calibrating")
+                    f"before calibrating (kvreg import-hf CONFIG.json{hf} --id {model_id} writes it from the "
+                    "model's config.json, downloaded from its Hugging Face page)")
     if engine and engine not in engines:
         known = ", ".join(k for k, e in engines.items() if e.accounting is not None)
         # "vllm-0.19" names a version: the release range covering it is what was meant

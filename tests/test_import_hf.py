@@ -885,3 +885,14 @@ def test_zero_experts_is_dense_only_where_transformers_reads_it_so(tmp_path):
         import_config(tmp_path / "config.json")
     (p,) = err.value.problems
     assert p.key == "num_experts_per_tok" and "num_experts_per_tok is 2, more than the 1 experts" in p.message
+
+
+def test_a_relative_path_outside_the_working_directory_is_recorded_as_given(tmp_path, monkeypatch):
+    # trial11 #12: `import-hf ../cfg/base.json` recorded "a local copy of cfg/base.json", dropping the "../"
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "base.json").write_text((FIX / "llama-3.1-8b.json").read_text())
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    r = import_config(Path("../cfg/base.json"))
+    assert r.entry["sources"][0]["title"] == "config.json (../cfg/base.json)"
+    assert "# Imported by kvreg import-hf from ../cfg/base.json." in r.text and str(tmp_path) not in r.text

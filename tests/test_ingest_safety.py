@@ -350,6 +350,16 @@ def test_the_real_failed_start_with_negative_memory_still_validates():
         ObservationEntry.model_validate(e)
 
 
+def test_an_unknown_model_hint_names_the_config_import_hf_reads(project):
+    # trial11 #12: the hint said "kvreg import-hf evil/x<script> can write it"; import-hf takes a config.json
+    log = project / "unk.log"
+    log.write_text(FULL.replace("microsoft/phi-4", "acme/Widget-7B"))
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 0, r.output
+    assert ("model 'widget-7b' is not in the registry: add registry/models/widget-7b.yaml before calibrating "
+            "(kvreg import-hf CONFIG.json --hf-id acme/Widget-7B --id widget-7b writes it") in r.output
+
+
 def test_speculative_config_from_the_config_line(project):
     log = project / "spec.log"
     log.write_text(FULL.replace("speculative_config=None", "speculative_config=SpeculativeConfig(method='eagle3', "

@@ -72,11 +72,14 @@ def display_path(path: Path) -> str:
 
 def _note_path(path: Path, where: str) -> str:
     """Where the config was read, for the entry's text (header, source): the path when it lies below the
-    working directory (``registry/models/x.config.json``), else "a local copy of parent/name" — entries never
-    carry a machine's absolute paths, and a bare cut one ("tmp/x.json") reads as a path that is not there."""
+    working directory (``registry/models/x.config.json``) or a relative one as given (``../cfg/base.json``), else
+    "a local copy of parent/name" — entries never carry a machine's absolute paths, and a bare cut one
+    ("tmp/x.json") reads as a path that is not there."""
     if _below_cwd(path) is not None:
         return where
     path = Path(path)
+    if not path.is_absolute():
+        return path.as_posix()     # as given ("../cfg/base.json"): a relative path, no machine's layout in it
     return f"a local copy of {path.parent.name}/{path.name}" if path.parent.name else f"a local copy of {path.name}"
 
 
