@@ -13,6 +13,7 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
@@ -61,6 +62,14 @@ def engine_for_version(engines: dict, version: str | None, generation: str | Non
         if v[:len(first)] >= first:
             found = eid
     return found
+
+
+def newest_release(engines: dict) -> tuple[int, ...] | None:
+    """The newest vLLM release any registry range names (its ``release_first`` or ``release_last``), as a tuple
+    ((0, 33) when the open range vllm-0.33 is the last); None when no range has accounting."""
+    named = [version_tuple(str(x)) for e in engines.values() if e.accounting is not None and e.engine == "vllm"
+             for x in (e.accounting.release_first, getattr(e.accounting, "release_last", None)) if x is not None]
+    return max((t for t in named if t), default=None)
 
 
 def checkpoint_of(models: dict, hf_id: str | None) -> tuple[str, str] | None:
@@ -115,7 +124,8 @@ def infer_release(engines: dict, p: ParsedLog) -> tuple[str | None, str | None, 
 
     Returns:
         (engine id or None, confidence, reason).  Confidence ``stated``: the version banner names
-        the release; ``format``: a V0-format log without version (the V0 range); ``token-rule``: a
+        the release; ``derived``: the banner's version is newer than any release a registry range names
+        (:func:`newest_release`), so the last range is assumed; ``format``: a V0-format log without version (the V0 range); ``token-rule``: a
         V1 log without version where only one range's printed token rule fits the figures (a
         "GPU KV cache size" that is not a multiple of 16 can only come from ``concurrency_x_len``,
         engine_accounting.md §4); None when several ranges fit (the reason lists them).
@@ -123,6 +133,12 @@ def infer_release(engines: dict, p: ParsedLog) -> tuple[str | None, str | None, 
     if p.version:
         eid = engine_for_version(engines, p.version, p.engine_generation)
         line = p.hits["version"].line if "version" in p.hits else None
+        newest = newest_release(engines)
+        v = version_tuple(p.version)
+        if eid and eid != "vllm-v0" and newest and v and v[:len(newest)] > newest:
+            # past every release the registry names: the last range is assumed to hold, not stated to
+            return eid, "derived", (f"version {p.version} printed at line {line} is newer than any registered "
+                                    f"release (newest {'.'.join(map(str, newest))}): assumed to behave as {eid}")
         if eid:
             return eid, "stated", f"version {p.version} printed at line {line}"
         return None, None, f"version {p.version} (line {line}) is in no registry release range"
@@ -159,12 +175,12 @@ def hardware_with_memory(hardware: dict, total_gib: float | None) -> list[tuple[
                   if abs(h.memory_usable.value / 2**30 - total_gib) <= 0.005 + 1e-9)
 
 
-def observation_from_log(text: str, registry, *, obs_id: str, source: dict, model: str | None = None,
+def observation_from_log(text: str | Iterable[str], registry, *, obs_id: str, source: dict, model: str | None = None,
                          hardware: str | None = None, engine: str | None = None) -> tuple[dict, list[str]]:
     """Build an observation entry (a dict ready for YAML) from a log's text.
 
     Args:
-        text: the log text.
+        text: the log text, or its lines one at a time (:func:`read_log_lines`).
         registry: a loaded :class:`kvreg.registry.Registry` (models, engines).
         obs_id: the entry id (file stem).
         source: ``{url: ...}`` or ``{title: ...}`` where the log was published.
@@ -255,9 +271,11 @@ def observation_from_log(text: str, registry, *, obs_id: str, source: dict, mode
         msgs.append("the log does not name a registry model: set model: <registry id>"
                     + (f" (the log says {p.model})" if p.model else ""))
     elif model_id not in models:
+        # import-hf reads a config.json, not a hub id: the hint names the file to fetch and the id it gets
+        hf = f" --hf-id {p.model}" if p.model and "/" in p.model else ""
         msgs.append(f"model {model_id!r} is not in the registry: add registry/models/{model_id}.yaml "
-                    f"(kvreg import-hf {p.model or model_id} can write it from the model's config.json) "
-                    "before calibrating")
+                    f"before calibrating (kvreg import-hf CONFIG.json{hf} --id {model_id} writes it from the "
+                    "model's config.json, downloaded from its Hugging Face page)")
     if engine and engine not in engines:
         known = ", ".join(k for k, e in engines.items() if e.accounting is not None)
         # "vllm-0.19" names a version: the release range covering it is what was meant
@@ -430,10 +448,11 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
         (path written, messages for the user).
 
     Raises:
-        IngestUsageError: ``obs_id`` is not a valid id, the observation exists and ``force`` is off,
+        IngestUsageError: ``path`` is not a regular file (a pipe, device, directory: :func:`check_log_file`),
+            ``obs_id`` is not a valid id, the observation exists and ``force`` is off,
             ``model`` / ``hardware`` names no registry entry (with the ids meant), or ``model`` is not the
             registry model whose checkpoint the log loaded.
-        LogError: unreadable, not a vLLM startup log, truncated, contradicting itself, or an
+        LogError: unreadable, over 64 MiB (:data:`MAX_LOG_BYTES`), not a vLLM startup log, truncated, contradicting itself, or an
             unknown engine release.
         KvregError: the project's registry has problems.
     """
@@ -448,10 +467,7 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
     if target.exists() and not force:
         raise IngestUsageError(f"registry/observations/{oid}.yaml exists: choose another --id, or pass --force to "
                                "replace its figures (curated fields it cannot read from the log are kept)")
-    try:
-        text = Path(path).read_text(errors="replace")
-    except OSError as exc:
-        raise LogError(f"cannot read {path}: {exc.strerror}")
+    check_log_file(path)
     src = ({"url": source} if source and re.match(r"https?://", source)
            else {"title": source or f"startup log file {Path(path).name}"})
     registry = load_registry(root)
@@ -465,7 +481,7 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
             add = ("registry/models/" if kind == "model" else "hardware/") + f"{value}.yaml"
             raise IngestUsageError(f"{flag} {value!r} is not in the registry"
                                    + (f"; did you mean {', '.join(near)}?" if near else f" (add {add} first)"))
-    entry, msgs = observation_from_log(text, registry, obs_id=oid, source=src, model=model, hardware=hardware,
+    entry, msgs = observation_from_log(read_log_lines(path), registry, obs_id=oid, source=src, model=model, hardware=hardware,
                                        engine=engine)
     if target.exists():
         try:
@@ -490,6 +506,64 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
     return written, msgs
 
 
+MAX_LOG_BYTES = 64 * 2 ** 20
+"""Largest log ingest-log reads: 64 MiB (67,108,864 bytes).  A startup log is a few MiB at most (the 50 MB one in
+tests/test_ingest_safety.py is mostly filler); the bound keeps /dev/zero or a runaway file from filling memory."""
+
+
+def check_log_file(path: Path | str) -> None:
+    """Refuse, before anything is opened, a log path that is not a regular file of at most :data:`MAX_LOG_BYTES`.
+
+    A named pipe would block the open (or the read) forever and a device (/dev/zero) never ends, so only a
+    regular file (a symlink to one included) is read.
+
+    Raises:
+        IngestUsageError: not a regular file (a directory, pipe, socket or device), naming what it is.
+        LogError: it cannot be examined, or it is larger than 64 MiB.
+    """
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise LogError(f"cannot read {path}: {exc.strerror}")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a named pipe" if stat.S_ISFIFO(st.st_mode)
+                else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        raise IngestUsageError(f"{path} is {kind}: ingest-log reads a saved log file (e.g. vllm serve ... 2>&1 | "
+                               "tee startup.log, then ingest-log startup.log)")
+    if st.st_size > MAX_LOG_BYTES:
+        raise LogError(too_big(path, st.st_size))
+
+
+def too_big(path: Path | str, size: int | None) -> str:
+    """The message for a log over :data:`MAX_LOG_BYTES` (``size`` in bytes, None when only known to be over)."""
+    got = f"{size:,} bytes" if size is not None else "over 64 MiB"
+    return (f"{path}: {got}, more than the 64 MiB (67,108,864 bytes) ingest-log reads; a startup log is a few MiB: "
+            "cut it to the one startup (up to the 'GPU KV cache size' and 'Maximum concurrency' lines)")
+
+
+def read_log_lines(path: Path | str):
+    """The lines of the log at ``path`` one at a time (bytes split at b"\n" only, decoded as UTF-8 with bad bytes
+    replaced), stopping with an error past :data:`MAX_LOG_BYTES` (a file that grew after :func:`check_log_file`).
+
+    Raises:
+        LogError: unreadable, or more than 64 MiB read.
+    """
+    read = 0
+    try:
+        with open(path, "rb") as fh:
+            # a line longer than the bound is cut at it, so not even one line is held beyond 64 MiB
+            while line := fh.readline(MAX_LOG_BYTES - read + 1):
+                read += len(line)
+                if read > MAX_LOG_BYTES:
+                    raise LogError(too_big(path, None))
+                yield line.decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise LogError(f"cannot read {path}: {exc.strerror}")
+
+
 def _check_in_registry(root: Path | str, written: Path, previous: bytes | None) -> None:
     """The registry's cross-entry checks (kvreg/checks/*.sql) with the observation just written; on a problem
     they find in it (the same startup as an existing observation: 206 duplicate_observation), the write is undone
@@ -508,7 +582,8 @@ def _check_in_registry(root: Path | str, written: Path, previous: bytes | None) 
         load_registry(root)
         return
     except KvregError as exc:
-        found = [p for p in exc.problems if p.file == rel or rel in (p.message or "")]
+        # the written file is the problem's own or the one it names (related: the first copy of a duplicate)
+        found = [p for p in exc.problems if rel in (p.file, p.related) or rel in (p.message or "")]
     if not found:
         return   # problems elsewhere in the registry were there before this log (it loaded above)
     if previous is None:
@@ -556,6 +631,10 @@ def check_entry(entry: dict, lines: dict[str, int] | None = None) -> None:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
+        if isinstance(err.get("input"), dict):
+            # a check across figures (Logged._kv_memory_is_a_startup): its message names the figure first
+            first = f"{where}.{err['msg'].removeprefix('Value error, ').split(' ')[0]}"
+            raise LogError(f"{first} from the log{at(first)} is not valid: {err['msg'].removeprefix('Value error, ')}")
         line = at(where)
         raise LogError(f"{where} = {str(err.get('input'))[:80]!r} from the log{line} is not valid: {err['msg']}")
 

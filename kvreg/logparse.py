@@ -37,6 +37,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+from collections.abc import Iterable
 
 NUM = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?)"
 EXCERPT_LINE_CHARS = 300
@@ -146,6 +147,9 @@ FIGURES = {  # ParsedLog field → patterns (any one); group 1 is the value
     "kv_cache_tokens": [r"\b(?:GPU|XPU|HPU|TPU|NPU)(?: \+ host)? KV cache size: " + NUM + r" tokens"],
 }
 _FIG_RX = {k: [re.compile(p) for p in ps] for k, ps in FIGURES.items()}
+# the same lines with any token where the number goes: a figure line whose value is not a printed number
+# ("1e30", "nan", "inf") is named in a note, never dropped silently (vLLM prints fixed-point figures: ``:.2f``)
+_FIG_LOOSE = {k: [re.compile(p.replace(NUM, r"(\S+)")) for p in ps] for k, ps in FIGURES.items()}
 _INT_FIELDS = {"num_gpu_blocks", "kv_cache_tokens", "max_concurrency_tokens"}
 _CONC = re.compile(r"Maximum concurrency for " + NUM + r" tokens per request: " + NUM + r"x")
 # cheap substring test before any regex: a 50 MB log is mostly lines none of these touch
@@ -273,8 +277,12 @@ def parse_speculative(value) -> dict:
     return out
 
 
-def parse_log(text: str) -> ParsedLog:
+def parse_log(text: str | Iterable[str]) -> ParsedLog:
     """Extract the startup figures and settings from ``text``, each with the line it came from.
+
+    Args:
+        text: the log as one string (lines end at "\n"), or an iterable of its lines, each with or without its
+            "\n" (a file read line by line: :func:`kvreg.ingest.read_log_lines`), so a big log is never held whole.
 
     Returns:
         A :class:`ParsedLog` (figures in the units vLLM prints: GiB, tokens; settings in ``args``).
@@ -297,13 +305,18 @@ def parse_log(text: str) -> ParsedLog:
             settings[key] = [Hit(value, hit_line, text_, process)]
 
     # numbered as an editor numbers them: "\n" ends a line (str.splitlines also splits at \x0b, \x1c, \u2028 ...)
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
-    for n, line in enumerate(lines, start=1):
+    raw_lines = text.split("\n") if isinstance(text, str) else text
+    generation_text, last, last_n, n = "", "", 0, 0
+    for n, line in enumerate(raw_lines, start=1):
+        line = line[:-1] if line.endswith("\n") else line
+        line = line[:-1] if line.endswith("\r") else line
+        if line.strip():
+            last, last_n = line, n
         if out.engine_generation != "V1":  # format markers, until the first V1 one (then nothing changes)
             if _SEEN_V1.search(line):
-                out.engine_generation, out.generation_line = "V1", n
+                out.engine_generation, out.generation_line, generation_text = "V1", n, line
             elif out.engine_generation is None and _SEEN_V0.search(line):
-                out.engine_generation, out.generation_line = "V0", n
+                out.engine_generation, out.generation_line, generation_text = "V0", n, line
         if not _PREFILTER.search(line):
             continue
         pm = _PROCESS.match(line)
@@ -316,6 +329,11 @@ def parse_log(text: str) -> ParsedLog:
                     found.setdefault(field, []).append(Hit(int(v) if field in _INT_FIELDS else v, n, line, process,
                                                            k))
                     break
+            else:
+                lm = next((m for rx in _FIG_LOOSE[field] if (m := rx.search(line))), None)
+                if lm:
+                    out.notes.append(f"line {n}: {field} {lm.group(1)[:40]!r} is not a number as vLLM prints one "
+                                     f"(fixed-point, e.g. 51.63): the figure is left out ({line.strip()[:120]!r})")
         m = _CONC.search(line)
         if m:
             found.setdefault("max_concurrency_tokens", []).append(Hit(int(_num(m.group(1))), n, line, process))
@@ -411,13 +429,13 @@ def parse_log(text: str) -> ParsedLog:
         out.started = False
     out._line_text = {n: t for n, t in lines_used.items()}
     if out.generation_line:
-        out._line_text[out.generation_line] = lines[out.generation_line - 1]
+        out._line_text[out.generation_line] = generation_text
     for n, t in lines_used.items():
         out.hits.setdefault(f"not_started.{n}", Hit(False, n, t))
     if not out.matched:
         raise LogError("no vLLM startup figure found (looked for 'Model loading took', 'Available KV cache memory', "
                        "'# GPU blocks', 'GPU KV cache size', 'Maximum concurrency for N tokens per request')")
-    last = text.rstrip().splitlines()[-1] if text.strip() else ""
+    last = last.rstrip().splitlines()[-1] if last.strip() else ""
     if re.search(r"(GPU KV cache size:|tokens per request:|Available KV cache memory:)\s*[0-9,.\-]*$", last):
-        raise LogError(f"line {len(lines)}: the last line is cut off mid-figure: {last.strip()[:200]!r} (truncated log?)")
+        raise LogError(f"line {last_n}: the last line is cut off mid-figure: {last.strip()[:200]!r} (truncated log?)")
     return out

@@ -387,6 +387,8 @@ HF = ROOT / "tests/fixtures/hf/llama-3.1-405b.json"
     ("head_dim", 1.5, "bad-config-value"),
     ("num_key_value_heads", [8], "unsupported-config"),
     ("num_hidden_layers", 10**7, "bad-config-value"),   # looped per layer: minutes before the bound
+    ("tie_word_embeddings", "false", "bad-config-value"),   # trial11 #6: a truthy string read as tied
+    ("torch_dtype", "float8", "bad-config-value"),          # trial11 #6: fell back to bf16 without a word
 ])
 def test_import_hf_odd_types_are_located(tmp_path, key, value, code):
     import json

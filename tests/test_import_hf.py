@@ -843,3 +843,56 @@ def test_kv_heads_not_dividing_the_heads_points_at_the_config(tmp_path):
     r = CliRunner().invoke(main, ["import-hf", str(path), "--id", "l8", "--stdout"])
     assert r.exit_code == 1 and "invalid-import" in r.output
     assert "check it against the model card" in r.output and "kvreg bug or an unusual config" not in r.output
+
+
+@pytest.mark.parametrize("key, value, message", [
+    # trial11 #6: a string "false" is truthy: tied embeddings, params_total 7,504,924,672 instead of 8,030,261,248
+    ("tie_word_embeddings", "false", "tie_word_embeddings is 'false'; it must be a boolean"),
+    ("torch_dtype", "float8", "torch_dtype is 'float8', not a torch dtype kvreg knows"),
+    ("torch_dtype", 16, "torch_dtype is '16', not a torch dtype kvreg knows"),
+])
+def test_a_flag_or_dtype_of_the_wrong_kind_is_located(tmp_path, key, value, message):
+    cfg = json.loads((FIX / "llama-3.1-8b.json").read_text())
+    assert key in cfg
+    cfg[key] = value
+    (tmp_path / "config.json").write_text(json.dumps(cfg, indent=2))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    (p,) = err.value.problems
+    assert (p.code, p.key) == ("bad-config-value", key) and message in p.message
+    assert p.line == next(i for i, ln in enumerate((tmp_path / "config.json").read_text().splitlines(), 1)
+                          if f'"{key}"' in ln)
+    # the value transformers writes imports: untied, 8,030,261,248 parameters
+    cfg[key] = False if key == "tie_word_embeddings" else "bfloat16"
+    (tmp_path / "config.json").write_text(json.dumps(cfg, indent=2))
+    e = import_config(tmp_path / "config.json").entry
+    assert e["tied_embeddings"] is False and e["params_total"]["value"] == 8_030_261_248
+
+
+def test_zero_experts_is_dense_only_where_transformers_reads_it_so(tmp_path):
+    # Mixtral builds MixtralSparseMoeBlock whatever num_local_experts says: 0 experts with 2 per token is refused
+    cfg = json.loads((FIX / "mixtral-8x7b.json").read_text())
+    cfg["num_local_experts"] = 0
+    (tmp_path / "config.json").write_text(json.dumps(cfg, indent=2))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    (p,) = err.value.problems
+    assert (p.code, p.key) == ("bad-config-value", "num_local_experts")
+    assert "num_local_experts is 0 with num_experts_per_tok 2" in p.message
+    cfg["num_local_experts"] = 1                                   # 2 of 1 expert: refused too
+    (tmp_path / "config.json").write_text(json.dumps(cfg, indent=2))
+    with pytest.raises(KvregError) as err:
+        import_config(tmp_path / "config.json")
+    (p,) = err.value.problems
+    assert p.key == "num_experts_per_tok" and "num_experts_per_tok is 2, more than the 1 experts" in p.message
+
+
+def test_a_relative_path_outside_the_working_directory_is_recorded_as_given(tmp_path, monkeypatch):
+    # trial11 #12: `import-hf ../cfg/base.json` recorded "a local copy of cfg/base.json", dropping the "../"
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "base.json").write_text((FIX / "llama-3.1-8b.json").read_text())
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    r = import_config(Path("../cfg/base.json"))
+    assert r.entry["sources"][0]["title"] == "config.json (../cfg/base.json)"
+    assert "# Imported by kvreg import-hf from ../cfg/base.json." in r.text and str(tmp_path) not in r.text

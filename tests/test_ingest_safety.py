@@ -107,6 +107,26 @@ def test_a_log_ingested_again_under_another_id_writes_nothing(project):
     assert yaml.safe_load(curated.read_text())["sources"] == [{"id": "log", "url": "https://example.org/run-7"}]
 
 
+def test_a_duplicate_without_an_available_figure_is_refused_with_a_whole_message(project):
+    # trial11 #2: a log whose "Available KV cache memory" is unreadable ("nan GiB") gave check 206 a NULL figure,
+    # format() a NULL message; ingested again under an id sorting first, the copy was written (rc 0) and validate
+    # blamed the earlier file with "logged: ".
+    log = project / "nan.log"
+    log.write_text(FULL.replace("Available KV cache memory: 46.08 GiB", "Available KV cache memory: nan GiB"))
+    assert run("ingest-log", log, "--project", project, "--id", "t11-huge").exit_code == 0
+    r = run("ingest-log", log, "--project", project)            # id "nan" sorts before "t11-huge"
+    assert r.exit_code == 2, r.output
+    assert "already registry/observations/t11-huge.yaml" in r.output and "--id t11-huge --force" in r.output
+    assert not (project / "registry/observations/nan.yaml").exists()
+    # the message itself, on a copy written by hand: every figure named, the missing one as "not logged"
+    e = yaml.safe_load((project / "registry/observations/t11-huge.yaml").read_text())
+    e["id"] = "a-copy"
+    (project / "registry/observations/a-copy.yaml").write_text(yaml.safe_dump(e, sort_keys=False))
+    r = run("validate", "--project", project)
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert ("(available not logged, 15098 blocks, 241568 tokens, concurrency 29.49)" in r.output), r.output
+
+
 @pytest.mark.parametrize("bad", ["Bad_ID", "-x", "a b", "ÿ"])
 def test_invalid_id_is_a_usage_error(project, bad):
     log = project / "phi4.log"
@@ -147,6 +167,44 @@ def test_a_50_mb_log_becomes_a_small_observation(project):
     n = int(next(ln for ln in e["excerpt"].splitlines() if "GPU KV cache size" in ln).split(":")[0])
     k = next(i for i, ln in enumerate(REAL.splitlines()) if "GPU KV cache size" in ln)
     assert n == 1 + 25 * 2 ** 20 // len(filler) + k + 1                 # its line number in the big log
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_a_pipe_or_device_is_refused_before_it_is_opened(project, kind):
+    # trial11 #3: `ingest-log /dev/zero` grew to 14.3 GB RSS; a named pipe hung.  Refused from stat alone (rc 2).
+    path = {"fifo": project / "fifo.log", "device": Path("/dev/zero"), "directory": project / "d.log"}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    r = run("ingest-log", path, "--project", project)
+    want = {"fifo": "is a named pipe", "device": "is a device", "directory": "is a directory"}[kind]
+    assert r.exit_code == 2 and want in r.output and "Traceback" not in r.output, r.output
+    assert not (project / "registry/observations").exists() or not list((project / "registry/observations").iterdir())
+
+
+def test_a_log_over_64_mib_is_refused_naming_the_bound(project):
+    log = project / "huge.log"
+    with open(log, "wb") as fh:
+        fh.write(FULL.encode())
+        fh.truncate(64 * 2 ** 20 + 1)                                 # sparse: one byte over, nothing held
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert "67,108,865 bytes, more than the 64 MiB (67,108,864 bytes) ingest-log reads" in r.output
+    assert not (project / "registry/observations/huge.yaml").exists()
+
+
+def test_a_log_that_grows_past_the_bound_while_read_stops_at_it(project, monkeypatch):
+    # the stat said small, the file then grew: the line reader stops at 64 MiB, not at the end of the file
+    import kvreg.ingest as ing
+
+    monkeypatch.setattr(ing, "MAX_LOG_BYTES", len(FULL.encode()) - 10)
+    log = project / "grow.log"
+    log.write_text(FULL)
+    with pytest.raises(LogError, match="over 64 MiB"):
+        list(ing.read_log_lines(log))
+    monkeypatch.setattr(ing, "MAX_LOG_BYTES", len(FULL.encode()))
+    assert "".join(ing.read_log_lines(log)) == FULL
 
 
 def test_conflicting_token_lines_exit_1_naming_both(project):
@@ -240,6 +298,20 @@ def test_mutated_logs_through_the_cli_exit_0_1_or_2(tmp_path_factory, text):
     ("GPU KV cache size: 241,568 tokens", "GPU KV cache size: 99999999999999999999999 tokens",
      "logged.kv_cache_tokens = 99999999999999999999999 from the log (line "),
     ("tensor_parallel_size=1,", "tensor_parallel_size=2.5,", "tp is '2.5', not an integer"),
+    # trial11 #4: a negative pool beside a cache size, a pool of nothing that "started", a pool past the device
+    ("Available KV cache memory: 46.08 GiB", "Available KV cache memory: -47.00 GiB",
+     "logged.available_kv_cache_memory_gib from the log (line 11) is not valid: available_kv_cache_memory_gib -47.0 "
+     "is not positive, yet kv_cache_tokens is 241568"),
+    ("GPU KV cache size: 241,568 tokens", "GPU KV cache size: 0 tokens",
+     "logged.kv_cache_tokens from the log (line 12) is not valid: kv_cache_tokens is 0: a pool that holds nothing"),
+    ("Available KV cache memory: 46.08 GiB", "Available KV cache memory: 146.08 GiB",
+     "available_kv_cache_memory_gib 146.08 is beyond the device's total memory (total_gpu_memory_gib 79.19)"),
+    ("worker requested memory: 75.23GiB", "worker requested memory: 45.23GiB",
+     "available_kv_cache_memory_gib 46.08 exceeds requested_memory_gib 45.23"),
+    ("Model loading took 27.39 GiB", "Model loading took -27.39 GiB", "logged.model_loading_gib = '-27.39'"),
+    # a TP that does not split the model's 40 heads: no engine starts so (check 207 over kvreg/sql/037)
+    ("tensor_parallel_size=1,", "tensor_parallel_size=3,",
+     "observation-tp-split: tp 3 does not split phi-4's heads (40 query heads)"),
     ("tensor_parallel_size=1,", "tensor_parallel_size=0,", "settings.tp = '0' from the log"),
     ("'gpu_memory_utilization': 0.95", "'gpu_memory_utilization': 9.5", "settings.gpu_memory_utilization"),
     ("'max_model_len': 8192", "'max_model_len': [8192", "not a complete Python dict"),
@@ -252,6 +324,40 @@ def test_implausible_values_from_the_log_are_located_errors(project, old, new, m
     assert r.exit_code == 1, r.output
     assert message in r.output and "Traceback" not in r.output
     assert not (project / "registry/observations/bad.yaml").exists()
+
+
+@pytest.mark.parametrize("value", ["1e30", "nan", "inf"])
+def test_a_figure_that_is_not_a_printed_number_is_left_out_with_a_note(project, value):
+    # trial11 #4: "Available KV cache memory: 1e30 GiB" was dropped without a word
+    log = project / "odd.log"
+    log.write_text(FULL.replace("Available KV cache memory: 46.08 GiB", f"Available KV cache memory: {value} GiB"))
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 0, r.output
+    assert f"line 11: available_kv_cache_memory_gib '{value}' is not a number as vLLM prints one" in r.output
+    e = yaml.safe_load((project / "registry/observations/odd.yaml").read_text())
+    assert "available_kv_cache_memory_gib" not in e["logged"] and e["logged"]["kv_cache_tokens"] == 241568
+
+
+def test_the_real_failed_start_with_negative_memory_still_validates():
+    # vllm#23278 (registry/observations/vllm-log-53.yaml): -2.14 GiB, no cache size, started false: a real start
+    from kvreg.schema.observation import ObservationEntry
+
+    e = yaml.safe_load((ROOT / "registry/observations/vllm-log-53.yaml").read_text())
+    assert e["logged"]["available_kv_cache_memory_gib"] == -2.14
+    ObservationEntry.model_validate(e)
+    e["logged"]["started"] = None                                  # but not as a start that went on
+    with pytest.raises(ValueError, match="available_kv_cache_memory_gib is -2.14: a pool that holds nothing"):
+        ObservationEntry.model_validate(e)
+
+
+def test_an_unknown_model_hint_names_the_config_import_hf_reads(project):
+    # trial11 #12: the hint said "kvreg import-hf evil/x<script> can write it"; import-hf takes a config.json
+    log = project / "unk.log"
+    log.write_text(FULL.replace("microsoft/phi-4", "acme/Widget-7B"))
+    r = run("ingest-log", log, "--project", project)
+    assert r.exit_code == 0, r.output
+    assert ("model 'widget-7b' is not in the registry: add registry/models/widget-7b.yaml before calibrating "
+            "(kvreg import-hf CONFIG.json --hf-id acme/Widget-7B --id widget-7b writes it") in r.output
 
 
 def test_speculative_config_from_the_config_line(project):
@@ -317,7 +423,8 @@ def test_hardware_left_open_suggests_the_entries_with_the_logged_memory(registry
     assert "79.19" in FULL and gpu_line(FULL).endswith(
         "(total memory 79.19 GiB; did you mean h100-pcie-80gb (memory_usable 81,091 MiB = 79.19 GiB)"
         " or h100-sxm-80gb (memory_usable 81,089 MiB = 79.19 GiB)?)")
-    assert gpu_line(FULL.replace("79.19", "12.34")).endswith("(total memory 12.34 GiB)")
+    # (a total above the log's 46.08 GiB pool: a smaller one is refused, kv-pool-not-a-start)
+    assert gpu_line(FULL.replace("79.19", "99.19")).endswith("(total memory 99.19 GiB)")
 
 
 def test_a_config_line_cut_after_a_key_is_a_located_error(registry):

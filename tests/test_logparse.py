@@ -144,6 +144,18 @@ def test_release_from_the_version_banner_is_stated():
     assert infer_release(ENGINES, p)[:2] == ("vllm-0.9-0.19", "stated")
 
 
+def test_a_version_past_every_registered_release_is_derived_not_stated():
+    # trial11 #4: v9.99.0 was mapped to the last range with confidence "stated"; the registry names no release
+    # past 0.22 here (0.33 in the shipped engines), so the last range is an assumption
+    p = parse_log("INFO vLLM API server version 9.99.0\n(EngineCore pid=1) INFO GPU KV cache size: 1,600 tokens\n")
+    eid, conf, why = infer_release(ENGINES, p)
+    assert (eid, conf) == ("vllm-0.22-0.26", "derived")
+    assert "9.99.0 printed at line 1 is newer than any registered release (newest 0.22)" in why
+    for inside in ("0.22.0", "0.22.7.dev3+gabc"):                  # the newest named release itself is stated
+        p = parse_log(f"INFO vLLM API server version {inside}\n(EngineCore pid=1) INFO GPU KV cache size: 1,600 tokens\n")
+        assert infer_release(ENGINES, p)[:2] == ("vllm-0.22-0.26", "stated")
+
+
 def test_release_from_the_v0_format():
     p = parse_log("INFO [worker.py:1] # GPU blocks: 1952, # CPU blocks: 2048\n")
     eid, conf, why = infer_release(ENGINES, p)

@@ -106,6 +106,26 @@ def test_another_setting_or_figure_is_another_startup(project, change):
     assert [p["code"] for p in _validate(project) if p["code"] == "duplicate-observation"] == []
 
 
+@pytest.mark.parametrize("tp, problem", [
+    (3, "tp 3 does not split llama-3.3-70b's heads (64 query heads)"),
+    (16, None),          # 64 query heads ÷ 16, and 8 KV heads replicated twice: a start vLLM makes
+    (128, "tp 128 does not split llama-3.3-70b's heads (64 query heads)"),
+])
+def test_an_observation_at_a_tp_that_does_not_split_the_heads_is_located(project, tp, problem):
+    # trial11 #4: tensor_parallel_size=3 for a 16-head model was stored and validated, while `fit --tp 3` refuses it
+    path = project / OBS
+    e = yaml.safe_load(path.read_text())
+    e["settings"]["tp"] = tp
+    path.write_text(yaml.safe_dump(e, sort_keys=False))
+    found = [p for p in _validate(project) if p["code"] == "observation-tp-split"]
+    if problem is None:
+        assert found == []
+    else:
+        (p,) = found
+        assert p["file"] == OBS and p["key"] == "settings.tp" and problem in p["message"]
+        assert p["line"] == _line_of(path, f"tp: {tp}")
+
+
 def test_ingest_log_refuses_a_model_the_log_contradicts(project):
     # the lines kvreg read from the real log (the shipped excerpt, numbers stripped), the config line in full
     e = yaml.safe_load((project / OBS).read_text())

@@ -8,10 +8,14 @@
 -- without --model / --hardware lacks them).  Observations that logged no KV figure are not compared.
 -- The first is the earliest by file; related names it (ingest-log reads it).  Inputs: observations.
 SELECT file, line, 'logged' AS key,
-       format('this observation repeats {}:{} ({}): the same logged KV figures (available {} GiB, {} blocks, '
-              '{} tokens, concurrency {}) and the same settings, so calibration would count one start twice',
+       -- format() of a NULL is NULL: each figure a log may lack reads "not logged", never an empty message
+       format('this observation repeats {}:{} ({}): the same logged KV figures ({}, {}, {}, {}) and the same '
+              'settings, so calibration would count one start twice',
               first_value(file) OVER w, first_value(line) OVER w, first_value(observation_id) OVER w,
-              round(available_kv_bytes / 2 ^ 30, 2), num_gpu_blocks, kv_cache_tokens, max_concurrency) AS message,
+              coalesce('available ' || round(available_kv_bytes / 2 ^ 30, 2) || ' GiB', 'available not logged'),
+              coalesce(num_gpu_blocks || ' blocks', 'blocks not logged'),
+              coalesce(kv_cache_tokens || ' tokens', 'tokens not logged'),
+              coalesce('concurrency ' || max_concurrency, 'concurrency not logged')) AS message,
        'remove one of the two; if they are two separate starts that logged the very same figures, keep one: '
        'a rerun that repeats every figure adds nothing to calibration' AS hint,
        first_value(file) OVER w AS related

@@ -1,7 +1,8 @@
 """Cross-entry registry checks: each ``*.sql`` file here is a query returning offending rows.
 
 Besides the base tables, the queries see ``invalid_entries(kind, entry_id)``: entry files
-that failed validation, so a reference to one is not also reported as missing.
+that failed validation, so a reference to one is not also reported as missing; and the ``tp_sharding`` view
+(kvreg/sql/037_tp_sharding.sql) over the TP sizes plus every TP an observation states.
 Every query returns ``file, line, key, message, hint``; the file stem (with
 dashes) is the problem code.  A hint may hold ``{near:KIND:ID}`` (KIND = model, hardware, engine or
 architecture): it becomes "did you mean …?" with the ids :func:`kvreg.suggest.near_ids` finds for ID among the
@@ -81,6 +82,10 @@ def run_checks(registry) -> list[Problem]:
     invalid = pd.DataFrame(sorted(registry.invalid), columns=["kind", "entry_id"], dtype="string")
     con.register("_invalid_entries", invalid)
     con.execute("CREATE TABLE invalid_entries AS SELECT * FROM _invalid_entries")
+    # the TP rule (kvreg/sql/037_tp_sharding.sql, written once) at every TP an observation states, for check 207
+    con.execute("INSERT INTO tp_sizes SELECT DISTINCT tp FROM observations WHERE tp IS NOT NULL AND tp > 0 "
+                "AND tp NOT IN (SELECT tp FROM tp_sizes)")
+    con.execute(resources.files("kvreg.sql").joinpath("037_tp_sharding.sql").read_text())
     problems = []
     created: set[str] = set()
     for f in sorted(resources.files("kvreg.checks").iterdir(), key=lambda p: p.name):

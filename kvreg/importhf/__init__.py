@@ -81,16 +81,57 @@ def display_path(path: Path) -> str:
 
 def _note_path(path: Path, where: str) -> str:
     """Where the config was read, for the entry's text (header, source): the path when it lies below the
-    working directory (``registry/models/x.config.json``), else "a local copy of parent/name" — entries never
-    carry a machine's absolute paths, and a bare cut one ("tmp/x.json") reads as a path that is not there."""
+    working directory (``registry/models/x.config.json``) or a relative one as given (``../cfg/base.json``), else
+    "a local copy of parent/name" — entries never carry a machine's absolute paths, and a bare cut one
+    ("tmp/x.json") reads as a path that is not there."""
     if _below_cwd(path) is not None:
         return where
     path = Path(path)
+    if not path.is_absolute():
+        return path.as_posix()     # as given ("../cfg/base.json"): a relative path, no machine's layout in it
     return f"a local copy of {path.parent.name}/{path.name}" if path.parent.name else f"a local copy of {path.name}"
 
 
 def _fail(where: str, code: str, message: str, fields: list[str], hint: str = HAND_HINT) -> KvregError:
     return KvregError([Problem(where, 0, 0, ",".join(fields), code, message, hint)])
+
+
+ZERO_EXPERTS_DENSE = ("qwen2_moe", "qwen3_moe", "qwen3_next")
+"""model_types whose transformers decoder layer builds the MoE block only when ``num_experts > 0`` (else the dense
+MLP): Qwen2MoeDecoderLayer / Qwen3MoeDecoderLayer / Qwen3NextDecoderLayer ``__init__``, ``(layer_idx not in
+config.mlp_only_layers) and (config.num_experts > 0 and (layer_idx + 1) % config.decoder_sparse_step == 0)``.
+Elsewhere (Mixtral's MixtralSparseMoeBlock, DeepSeek's n_routed_experts) the block is built whatever the count."""
+
+
+def _check_experts(cfg, fam, where: str) -> None:
+    """Refuse an expert count the family's model cannot run: 0 experts where 0 does not mean dense
+    (:data:`ZERO_EXPERTS_DENSE`), or more experts per token than experts; note 0 read as dense where it is.
+
+    Raises:
+        KvregError: ``bad-config-value`` at the experts key.
+    """
+    from kvreg.importhf.families import MOE_EXPERT_KEYS, MOE_TOPK_KEYS
+
+    key, experts = cfg.first(*MOE_EXPERT_KEYS)
+    if key is None or not isinstance(experts, int):
+        return
+    topk_key, topk = cfg.first(*MOE_TOPK_KEYS)
+    kinds = set(cfg.kinds)
+    if experts == 0:
+        if key == "num_experts" and kinds & set(ZERO_EXPERTS_DENSE):
+            cfg.note(f"{cfg.origin[key]} is 0: a dense model (transformers builds the MoE block only when "
+                     "num_experts > 0)")
+            return
+        raise _fail(where, "bad-config-value",
+                    f"{cfg.origin[key]} is 0" + (f" with {cfg.origin[topk_key]} {topk}" if topk_key else "")
+                    + f": a {fam.name} model builds its expert block whatever the count, and cannot route a token "
+                    "to 0 experts", [cfg.origin[key]],
+                    "a dense checkpoint has no expert keys; else write the checkpoint's expert count")
+    if isinstance(topk, int) and topk > experts:
+        raise _fail(where, "bad-config-value",
+                    f"{cfg.origin[topk_key]} is {topk}, more than the {experts} experts of {cfg.origin[key]}: "
+                    "a token cannot pick more experts than there are", [cfg.origin[topk_key]],
+                    "write the checkpoint's own expert counts")
 
 
 def import_config(config_path: Path | str, entry_id: str | None = None, hf_id: str | None = None,
@@ -165,6 +206,7 @@ def _import_config(config_path: Path | str, entry_id: str | None = None, hf_id: 
             cfg.fields[key], cfg.origin[key] = value, f"{key} (absent: {fam.name} default)"
             cfg.derive(f"config.{key}", f"absent from config.json: {value}, the transformers {fam.name} "
                                         "config class default")
+    _check_experts(cfg, fam, where)
     model_dtype = dtype_name(cfg.first("torch_dtype", "dtype", default="bfloat16")[1]) or "bf16"
     if not cfg.has("torch_dtype") and not cfg.has("dtype"):
         cfg.derive("dtype", "torch_dtype absent: bf16 assumed")

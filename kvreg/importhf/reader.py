@@ -145,13 +145,30 @@ def locate(exc: KvregError, path: Path | str) -> KvregError:
     return KvregError(fixed)
 
 
+BOOL_KEYS = ("tie_word_embeddings", "use_sliding_window", "enable_moe_block")
+"""Flags the importer reads as booleans: a string there ("false") is truthy in Python, so it would read as on
+(trial11: "tie_word_embeddings": "false" gave tied embeddings and 525 M parameters too few)."""
+DTYPE_KEYS = ("torch_dtype", "dtype")
+"""The model dtype keys (transformers writes ``torch_dtype``, ``dtype`` from 4.56)."""
+
+
 def _check_counts(raw: dict, display: str, text: str) -> None:
-    """Raise ``bad-config-value`` (at the key's line) for a count key holding a non-count."""
+    """Raise ``bad-config-value`` (at the key's line) for a count key holding a non-count, a flag of
+    :data:`BOOL_KEYS` holding a non-boolean, or a dtype key naming no dtype of :data:`TORCH_DTYPES`."""
     lines = key_lines(text)
     for prefix, obj in (("", raw), ("text_config.", raw.get("text_config"))):
         if not isinstance(obj, dict):
             continue
         for k, v in obj.items():
+            at = lines.get(prefix + k, lines.get(k, 1))
+            if k in BOOL_KEYS and v is not None and not isinstance(v, bool):
+                raise _problem(display, "bad-config-value", f"{prefix}{k} is {v!r}; it must be a boolean (true or "
+                               "false, unquoted)", "fix the value in config.json (transformers writes a JSON boolean "
+                               "here; a string is read as true)", at, prefix + k)
+            if k in DTYPE_KEYS and v is not None and dtype_name(v) is None:
+                raise _problem(display, "bad-config-value", f"{prefix}{k} is {str(v)[:60]!r}, not a torch dtype kvreg "
+                               f"knows ({', '.join(TORCH_DTYPES)})", "fix the value in config.json to the dtype the "
+                               "checkpoint's weights are stored in (the model card says it)", at, prefix + k)
             if v is None or not COUNT_KEY.match(k) or isinstance(v, (list, dict)) or (k == "sliding_window" and v is False):
                 continue  # null (and sliding_window: false) is "absent"; per-layer lists are the families' to read
             ok = isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_PER_KEY.get(k, MAX_COUNT)
@@ -226,7 +243,7 @@ def config_from_dict(raw: dict, display: str = "config.json") -> Config:
 
 
 def dtype_name(value: str | None) -> str | None:
-    """kvreg precision for a torch dtype string (``bfloat16`` → ``bf16``); None when unknown."""
-    if value is None:
+    """kvreg precision for a torch dtype string (``bfloat16`` → ``bf16``); None when unknown (or not a string)."""
+    if not isinstance(value, str):
         return None
     return TORCH_DTYPES.get(str(value).removeprefix("torch."))

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import Field, PositiveInt, model_validator
+from pydantic_core import PydanticCustomError
 
 from kvreg.schema.columns import Column, Columns
 from kvreg.schema.common import Dtype, Entry, EntryId, Strict, Tokens
@@ -55,13 +56,13 @@ class Settings(Strict):
 class Logged(Strict):
     """Figures as the engine printed them (units in the names: GiB = 2^30 bytes, tokens)."""
 
-    model_loading_gib: Annotated[float | None, Column("model_loading_bytes", scale=GIB)] = None
+    model_loading_gib: Annotated[Annotated[float, Field(ge=0)] | None, Column("model_loading_bytes", scale=GIB)] = None
     """"Model loading took X GiB": the weights on this rank (gpu_model_runner.py)."""
     init_free_memory_gib: Annotated[float | None, Column("init_free_bytes", scale=GIB)] = None
     """Worker init snapshot (gpu_worker.py:284): free device memory before loading."""
     init_cuda_memory_gib: float | None = None
     init_non_torch_memory_gib: float | None = None
-    requested_memory_gib: Annotated[float | None, Column("requested_bytes", scale=GIB)] = None
+    requested_memory_gib: Annotated[Annotated[float, Field(gt=0)] | None, Column("requested_bytes", scale=GIB)] = None
     """"worker requested memory": util × total (gpu_worker.py:285)."""
     weights_memory_gib: Annotated[float | None,
                                   Column("logged_weights_bytes", scale=GIB, fallback="model_loading_gib")] = None
@@ -79,10 +80,53 @@ class Logged(Strict):
     kv_cache_tokens: Annotated[Annotated[int, Field(ge=0)] | None, Column()] = None
     max_concurrency: Annotated[Annotated[float, Field(ge=0)] | None, Column()] = None
     max_concurrency_tokens: Annotated[Tokens | None, Column()] = None
-    total_gpu_memory_gib: Annotated[float | None, Column("total_gpu_memory_bytes", scale=GIB)] = None
+    total_gpu_memory_gib: Annotated[Annotated[float, Field(gt=0)] | None, Column("total_gpu_memory_bytes", scale=GIB)] = None
     cuda_graph_memory_gib: Annotated[float | None, Column("logged_cuda_graph_bytes", scale=GIB)] = None
     """CUDA graph memory actually taken ("CUDA graph pool memory: X GiB (actual)", "Graph capturing ... took X GiB")."""
     started: Annotated[bool | None, Column()] = None
+
+    @model_validator(mode="after")
+    def _kv_memory_is_a_startup(self):
+        """The pool figures must be those of one startup (trial11 #4: "-47.00 GiB" with a 241,568-token cache).
+
+        vLLM computes the KV memory as requested − non-KV memory (v1/worker/gpu_worker.py 0.19.0:424-436,
+        ``determine_available_memory``), with requested = util × total and non-KV ≥ 0, so it lies in
+        [requested − total, requested]; and ``check_enough_kv_cache_memory`` (v1/core/kv_cache_utils.py) raises "No
+        available memory for the cache blocks" at ≤ 0 before any cache size is printed.  So a figure ≤ 0 (or a
+        pool of 0 blocks or tokens) belongs to a start that failed (``started: false``) and that logged no cache
+        size; and no figure lies beyond the device's total memory or above the requested memory (0.01 GiB
+        slack: both are printed to two decimals).
+
+        Raises:
+            PydanticCustomError: ``kv_pool_not_a_start``, naming the figure (``available_kv_cache_memory_gib …``)
+                and the figure it contradicts.
+        """
+        a, tot, req = self.available_kv_cache_memory_gib, self.total_gpu_memory_gib, self.requested_memory_gib
+        pool = [(k, v) for k, v in (("kv_cache_tokens", self.kv_cache_tokens), ("num_gpu_blocks", self.num_gpu_blocks),
+                                    ("max_concurrency", self.max_concurrency)) if v]
+        if a is not None and a <= 0 and pool:
+            raise _not_a_start(f"available_kv_cache_memory_gib {a} is not positive, yet {pool[0][0]} is {pool[0][1]}: "
+                             "vLLM stops before it sizes a cache when the KV memory is not positive ('No available "
+                             "memory for the cache blocks'); a corrupted line?")
+        empty = [k for k, v in (("available_kv_cache_memory_gib", a), ("kv_cache_tokens", self.kv_cache_tokens),
+                                ("num_gpu_blocks", self.num_gpu_blocks)) if v is not None and v <= 0]
+        if empty and self.started is not False:
+            raise _not_a_start(f"{empty[0]} is {getattr(self, empty[0])}: a pool that holds nothing means the engine "
+                             "did not start ('No available memory for the cache blocks'); set started: false if "
+                             "the log shows the failure, else the figure is a corrupted line")
+        if a is not None and tot is not None and abs(a) > tot + 0.01:
+            raise _not_a_start(f"available_kv_cache_memory_gib {a} is beyond the device's total memory "
+                             f"(total_gpu_memory_gib {tot}): the KV memory is requested − non-KV memory, within "
+                             "± the total")
+        if a is not None and req is not None and a > req + 0.01:
+            raise _not_a_start(f"available_kv_cache_memory_gib {a} exceeds requested_memory_gib {req}: the KV memory "
+                             "is what is left of the requested memory after the non-KV memory")
+        return self
+
+
+def _not_a_start(message: str) -> PydanticCustomError:
+    """The problem ``kv-pool-not-a-start`` (docs/validation.md) with ``message``."""
+    return PydanticCustomError("kv_pool_not_a_start", "{message}", {"message": message})
 
 
 class ObservationEntry(Entry):
@@ -104,8 +148,10 @@ class ObservationEntry(Entry):
     """Field → why a value not printed in the log was filled in."""
     reproducible: Annotated[bool, Column()] = True
     """False when the record lacks a setting needed to reproduce it; ``notes`` says which."""
-    release_confidence: Annotated[Literal["stated", "format", "token-rule", "given"] | None, Column()] = None
-    """How ``engine`` was determined: ``stated`` (the log's version banner), ``format`` (V0 log format, no
+    release_confidence: Annotated[Literal["stated", "derived", "format", "token-rule", "given"] | None,
+                                  Column()] = None
+    """How ``engine`` was determined: ``stated`` (the log's version banner), ``derived`` (a banner version newer
+    than any release the registry names: the last range assumed), ``format`` (V0 log format, no
     version), ``token-rule`` (only releases whose printed token rule fits the logged figures), ``given``
     (set by a person or the curated record)."""
     excerpt: str | None = None
