@@ -229,6 +229,35 @@ def optimizers_off(con, names: tuple[str, ...]):
             con.execute("RESET disabled_optimizers")
 
 
+FIRST_PRINCIPLES_SCOPE = "first_principles"
+"""The schema of stand-ins for the engine-release macros (kvreg/sql/276_first_principles_scope.sql): put first on
+DuckDB's search path for a first-principles plan, so its ranking is bound without the engine admission chain."""
+
+
+@contextlib.contextmanager
+def plan_settings(con, engine: str):
+    """The settings ``plan`` runs its ``ranked_plans`` queries under, on ``con``, for the ``with`` block, then the
+    connection's own again: :data:`PLAN_OPTIMIZERS_OFF` switched off, and for ``engine`` 'first-principles' the
+    :data:`FIRST_PRINCIPLES_SCOPE` schema first on the search path (when the database has it).  Both change how
+    the query is evaluated, never its rows (tests/test_plan_scope.py compares them)."""
+    scoped = engine == "first-principles" and con.execute(
+        "SELECT count(*) FROM duckdb_schemas() WHERE database_name = current_database() AND schema_name = ?",
+        [FIRST_PRINCIPLES_SCOPE]).fetchone()[0]
+    with optimizers_off(con, PLAN_OPTIMIZERS_OFF):
+        if not scoped:
+            yield
+            return
+        (before,) = con.execute("SELECT current_setting('search_path')").fetchone()
+        con.execute(f"SET search_path = '{FIRST_PRINCIPLES_SCOPE},{before or 'main'}'")
+        try:
+            yield
+        finally:
+            if before:
+                con.execute(f"SET search_path = '{before}'")
+            else:
+                con.execute("RESET search_path")
+
+
 def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot_s: float,
          ttft_s: float | None = None, weights_dtypes: list[str] | None = None, kv_dtypes: list[str] | None = None,
          engine: str = "first-principles", hardware: list[str] | None = None,
@@ -301,7 +330,7 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
     ranked_sql = ("SELECT * FROM ranked_plans(?, ?, ?, ttft_s := ?, models := ?, engines := ?, weights_dtypes := ?,"
                   f" kv_dtypes := ?, hardware := ?, {_KNOB_SQL}, {_WORKLOAD_SQL}, efficiency_basis := ?)")
     # kept as a temp table: plan_levers and plan_measured_basis (kvreg/sql/284, 286) read the same rows
-    with optimizers_off(con, PLAN_OPTIMIZERS_OFF):
+    with plan_settings(con, engine):
         con.execute(f"CREATE OR REPLACE TEMP TABLE plan_ranked AS {ranked_sql}", params + [efficiency_basis])
     rows = dict_rows(con.execute("SELECT * FROM plan_ranked ORDER BY rank_in_model"))
     by_list: dict[str, list[dict]] = {"priced": [], "no price": [], "other basis": [], "infeasible": []}

@@ -61,9 +61,9 @@ def levers_for(con, rows: list[dict], ranked_sql: str, params: list, knobs: dict
     measured = None
     if (best is not None and efficiency_basis == "fitted" and best["binding_constraint"] == "tpot"
             and best["hardware_id"] in stated):
-        from kvreg.plan import PLAN_OPTIMIZERS_OFF, optimizers_off
+        from kvreg.plan import plan_settings
 
-        with optimizers_off(con, PLAN_OPTIMIZERS_OFF):   # as the first ranking (kvreg/plan.py)
+        with plan_settings(con, rows[0]["engine_id"]):   # as the first ranking (kvreg/plan.py)
             con.execute(f"CREATE OR REPLACE TEMP TABLE plan_ranked_measured AS {ranked_sql}",
                         params + ["vendor_measured"])
         got = dict_rows(con.execute("SELECT * FROM plan_measured_basis('plan_ranked', 'plan_ranked_measured')"))
