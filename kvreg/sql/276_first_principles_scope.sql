@@ -7,7 +7,7 @@
 -- optimising capacity_at's engine branch (engine_capacity_at, 220) and workload_blocks_at's block layout (272) was
 -- about half of such a plan's CPU (kvreg plan, llama-3.1-70b, 200 users × 32K, one ranking: 0.45 → 0.20 s CPU;
 -- benchmarks/README.md "Speed commands").
--- Only evaluation changes: no formula here.  tests/test_plan_scope.py checks the stand-ins' columns and types
+-- Only evaluation changes: no formula here.  tests/test_plan_evaluation.py checks the stand-ins' columns and types
 -- against main's and the plans' rows with and without the schema.
 CREATE SCHEMA IF NOT EXISTS first_principles;
 

@@ -1,5 +1,6 @@
-"""The first_principles scope (kvreg/sql/276_first_principles_scope.sql, kvreg.plan.plan_settings): a first-principles
-plan is bound without the engine-admission macros and gets the same rows as without the scope."""
+"""How kvreg plan evaluates its rankings, the rows unchanged: the first_principles scope
+(kvreg/sql/276_first_principles_scope.sql, kvreg.plan.plan_settings: a first-principles plan bound without the
+engine-admission macros) and a † call's two rankings in one statement (kvreg.plan.plan)."""
 
 from __future__ import annotations
 
@@ -74,3 +75,34 @@ def test_plan_is_the_same_without_the_scope(con, monkeypatch):
     assert got.measured is not None and got.measured["hardware_id"] == "mi355x"
     assert got.ranked[0]["hardware_id"] == "mi355x" and got.ranked[0]["gpus"] == 16
     assert (got.ranked, got.levers, got.measured) == (plain.ranked, plain.levers, plain.measured)
+
+
+def _ranking(con, basis: str, hardware: list[str] | None = None) -> list[tuple]:
+    # the workload as parameters, typed as kvreg.plan.plan passes them (a literal 0.05 would be a DECIMAL)
+    return con.execute("SELECT * FROM ranked_plans(?, ?, ?, models := ['llama-3.1-70b'],"
+                       " engines := ['first-principles'], weights_dtypes := ['bf16'], kv_dtypes := ['bf16'],"
+                       " hardware := ?, efficiency_basis := ?) ORDER BY rank_in_model",
+                       [200, 32000, 0.05, hardware, basis]).fetchall()
+
+
+def test_both_bases_ranked_in_one_statement_are_the_two_rankings(con):
+    """A † call's two rankings, made in one LATERAL statement by kvreg.plan.plan, are ranked_plans at each basis."""
+    from kvreg.plan_levers import vendor_replaced
+
+    assert {"mi355x", "mi250x", "t4"} <= vendor_replaced(con, "first-principles", None)
+    plan(con, "llama-3.1-70b", users=200, context_tokens=32000, tpot_s=0.05)
+    for table, basis in (("plan_ranked", "fitted"), ("plan_ranked_measured", "vendor_measured")):
+        got = con.execute(f"SELECT * FROM {table} ORDER BY rank_in_model").fetchall()
+        assert got == _ranking(con, basis), table
+    fitted, measured = _ranking(con, "fitted"), _ranking(con, "vendor_measured")
+    assert fitted != measured   # mi355x's rows move: 0.45 stated → 0.30 (mi300x, measured)
+
+
+def test_without_a_replaced_figure_the_measured_ranking_is_the_fitted_one(con):
+    """The premise kvreg.plan_levers.levers_for rests on when no listed device's figure is replaced: the
+    'vendor_measured' ranking is then row for row the 'fitted' one (a stated figure without a vendor figure stays)."""
+    from kvreg.plan_levers import vendor_replaced
+
+    listed = ["h100-sxm-80gb", "h200", "tpu7x", "gaudi3"]   # tpu7x, gaudi3: stated, no vendor figure
+    assert vendor_replaced(con, "first-principles", listed) == set()
+    assert _ranking(con, "vendor_measured", listed) == _ranking(con, "fitted", listed)
