@@ -8,7 +8,10 @@ Builds the database once (`kvreg build` into a temporary file), then runs each c
 interpreter ``--runs`` times against that file (so no rebuild is timed) and prints the median and the
 worst wall time and the median CPU time (user + system of the child, DuckDB's threads included: the fairer
 figure on a shared machine), plus the in-process query time of the views behind them, and where one command's
-time goes (``--split``: imports, the --project check, opening the database, SQL, rendering; CPU seconds).
+time goes (``--split``: imports, the --project check, opening the database, SQL, rendering, and for a plan each
+statement over 5 ms: the ranking(s), the levers, the † comparison; CPU seconds).  The children inherit the
+environment: with ``PYTHONDONTWRITEBYTECODE`` set (as on the shared build machine) every run compiles kvreg's
+modules again (~0.02–0.05 s CPU more than an installed kvreg with its bytecode).
 Target (issue 13): under 1 s each.  Results go in benchmarks/README.md ("Speed commands").
 """
 
@@ -33,6 +36,10 @@ COMMANDS = {
                                                       "--weights-dtype", "fp8"],
     "plan (llama-3.1-70b, 200 users, 32K, all hardware)": ["plan", "--model", "llama-3.1-70b", "--users", "200",
                                                            "--context", "32K", "--tpot-ms", "50"],
+    "plan (llama-3.1-8b, vllm-0.33, h100 + h200 fp8)": ["plan", "--model", "llama-3.1-8b", "--users", "200",
+                                                        "--context", "32Ki", "--tpot-ms", "50", "--engine", "vllm-0.33",
+                                                        "--hardware", "h100-sxm-80gb,h200", "--weights-dtype", "fp8",
+                                                        "--kv-dtype", "fp8"],
 }
 
 
@@ -58,6 +65,24 @@ from kvreg.build import connect
 con = connect(root, db)
 con.execute("SET enable_progress_bar = false")
 marks.append(("staleness check, import duckdb, open", cpu()))
+statements = []
+
+
+class Timed:
+    # the connection, with each statement's CPU seconds noted (the plan's rankings, levers, the dagger comparison)
+    def __init__(self, c):
+        self.c = c
+
+    def execute(self, sql, *args):
+        t = cpu()
+        out = self.c.execute(sql, *args)
+        if cpu() - t > 0.005:
+            words = sql.replace("CREATE OR REPLACE TEMP TABLE ", "").split()
+            statements.append(f"{words[0] if words[1] == 'AS' else ' '.join(words[:4])} {cpu() - t:.3f}")
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self.c, name)
 if argv[0] == "calibrate":
     from kvreg.speed_calibrate import render_speed, speed_report
     rep = speed_report(con)
@@ -68,13 +93,16 @@ else:
     from kvreg.plan import plan, render_plan
     from kvreg.units import parse_context_tokens
     a = dict(zip(argv[1::2], argv[2::2]))
-    r = plan(con, a["--model"], users=int(a["--users"]), context_tokens=parse_context_tokens(a["--context"]),
-             tpot_s=float(a["--tpot-ms"]) / 1e3, hardware=[a["--hardware"]] if "--hardware" in a else None,
-             weights_dtypes=[a["--weights-dtype"]] if "--weights-dtype" in a else None)
+    r = plan(Timed(con), a["--model"], users=int(a["--users"]), context_tokens=parse_context_tokens(a["--context"]),
+             tpot_s=float(a["--tpot-ms"]) / 1e3, hardware=a["--hardware"].split(",") if "--hardware" in a else None,
+             weights_dtypes=[a["--weights-dtype"]] if "--weights-dtype" in a else None,
+             kv_dtypes=[a["--kv-dtype"]] if "--kv-dtype" in a else None, engine=a.get("--engine", "first-principles"))
     marks.append(("SQL (plan)", cpu()))
     render_plan(r)
     marks.append(("render text", cpu()))
 print("; ".join(f"{n} {b - a:.3f} s" for (_, a), (n, b) in zip(marks, marks[1:])) + f"; total {marks[-1][1]:.3f} s CPU")
+if statements:
+    print("statements over 5 ms (CPU s): " + "; ".join(statements))
 """
 
 

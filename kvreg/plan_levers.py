@@ -27,17 +27,30 @@ def _stated(con, engine: str, efficiency_basis: str) -> set[str]:
         " AND (? = 'fitted' OR pe.vendor_bandwidth_efficiency IS NULL)", [engine, efficiency_basis]).fetchall()}
 
 
-def levers_for(con, rows: list[dict], ranked_sql: str, params: list, knobs: dict | None,
-               efficiency_basis: str) -> tuple[dict | None, dict | None, set[str]]:
+def vendor_replaced(con, engine: str, hardware: list[str] | None) -> set[str]:
+    """Hardware ids (of ``hardware``, None = all) whose bandwidth efficiency under ``engine``'s family the
+    'vendor_measured' basis replaces: the entry's stated figure, with a measured one of the same vendor
+    (plan_efficiency, 274).  Every other device's plans rows are the same at both bases (275); with none, the
+    'vendor_measured' ranking is the 'fitted' one."""
+    return {h for (h,) in con.execute(
+        "SELECT pe.hardware_id FROM plan_efficiency pe JOIN engines en ON en.engine = pe.engine_family"
+        " WHERE en.engine_id = ? AND pe.vendor_bandwidth_efficiency IS NOT NULL"
+        " AND (? IS NULL OR list_contains(?, pe.hardware_id))", [engine, hardware, hardware]).fetchall()}
+
+
+def levers_for(con, rows: list[dict], knobs: dict | None, efficiency_basis: str,
+               measured_ranked: bool = False) -> tuple[dict | None, dict | None, set[str]]:
     """The recommendation's levers, its measured-basis comparison and the stated-efficiency hardware.
 
     Args:
-        con: the connection whose temp table ``plan_ranked`` holds ``rows`` (ranked_plans for one model).
+        con: the connection whose temp table ``plan_ranked`` holds ``rows`` (ranked_plans for one model), and with
+            ``measured_ranked`` ``plan_ranked_measured`` the same call ranked at 'vendor_measured'
+            (:func:`kvreg.plan.plan` ranks both in one statement where that basis moves a row).
         rows: those rows as dicts (rank order).
-        ranked_sql, params: the ``ranked_plans`` call that made them, ending in ``efficiency_basis := ?`` (without
-            its value): run again at 'vendor_measured' for a † call.
         knobs: the engine settings given (None = the release's); ``plan_levers`` re-admits at them.
         efficiency_basis: the basis ``rows`` were ranked at.
+        measured_ranked: ``plan_ranked_measured`` is there; without it (no listed device's figure is replaced,
+            :func:`vendor_replaced`) the 'vendor_measured' ranking of a † call is ``plan_ranked`` itself.
 
     Returns:
         (plan_levers row or None without a recommendation, plan_measured_basis row or None when the recommendation
@@ -61,11 +74,8 @@ def levers_for(con, rows: list[dict], ranked_sql: str, params: list, knobs: dict
     measured = None
     if (best is not None and efficiency_basis == "fitted" and best["binding_constraint"] == "tpot"
             and best["hardware_id"] in stated):
-        from kvreg.plan import PLAN_OPTIMIZERS_OFF, optimizers_off
-
-        with optimizers_off(con, PLAN_OPTIMIZERS_OFF):   # as the first ranking (kvreg/plan.py)
-            con.execute(f"CREATE OR REPLACE TEMP TABLE plan_ranked_measured AS {ranked_sql}",
-                        params + ["vendor_measured"])
+        if not measured_ranked:   # 'vendor_measured' replaces no listed device's figure: the same rows
+            con.execute("CREATE OR REPLACE TEMP TABLE plan_ranked_measured AS SELECT * FROM plan_ranked")
         got = dict_rows(con.execute("SELECT * FROM plan_measured_basis('plan_ranked', 'plan_ranked_measured')"))
         measured = got[0] if got else None
     return best, measured, stated

@@ -1,3 +1,63 @@
+-- capacity_first_principles_rows_at(<as capacity_at>): table macro, capacity_at's first-principles rows before
+-- sizing (the pool and one sequence's bytes; the engine columns NULL); block_size is not read (blocks are the
+-- engine rows').  Columns: memory_pools_at's, kv_sequence_costs_at's per-sequence bytes, engine_* (NULL).
+CREATE OR REPLACE MACRO capacity_first_principles_rows_at(context_list, gpu_memory_utilization := NULL,
+                                                          max_num_seqs := NULL, max_num_batched_tokens := NULL,
+                                                          enforce_eager := NULL, num_speculative_tokens := NULL,
+                                                          block_size := NULL, only_models := NULL,
+                                                          only_hardware := NULL, only_engines := NULL) AS TABLE
+-- first-principles rows: the simple budget and the per-kind arithmetic
+SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
+       s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
+       NULL::BOOLEAN AS engine_starts, NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens,
+       NULL::BIGINT AS engine_num_blocks, NULL::BIGINT AS engine_blocks_per_request,
+       NULL::BIGINT AS engine_block_size, NULL::BOOLEAN AS engine_block_size_is_default,
+       NULL::BOOLEAN AS engine_mla_block_size_forced, NULL::BIGINT AS engine_mla_block_tokens
+FROM memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
+                     max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
+                     num_speculative_tokens := num_speculative_tokens, only_models := only_models,
+                     only_hardware := only_hardware, only_engines := only_engines) p
+JOIN kv_sequence_costs_at(context_list) s ON s.model_id = p.model_id AND s.tp = p.tp
+WHERE p.pool_basis = 'first-principles';
+
+-- capacity_engine_rows_at(<as capacity_at>): table macro, capacity_at's engine-release rows before sizing (the
+-- release's pool, its admission from engine_capacity_at), the same columns as
+-- capacity_first_principles_rows_at.  A macro of its own so that a plan sized on first principles alone can be
+-- bound without it (the first_principles scope, kvreg/sql/276: binding this branch was ~half of a
+-- first-principles plan's CPU).
+CREATE OR REPLACE MACRO capacity_engine_rows_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
+                                                max_num_batched_tokens := NULL, enforce_eager := NULL,
+                                                num_speculative_tokens := NULL, block_size := NULL, only_models := NULL,
+                                                only_hardware := NULL, only_engines := NULL) AS TABLE
+-- engine rows: driven by engine_capacity_at (one row per scenario and context), so the large side is
+-- probed against the small pool and per-sequence tables instead of joined to a second large table.
+-- The scenario keys are e's (equal to p's by the join): a caller's filter on them (the report's lists,
+-- a fit's ids) is then pushed into engine_capacity_at's scans; DuckDB does not carry a list_contains
+-- filter across a join's equality, so with p's keys it evaluated the whole registry's engine grid
+-- (9 million rows for the Q4 2026 report's 3,840) before the join filtered it: 5.9 → 0.7 s.
+SELECT p.* REPLACE (e.model_id AS model_id, e.hardware_id AS hardware_id, e.engine_id AS engine_id,
+                    e.weights_dtype AS weights_dtype, e.tp AS tp),
+       s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
+       s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
+       e.starts, e.admitted_seqs, e.logged_kv_tokens, e.num_blocks, e.blocks_per_request, e.block_size,
+       e.block_size_is_default, e.mla_block_size_forced, e.mla_block_tokens
+FROM engine_capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
+                        max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
+                        enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
+                        block_size := block_size, only_models := only_models,
+                        only_hardware := only_hardware, only_engines := only_engines) e
+JOIN memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
+                     max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
+                     num_speculative_tokens := num_speculative_tokens, only_models := only_models,
+                     only_hardware := only_hardware, only_engines := only_engines) p
+  ON p.pool_basis = 'engine' AND p.engine_id = e.engine_id AND p.model_id = e.model_id
+ AND p.hardware_id = e.hardware_id AND p.weights_dtype = e.weights_dtype AND p.tp = e.tp
+JOIN kv_sequence_costs_at(context_list) s
+  ON s.model_id = e.model_id AND s.kv_dtype = e.kv_dtype AND s.tp = e.tp AND s.context_tokens = e.max_model_len
+-- only_engines once more as in_ids (007): one engine id folds to an equality the optimizer can prune this branch
+-- with (a first-principles plan), which the list_contains filters inside the macros do not allow
+WHERE in_ids(only_engines, e.engine_id);
+
 -- capacity_at(context_list, gpu_memory_utilization := NULL, max_num_seqs := NULL,
 --   max_num_batched_tokens := NULL, enforce_eager := NULL, num_speculative_tokens := NULL, block_size := NULL,
 --   only_models := NULL, only_hardware := NULL, only_engines := NULL): table macro,
@@ -13,7 +73,8 @@
 -- blocks, the start check, max_num_seqs); for first-principles it is floor(pool ÷ seq_bytes).
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp × context (each
 --   distinct positive value of context_list, a LIST of token counts).
--- Inputs: memory_pools_at; table macros kv_sequence_costs_at, engine_capacity_at.
+-- Inputs: the two row sets, capacity_first_principles_rows_at and capacity_engine_rows_at (above: memory_pools_at,
+--   kv_sequence_costs_at, engine_capacity_at), sized here.
 -- Units: sequences (whole), tokens, bytes per device.
 --   first_principles_seqs  floor(pool_bytes / seq_bytes), 0 when nothing fits (the same pool, any engine)
 --   max_seqs        the sequences the scenario is sized on: engine_admitted_seqs for pool_basis 'engine',
@@ -42,48 +103,17 @@ CREATE OR REPLACE MACRO capacity_at(context_list, gpu_memory_utilization := NULL
                                     num_speculative_tokens := NULL, block_size := NULL, only_models := NULL,
                                     only_hardware := NULL, only_engines := NULL) AS TABLE
 WITH joined AS (
-    -- first-principles rows: the simple budget and the per-kind arithmetic
-    SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
-           s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
-           NULL::BOOLEAN AS engine_starts, NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens,
-           NULL::BIGINT AS engine_num_blocks, NULL::BIGINT AS engine_blocks_per_request,
-           NULL::BIGINT AS engine_block_size, NULL::BOOLEAN AS engine_block_size_is_default,
-           NULL::BOOLEAN AS engine_mla_block_size_forced, NULL::BIGINT AS engine_mla_block_tokens
-    FROM memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
-                         max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
-                         num_speculative_tokens := num_speculative_tokens, only_models := only_models,
-                         only_hardware := only_hardware, only_engines := only_engines) p
-    JOIN kv_sequence_costs_at(context_list) s ON s.model_id = p.model_id AND s.tp = p.tp
-    WHERE p.pool_basis = 'first-principles'
+    SELECT * FROM capacity_first_principles_rows_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
+                  max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
+                  enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
+                  block_size := block_size, only_models := only_models, only_hardware := only_hardware,
+                  only_engines := only_engines)
     UNION ALL
-    -- engine rows: driven by engine_capacity_at (one row per scenario and context), so the large side is
-    -- probed against the small pool and per-sequence tables instead of joined to a second large table.
-    -- The scenario keys are e's (equal to p's by the join): a caller's filter on them (the report's lists,
-    -- a fit's ids) is then pushed into engine_capacity_at's scans; DuckDB does not carry a list_contains
-    -- filter across a join's equality, so with p's keys it evaluated the whole registry's engine grid
-    -- (9 million rows for the Q4 2026 report's 3,840) before the join filtered it: 5.9 → 0.7 s.
-    SELECT p.* REPLACE (e.model_id AS model_id, e.hardware_id AS hardware_id, e.engine_id AS engine_id,
-                        e.weights_dtype AS weights_dtype, e.tp AS tp),
-           s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
-           s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
-           e.starts, e.admitted_seqs, e.logged_kv_tokens, e.num_blocks, e.blocks_per_request, e.block_size,
-           e.block_size_is_default, e.mla_block_size_forced, e.mla_block_tokens
-    FROM engine_capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
-                            max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
-                            enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
-                            block_size := block_size, only_models := only_models,
-                            only_hardware := only_hardware, only_engines := only_engines) e
-    JOIN memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
-                         max_num_batched_tokens := max_num_batched_tokens, enforce_eager := enforce_eager,
-                         num_speculative_tokens := num_speculative_tokens, only_models := only_models,
-                         only_hardware := only_hardware, only_engines := only_engines) p
-      ON p.pool_basis = 'engine' AND p.engine_id = e.engine_id AND p.model_id = e.model_id
-     AND p.hardware_id = e.hardware_id AND p.weights_dtype = e.weights_dtype AND p.tp = e.tp
-    JOIN kv_sequence_costs_at(context_list) s
-      ON s.model_id = e.model_id AND s.kv_dtype = e.kv_dtype AND s.tp = e.tp AND s.context_tokens = e.max_model_len
-    -- only_engines once more as in_ids (007): one engine id folds to an equality the optimizer can prune this branch
-    -- with (a first-principles plan), which the list_contains filters inside the macros do not allow
-    WHERE in_ids(only_engines, e.engine_id)
+    SELECT * FROM capacity_engine_rows_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
+                  max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
+                  enforce_eager := enforce_eager, num_speculative_tokens := num_speculative_tokens,
+                  block_size := block_size, only_models := only_models, only_hardware := only_hardware,
+                  only_engines := only_engines)
 ),
 sized AS (
     SELECT j.*,
