@@ -93,10 +93,15 @@ def usd(x: float | None) -> str:
     return "n/a" if x is None else f"${x:,.2f}"
 
 
+def usd_whole(x: float | None) -> str:
+    """US dollars rounded to the dollar, for sums where cents are noise (a month's rent): ``$5,672``."""
+    return "n/a" if x is None else f"${x:,.0f}"
+
+
 def percent(x: float | None) -> str:
     """A fraction as a whole percentage: ``0.294`` → ``29 %``."""
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 100:,.0f} %"
 
 
 FILTERS = {f.__name__: f for f in (bytes_binary, gib, mib, gb, tokens, count, counted, ratio, tok_s, ms, seconds, usd,
-                                   percent)}
+                                   usd_whole, percent)}
