@@ -498,7 +498,8 @@ def _reason_groups(rows: list[dict]) -> list[str]:
             tail = " (" + "; ".join(f"{n} at TP {p['tp']}" for n, p in zip(notes, ps)) + ")"
         # the prefill floor against the TTFT for every TP that misses it, also when it is refused first for memory
         # or the TPOT (its longest context is then the TTFT's too, 275)
-        floors = [p for p in ps if ttft_miss(p) and (reason.startswith("ttft:") or p["max_context_tokens"] is not None)]
+        # (not where no context mends it, nor where none is short enough anyway: context_note says why)
+        floors = [p for p in ps if ttft_miss(p) and (reason.startswith("ttft:") or p["max_context_tokens"])]
         if floors:
             at = (f.duration(floors[0]["prefill_floor_s"]) if len(ps) == 1 else
                   "; ".join(f"{f.duration(p['prefill_floor_s'])} at TP {p['tp']}" for p in floors))
