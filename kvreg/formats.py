@@ -79,8 +79,18 @@ def tok_s(x: float | None) -> str:
 
 
 def ms(seconds: float | None) -> str:
-    """Seconds shown as milliseconds: ``43.0 ms``."""
-    return "n/a" if seconds is None else f"{seconds * 1e3:,.1f} ms"
+    """Seconds shown as milliseconds: ``43.0 ms``; below 0.05 ms three significant digits (``0.001 ms``,
+    ``0.0123 ms``), so a small target never prints as ``0.0 ms``."""
+    if seconds is None:
+        return "n/a"
+    if 0 < abs(seconds) < 5e-5:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e3:,.1f} ms"
+
+
+def duration(x: float | None) -> str:
+    """Seconds as :func:`seconds` from 1 s up, else as :func:`ms`: ``2.00 s``, ``30.0 ms``, ``0.001 ms``."""
+    return "n/a" if x is None else (seconds(x) if abs(x) >= 1 else ms(x))
 
 
 def seconds(x: float | None) -> str:

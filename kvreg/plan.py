@@ -464,22 +464,51 @@ def _table(rows: list[tuple]) -> list[str]:
     return out
 
 
+def ttft_miss(p: dict) -> str | None:
+    """"the prefill floor 1.67 s exceeds the 30.0 ms TTFT" for a ``plans`` row whose prefill floor misses the
+    workload's TTFT target (``prefill_floor_s`` > ``workload_ttft_s``, seconds), whatever reason the row is refused
+    for; None when it meets it, or there is no target or no floor."""
+    floor, ttft = p.get("prefill_floor_s"), p.get("workload_ttft_s")
+    if floor is None or ttft is None or floor <= ttft:
+        return None
+    return f"the prefill floor {f.duration(floor)} exceeds the {f.duration(ttft)} TTFT"
+
+
+def no_context_reasons(p: dict) -> list[tuple[str, str]]:
+    """Why no context is short enough for a ``plans`` row (``max_context_tokens`` 0), as (short, long) texts.
+
+    The one place the binding constraint behind a 0 is put in words (``context_note`` takes the short texts, the
+    plan's "No context is short enough" line the long ones): the weights (and any fixed-size state) alone take
+    longer per decode step than the TPOT (``empty_context_step_s`` > ``workload_tpot_s``); a one-token prompt's
+    prefill floor exceeds the TTFT (``one_token_prefill_floor_s`` > ``workload_ttft_s``, 275 via
+    prompt_prefill_floor_s, 105); else the KV pool holds no sequence.  Seconds in, milliseconds or seconds out."""
+    out = []
+    step, tpot = p.get("empty_context_step_s"), p.get("workload_tpot_s")
+    if step is not None and tpot is not None and step > tpot:
+        out.append((f"the weights alone take {f.ms(step)} per decode step",
+                    f"the weights (and any fixed-size state) alone take {f.ms(step)} per decode step, more than"
+                    f" the {f.ms(tpot)} TPOT"))
+    one, ttft = p.get("one_token_prefill_floor_s"), p.get("workload_ttft_s")
+    if one is not None and ttft is not None and one > ttft:
+        out.append((f"a one-token prompt's prefill floor is {f.duration(one)}",
+                    f"a one-token prompt's prefill floor (the weights read once) is {f.duration(one)}, more than"
+                    f" the {f.duration(ttft)} TTFT"))
+    return out or [("the KV pool holds no sequence of any length",) * 2]
+
+
 def context_note(p: dict) -> str:
     """What context a refused configuration (a ``plans`` row) would serve, or why none would, in words.
 
-    From ``max_context_tokens`` (kvreg/sql/275_plans.sql: memory's, the TPOT's and, for a TTFT miss, the prefill
-    floor's bound): N > 0 "longest context that would: N"; 0 no context is short enough (the weights alone miss the
-    TPOT: ``empty_context_step_s`` > ``workload_tpot_s``, seconds; else the pool holds no sequence); NULL the
-    refusal is one no context mends (platform, TP, weights), or a TTFT that cannot be checked (no FLOP figure).
+    From ``max_context_tokens`` (kvreg/sql/275_plans.sql: memory's, the TPOT's and, for a row that misses the
+    TTFT, the prefill floor's bound): N > 0 "longest context that would: N"; 0 no context is short enough
+    (:func:`no_context_reasons`); NULL the refusal is one no context mends (platform, TP, weights), or a TTFT that
+    cannot be checked (no FLOP figure).
     """
     mc = p["max_context_tokens"]
     if mc:
         return f"longest context that would: {mc:,}"
     if mc == 0:
-        step, tpot = p.get("empty_context_step_s"), p.get("workload_tpot_s")
-        if step is not None and tpot is not None and step > tpot:
-            return f"no context would: the weights alone take {f.ms(step)} per decode step"
-        return "no context would: the KV pool holds no sequence of any length"
+        return "no context would: " + "; ".join(short for short, _ in no_context_reasons(p))
     if (p.get("reason") or "").startswith("ttft: no FLOP"):
         return "no context can be checked against the TTFT"
     return "no shorter context mends it"
@@ -509,14 +538,20 @@ def _reason_groups(rows: list[dict]) -> list[str]:
                 f"{p['max_context_tokens']:,}" + (f" at TP {p['tp']}" if len(ps) > 1 else "") for p in ps) + ")"
         elif len(set(notes)) == 1:
             tail = f" ({notes[0]})"
+        elif all(n.startswith("no context would: ") for n in notes):
+            tail = " (no context would: " + "; ".join(f"{n.removeprefix('no context would: ')} at TP {p['tp']}"
+                                                      for n, p in zip(notes, ps)) + ")"
         else:
             tail = " (" + "; ".join(f"{n} at TP {p['tp']}" for n, p in zip(notes, ps)) + ")"
-        floors = [p for p in ps if p["prefill_floor_s"] is not None and p["workload_ttft_s"] is not None
-                  and p["prefill_floor_s"] > p["workload_ttft_s"]] if reason.startswith("ttft:") else []
+        # the prefill floor against the TTFT for every TP that misses it, also when it is refused first for memory
+        # or the TPOT (its longest context is then the TTFT's too, 275)
+        # (not where no context mends it, nor where none is short enough anyway: context_note says why)
+        floors = [p for p in ps if ttft_miss(p) and (reason.startswith("ttft:") or p["max_context_tokens"])]
         if floors:
-            at = (f.seconds(floors[0]["prefill_floor_s"]) if len(ps) == 1 else
-                  "; ".join(f"{f.seconds(p['prefill_floor_s'])} at TP {p['tp']}" for p in floors))
-            tail += f" (prefill floor {at} > TTFT {f.seconds(floors[0]['workload_ttft_s'])})"
+            at = (f.duration(floors[0]["prefill_floor_s"]) if len(ps) == 1 else
+                  "; ".join(f"{f.duration(p['prefill_floor_s'])} at TP {p['tp']}" for p in floors))
+            also = "" if reason.startswith("ttft:") else "the TTFT binds too: "
+            tail += f" ({also}prefill floor {at} > TTFT {f.duration(floors[0]['workload_ttft_s'])})"
         out.append(f"  {hw} TP {', '.join(str(p['tp']) for p in ps)} {w}/{kv}: {reason}{tail}")
     return out
 
@@ -595,19 +630,23 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
         out.append("No configuration serves this workload.")
         worst = r.infeasible[0] if r.infeasible else None
         if worst is not None and worst["max_context_tokens"] is not None:
+            also = ttft_miss(worst) if not worst["reason"].startswith("ttft:") else None
             out.append(f"Best option: {worst['hardware_id']} TP {worst['tp']} ({worst['weights_dtype']} weights,"
-                       f" {worst['kv_dtype']} KV): {worst['reason']}.")
-            if worst["max_context_tokens"] == 0 and worst.get("empty_context_step_s") is not None:
-                # "longest context: 0 tokens" read as a context limit; it is the weights' own read time
-                out.append(f"No context is short enough: the weights (and any fixed-size state) alone take"
-                           f" {f.ms(worst['empty_context_step_s'])} per decode step, more than the"
-                           f" {f.ms(r.tpot_s)} TPOT; one sequence at this context takes"
-                           f" {f.ms(worst['single_seq_tpot_s'])}.")
+                       f" {worst['kv_dtype']} KV): {worst['reason']}" + (f"; {also}" if also else "") + ".")
+            if worst["max_context_tokens"] == 0:
+                # "longest context: 0 tokens" read as a context limit; say which target no context meets and why
+                out.append("No context is short enough: " + "; ".join(long for _, long in no_context_reasons(worst))
+                           + f"; one sequence at this context takes {f.ms(worst['single_seq_tpot_s'])}"
+                           + (f" per decode step and {f.duration(worst['prefill_floor_s'])} to prefill"
+                              if r.ttft_s is not None and worst["prefill_floor_s"] is not None else "")
+                           + ".")
             else:
-                within = "the TPOT and the TTFT" if worst["reason"].startswith("ttft:") else "the TPOT"
+                within = "the TPOT and the TTFT" if r.ttft_s is not None else "the TPOT"
                 out.append(f"Longest context one sequence could have there within {within}:"
                            f" {f.tokens(worst['max_context_tokens'])}; one sequence alone decodes at"
-                           f" {f.ms(worst['single_seq_tpot_s'])} per token at this context.")
+                           f" {f.ms(worst['single_seq_tpot_s'])} per token at this context"
+                           + (f" and its prefill floor is {f.duration(worst['prefill_floor_s'])}"
+                              if r.ttft_s is not None and worst["prefill_floor_s"] is not None else "") + ".")
     if r.unranked:
         out.append(f"Not ranked: no stated bandwidth efficiency for {', '.join(sorted({p['hardware_id'] for p in r.unranked}))};"
                    " their rates are the bandwidth ceiling, not comparable with the expected rates above:")

@@ -20,6 +20,14 @@ def test_tokens_of_one_is_one_token():
     assert (f.tokens(1), f.tokens(32_768), f.tokens(None)) == ("1 token", "32,768 tokens", "n/a")
 
 
+@pytest.mark.parametrize("x, ms, duration", [
+    (1e-6, "0.001 ms", "0.001 ms"), (1.23e-5, "0.0123 ms", "0.0123 ms"), (5e-5, "0.1 ms", "0.1 ms"),
+    (0.05, "50.0 ms", "50.0 ms"), (0.0, "0.0 ms", "0.0 ms"), (1.27, "1,270.0 ms", "1.27 s"), (None, "n/a", "n/a")])
+def test_a_sub_millisecond_target_keeps_its_digits(x, ms, duration):
+    # trial 11 finding 7: --ttft-ms 0.001 printed "TTFT ≤ 0.0 ms" and "> TTFT 0.00 s"
+    assert (f.ms(x), f.duration(x)) == (ms, duration)
+
+
 def test_the_report_templates_have_the_filter():
     from kvreg.report.render import environment
 

@@ -516,3 +516,64 @@ def test_every_cannot_serve_line_says_what_context_would(con, h200_ttft_refusals
         " would: 7,721)",
         "  h200 TP 16 bf16/bf16: the interconnect links 8 devices at its stated bandwidth: a wider TP group is not"
         " planned (no shorter context mends it)"]
+
+
+def test_a_ttft_no_prompt_meets_is_named_with_the_one_token_floor(con, db):
+    # Trial 11 finding 7: at a 0.001 ms TTFT plan said "0.3 ms per decode step, more than the 50.0 ms TPOT", "the KV
+    # pool holds no sequence of any length" and "TTFT ≤ 0.0 ms".  By hand (prefill_floor_s, 105, at the ceilings):
+    # a one-token prompt on H100 TP 8 reads the 16,060,522,496 B of weights and 131,072 B of KV at 8 × 3.35 TB/s =
+    # 0.599 ms (its 2 · 8,030,261,248 + 524,288 FLOP ÷ (8 × 989 TFLOP/s) = 2.0 µs is less), plus one token's
+    # all-reduces 2 · 32 · 2 · ⅞ · 4,096 · 2 B ÷ 450 GB/s = 2.0 µs: 0.601 ms > 0.001 ms, so no prompt is short
+    # enough, while the weights alone decode well within the 50 ms TPOT.
+    floor = (16_060_522_496 + 131_072) / (8 * 3.35e12) + 2 * 32 * 2 * 7 / 8 * 4096 * 2 / 450e9
+    assert (2 * 8_030_261_248 + 524_288) / (8 * 989e12) < floor
+    p = plan_row(con, "llama-3.1-8b", "h100-sxm-80gb", 8, users=10, context=8192, ttft=1e-6)
+    assert p["reason"].startswith("ttft:") and p["max_context_tokens"] == 0
+    assert p["one_token_prefill_floor_s"] == pytest.approx(floor, rel=1e-9)
+    assert p["empty_context_step_s"] < 0.05
+    res = CliRunner().invoke(main, ["plan", "--model", "llama-3.1-8b", "--users", "10", "--context", "8Ki",
+                                    "--tpot-ms", "50", "--ttft-ms", "0.001", "--hardware", "h100-sxm-80gb",
+                                    "--project", str(ROOT), "--db", db])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert " · TTFT ≤ 0.001 ms · " in lines[0]
+    assert lines[3].startswith("No context is short enough: a one-token prompt's prefill floor (the weights read"
+                               " once) is 0.6 ms, more than the 0.001 ms TTFT; one sequence at this context takes")
+    assert "TPOT;" not in res.output and "holds no sequence" not in res.output
+    assert ("(no context would: a one-token prompt's prefill floor is 4.8 ms at TP 1; a one-token prompt's prefill"
+            " floor is 2.4 ms at TP 2;") in res.output
+    assert "> TTFT 0.001 ms)" in res.output
+
+
+def test_a_tpot_refusal_that_misses_the_ttft_too_is_bounded_by_it(con, db):
+    # Trial 11 finding 7: Llama-3.1-70B, 10 users at 128Ki, TPOT 50 ms, TTFT 30 ms: the best option was MI355X TP 1,
+    # "tpot (longest context 118,690)", whose 128Ki prompt takes ~26 s to prefill.  The longest prompt P within the
+    # TTFT is compute-bound: P · (2 · 70,553,706,496 + 2,621,440 · P) FLOP ÷ (tp × 2.5 PFLOP/s) + P · all-reduce
+    # (TP 8: 2 · 80 · 2 · ⅞ · 8,192 · 2 B ÷ 535.5 GB/s per token; TP 1 none) = 30 ms, a quadratic: TP 1 526.4,
+    # TP 8 1,890.4 (the weights' read, (141.1 GB + P · 327,680 B) ÷ 8 TB/s = 17.7 ms at TP 1, is less).
+    def longest(tp, ar):
+        a, b = 2_621_440 / (tp * 2.5e15), 2 * 70_553_706_496 / (tp * 2.5e15) + ar
+        return math.floor((-b + math.sqrt(b * b + 4 * a * 0.03)) / (2 * a))
+    tp1, tp8 = longest(1, 0.0), longest(8, 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 535.5e9)
+    assert (tp1, tp8) == (526, 1_890)
+    assert (141_107_412_992 + 526 * 327_680) / 8e12 < 0.03
+    row = plan_row(con, "llama-3.1-70b", "mi355x", 1, users=10, context=131_072, ttft=0.03)
+    assert row["reason"].startswith("tpot:") and row["prefill_floor_s"] > 20
+    assert row["max_context_tokens"] == row["ttft_context_tokens"] == tp1
+    # without the TTFT the TPOT's bound alone, far longer
+    assert plan_row(con, "llama-3.1-70b", "mi355x", 1, users=10, context=131_072)["max_context_tokens"] > 100_000
+    assert plan_row(con, "llama-3.1-70b", "mi355x", 8, users=10, context=131_072, ttft=0.03)[
+        "max_context_tokens"] == tp8
+    res = CliRunner().invoke(main, ["plan", "--model", "llama-3.1-70b", "--users", "10", "--context", "128Ki",
+                                    "--tpot-ms", "50", "--ttft-ms", "30", "--hardware", "mi355x",
+                                    "--project", str(ROOT), "--db", db])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[1:3] == ["No configuration serves this workload.",
+                          "Best option: mi355x TP 8 (bf16 weights, bf16 KV): ttft: the prefill floor exceeds the"
+                          " TTFT target."]
+    assert lines[3].startswith("Longest context one sequence could have there within the TPOT and the TTFT: 1,890"
+                               " tokens;")
+    assert any(line.startswith("  mi355x TP 1 bf16/bf16: tpot: a single sequence decodes slower than the TPOT"
+                               " target (longest context that would: 526) (the TTFT binds too: prefill floor ")
+               and line.endswith(" > TTFT 30.0 ms)") for line in lines), res.output

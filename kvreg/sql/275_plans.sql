@@ -14,7 +14,7 @@
 --   engines, plan_efficiency (274: speed_efficiency's figures),
 --   engine_support (058);
 --   macros kv_read_bytes,
---   decode_flop, params_read, prefill_floor_s (105), tp_fits_interconnect (116), tp_planned (117).
+--   decode_flop, params_read, prefill_floor_s and prompt_prefill_floor_s (105), tp_fits_interconnect (116), tp_planned (117).
 -- Rates use the bandwidth/compute efficiency of speed_efficiency (254: fitted to throughput measurements
 --   for this hardware × engine family, else the hardware entry's stated figure) when there is one
 --   (rate_basis = 'expected'), else the ceiling (rate_basis = 'ceiling'); the TTFT check uses the prefill floor.
@@ -70,12 +70,16 @@
 --   bandwidth_efficiency, compute_efficiency, efficiency_evidence  the efficiencies the rates used and their
 --                         evidence ("bandwidth 0.58 measured (n=7, hardware); …" or "… estimated (stated …)")
 --   max_context_tokens    the longest context at which ONE sequence fits and meets tpot on one replica
---                         (linear beyond every window), and, for a row that misses the TTFT, whose prompt's
---                         prefill floor also meets ttft_s (the same output tokens beyond the prompt; bisection on
---                         prefill_floor_s, 105); 0 when no context is short enough (the weights alone miss the
---                         TPOT, or the pool holds no sequence); NULL when the configuration fails for a reason no
---                         shorter context mends (platform, TP, no pool), or when the cache does not grow with
---                         context and the row does not miss the TTFT
+--                         (linear beyond every window), and, for a row that misses the TTFT (whatever reason it is
+--                         refused for), whose prompt's prefill floor also meets ttft_s (the same output tokens
+--                         beyond the prompt; bisection on prompt_prefill_floor_s, 105); 0 when no context is short
+--                         enough (the weights alone miss the TPOT, a one-token prompt misses the TTFT, or the pool
+--                         holds no sequence); NULL when the configuration fails for a reason no shorter context
+--                         mends (platform, TP, no pool), or when the cache does not grow with context and the row
+--                         does not miss the TTFT
+--   ttft_context_tokens   that TTFT bound alone (NULL unless the row's prefill floor exceeds ttft_s)
+--   one_token_prefill_floor_s  the prefill floor of a one-token prompt (prompt_prefill_floor_s, 105; NULL without a
+--                         TTFT target): above ttft_s no context is short enough for the TTFT
 --   params_total, params_active, moe_experts, moe_experts_per_token, flop_per_token, ceiling_bw, ceiling_peak,
 --   allreduce_s_per_token, moe_act_bytes  the decode step's inputs (decode_step_s, 104) at the replica's ceilings,
 --                         so plan_levers (284) costs a batch at another efficiency with the same formula
@@ -342,10 +346,16 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
        r.knob_eager AS enforce_eager, r.knob_spec AS num_speculative_tokens, r.knob_block_size AS block_size,
        r.block_size_is_default,
        -- memory's and the TPOT's bound, and for a TTFT miss also the prefill's (ttft_context_tokens)
-       CASE WHEN coalesce(r.reason, '') NOT LIKE 'ttft:%' THEN r.memory_context_tokens
-            WHEN r.ttft_context_tokens IS NULL THEN NULL   -- no FLOP figure: no TTFT to bound the context by
-            ELSE least(coalesce(r.memory_context_tokens, r.ttft_context_tokens), r.ttft_context_tokens)
+       -- (a row refused for memory or the TPOT that misses the TTFT too is bounded by both: its longest context is
+       -- the shorter, so a 128Ki prompt of seconds is never the best option against a 30 ms TTFT)
+       CASE WHEN r.reason LIKE 'ttft: no FLOP%' THEN NULL   -- no FLOP figure: no TTFT to bound the context by
+            WHEN r.ttft_context_tokens IS NULL THEN r.memory_context_tokens
+            WHEN r.reason LIKE 'ttft:%'
+                THEN least(coalesce(r.memory_context_tokens, r.ttft_context_tokens), r.ttft_context_tokens)
+            WHEN r.memory_context_tokens IS NULL THEN NULL   -- a refusal no shorter context mends
+            ELSE least(r.memory_context_tokens, r.ttft_context_tokens)
             END AS max_context_tokens,
+       r.ttft_context_tokens, r.one_token_prefill_floor_s,
        -- the decode step's inputs at the replica's ceilings (decode_step_s), for plan_levers (kvreg/sql/284) to
        -- cost the recommended row's batch at another bandwidth efficiency with the same formula
        r.params_total, r.params_active, r.moe_experts, r.moe_experts_per_token, r.flop_per_token,
@@ -356,21 +366,24 @@ FROM (
            -- [0, the workload's prompt] whose prefill_floor_s (105) at P tokens is within ttft_s, by bisection (the
            -- floor grows with P; lo stays within, hi beyond; 40 halvings), plus the output tokens the workload holds
            -- beyond its prompt.  NULL without a FLOP figure (no floor to check).
-           CASE WHEN r.reason LIKE 'ttft:%' AND r.prefill_floor_s IS NOT NULL THEN list_reduce(range(40), lambda acc, i:
+           CASE WHEN ttft_s IS NOT NULL AND r.prefill_floor_s > ttft_s THEN list_reduce(range(40), lambda acc, i:
                     CASE WHEN acc.hi - acc.lo <= 1 THEN acc
-                         WHEN prefill_floor_s((acc.lo + acc.hi) // 2,
-                                              decode_flop(r.params_active, r.pf_hidden_size, r.pf_attn_flop,
-                                                          r.pf_bounded_groups, r.pf_state_flop, (acc.lo + acc.hi) // 2),
-                                              r.weights_bytes * params_read(r.params_total, r.params_active,
-                                                                            r.moe_experts, r.moe_experts_per_token,
-                                                                            (acc.lo + acc.hi) // 2) / r.params_total,
-                                              kv_read_bytes(r.growing_rank_token_bytes, r.pf_bounded_groups,
-                                                            r.pf_state_bytes, (acc.lo + acc.hi) // 2) * r.tp,
-                                              r.ceiling_peak, r.ceiling_bw, r.ar_s) <= ttft_s
+                         WHEN prompt_prefill_floor_s((acc.lo + acc.hi) // 2, r.params_total, r.params_active,
+                                                     r.moe_experts, r.moe_experts_per_token, r.pf_hidden_size,
+                                                     r.pf_attn_flop, r.pf_bounded_groups, r.pf_state_flop,
+                                                     r.pf_state_bytes, r.growing_rank_token_bytes, r.weights_bytes,
+                                                     r.tp, r.ceiling_peak, r.ceiling_bw, r.ar_s) <= ttft_s
                          THEN struct_pack(lo := (acc.lo + acc.hi) // 2, hi := acc.hi)
                          ELSE struct_pack(lo := acc.lo, hi := (acc.lo + acc.hi) // 2) END,
                     struct_pack(lo := 0::BIGINT, hi := r.prefill_tokens::BIGINT)).lo
-                    + (context_tokens - r.prefill_tokens) END::BIGINT AS ttft_context_tokens
+                    + (context_tokens - r.prefill_tokens) END::BIGINT AS ttft_context_tokens,
+           -- a one-token prompt's floor (the weights read once, 105): above ttft_s no prompt is short enough
+           CASE WHEN ttft_s IS NOT NULL
+                THEN prompt_prefill_floor_s(1, r.params_total, r.params_active, r.moe_experts,
+                                            r.moe_experts_per_token, r.pf_hidden_size, r.pf_attn_flop,
+                                            r.pf_bounded_groups, r.pf_state_flop, r.pf_state_bytes,
+                                            r.growing_rank_token_bytes, r.weights_bytes, r.tp, r.ceiling_peak,
+                                            r.ceiling_bw, r.ar_s) END AS one_token_prefill_floor_s
     FROM (
         SELECT r.*,
                -- the longest context one sequence fits and meets the TPOT at, linear beyond every window: not for a
