@@ -94,10 +94,13 @@ def test_summary_plans_on_the_engine_number(example):
     # fitted 0.682, decode-only and prompt steps costed apart in its TensorRT-LLM rows' ceilings, speed10; 8,213
     # tok/s, $0.87, at 0.630 before; 8,238 tok/s, $0.86, at 0.632; 6,059.9, $1.17, at 0.47).
     row = row_of(summary, "Gemma 4 31B", "a100-sxm-80gb")
-    for cell in (">vllm-0.22-0.26<", ">bf16 / fp8<", ">8<", ">132<", "<strong>16</strong>", ">$25.60<",
+    for cell in (">bf16 / fp8<", ">8<", ">132<", "<strong>16</strong>", ">$25.60<", ">$18,688<",
                  ">$0.80<", ">8,886<", "engine admission", ">48<"):
         assert cell in row, cell
     assert "$18,688.00 per month" in summary
+    # every recommendation is under the one release, so the table drops its Engine column and the paragraph names it
+    assert 'Every recommendation runs under <span class="id">vllm-0.22-0.26</span>.' in summary
+    assert "<th>Engine</th>" not in summary
     assert "sized by the plans view for memory and speed together" in summary
 
 

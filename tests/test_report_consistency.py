@@ -83,6 +83,25 @@ def test_every_model_table_and_text_agree(summary):
         assert "neither" not in cells[name]["Binding constraint"]
 
 
+def test_table_runner_up_and_month_agree_with_the_text(summary):
+    """The summary's Runner-up and $ / month cells (page 1) say what each model's decision paragraph says."""
+    cells, text = summary
+    checked = 0
+    for name, row in cells.items():
+        ru = re.search(r"Runner-up: (\d[\d,]*) × (\S+) \(TP[^)]*\)(?: at \$[\d,.]+ per hour, (\d+ %) more)?", text[name])
+        if ru is None:
+            assert row["Runner-up"] == "—", name
+            continue
+        want = f"{ru.group(1)} × {ru.group(2)}" + (f" +{ru.group(3)}" if ru.group(3) else "")
+        assert row["Runner-up"] == want, (name, row["Runner-up"], want)
+        month = re.search(r"per hour, \$([\d,]+)\.\d\d per month", text[name])
+        if month:
+            assert row["$ / month"] == f"${month.group(1)}" or abs(
+                float(row["$ / month"][1:].replace(",", "")) - float(month.group(1).replace(",", ""))) <= 1, name
+        checked += 1
+    assert checked >= 2
+
+
 def test_cancelling_errors_read_as_one_sentence(summary):
     _, text = summary
     s = text["gpt-oss-120b"]
