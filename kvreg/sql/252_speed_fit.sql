@@ -183,7 +183,10 @@ g AS (
     -- one slope (1/eff) per hardware × roof: the weighted sums of its rows
     SELECT holdout, engine_family, hardware_id, any_value(architecture) AS architecture, roof, count(*) AS n,
            list(DISTINCT source_id) AS srcs,
-           sum(w * x * x) AS sxx, sum(w * x * y) AS sxy, sum(w * x) AS sx, sum(w) AS s1, sum(w * y) AS sy
+           -- summed in one fixed order (rows equal in x and y add the same terms): a parallel sum's order varies with
+           -- the threads, and its last bits with it, so a persisted table would differ from its view (test_persist)
+           sum(w * x * x ORDER BY x, y) AS sxx, sum(w * x * y ORDER BY x, y) AS sxy, sum(w * x ORDER BY x, y) AS sx,
+           sum(w ORDER BY x, y) AS s1, sum(w * y ORDER BY x, y) AS sy
     FROM r GROUP BY holdout, engine_family, hardware_id, roof
 ),
 levels AS (
@@ -196,9 +199,10 @@ levels AS (
 SELECT holdout, engine_family, level, key,
        -- identified only by groups of two rows or more (one row fits its own slope exactly), and only when the
        -- rows' roof_s spread is more than rounding (1e-9 of the weights: numerically zero otherwise)
-       CASE WHEN sum(s1 - sx * sx / sxx) FILTER (WHERE n >= 2) > 1e-9 * sum(s1) FILTER (WHERE n >= 2)
-            THEN greatest(0, sum(sy - sx * sxy / sxx) FILTER (WHERE n >= 2)
-                             / sum(s1 - sx * sx / sxx) FILTER (WHERE n >= 2)) END AS seq_step_s,
+       CASE WHEN sum(s1 - sx * sx / sxx ORDER BY hardware_id, roof) FILTER (WHERE n >= 2)
+                 > 1e-9 * sum(s1 ORDER BY hardware_id, roof) FILTER (WHERE n >= 2)
+            THEN greatest(0, sum(sy - sx * sxy / sxx ORDER BY hardware_id, roof) FILTER (WHERE n >= 2)
+                             / sum(s1 - sx * sx / sxx ORDER BY hardware_id, roof) FILTER (WHERE n >= 2)) END AS seq_step_s,
        sum(n) FILTER (WHERE n >= 2) AS n, len(list_distinct(flatten(list(srcs) FILTER (WHERE n >= 2)))) AS sources
 FROM levels GROUP BY holdout, engine_family, level, key;
 
