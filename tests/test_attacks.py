@@ -547,3 +547,19 @@ def test_new_architecture_generation_is_not_a_typo(tmp_path):
     edit(tmp_path, "hardware/mi355x.yaml", "architecture: cdna4", "architecture: cdna5")
     edit(tmp_path, "hardware/h20.yaml", "architecture: hopper", "architecture: rubin")
     assert problems(tmp_path) == []
+
+
+@pytest.mark.parametrize("out", ["registry/models", "hardware", "reports/sub"])
+def test_report_out_inside_the_entry_folders_is_refused(tmp_path, out):
+    """trial11: `report --out registry/models` wrote HTML beside the entries.  Refused before anything is rendered;
+    the folder holds what it held."""
+    root = real_project(tmp_path)
+    (root / "reports").mkdir(exist_ok=True)
+    (root / "reports" / "r.yaml").write_text("id: r\ntitle: r\nperiod: test\nmodels: [llama-3.1-8b]\n"
+                                             "hardware: [h100-sxm-80gb]\nengines: [first-principles]\n")
+    target = root / out
+    before = sorted(p.name for p in target.iterdir()) if target.exists() else None
+    r = run("report", root / "reports" / "r.yaml", "--out", target, "--format", "html")
+    clean_exit(r, (2,))
+    assert "inside the project's" in r.output and "holds registry entries" in r.output
+    assert (sorted(p.name for p in target.iterdir()) if target.exists() else None) == before

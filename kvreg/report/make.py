@@ -159,6 +159,23 @@ def _report_definitions(project: Path):
     return Registry(project, entries, set())
 
 
+def _check_out_outside_entries(out: Path, project: Path) -> None:
+    """Refuse an output folder inside the project's entry folders (trial11: ``--out registry/models`` wrote the HTML
+    and PDF beside the model entries, where the next review would meet them as strays).
+
+    Raises:
+        ReportUsageError: naming the folder and the entry folder it lies in.
+    """
+    from kvreg.folders import FOLDERS
+
+    where = out.resolve()
+    for folder in sorted({f.split("/")[0] for f in FOLDERS.values()}):
+        top = (project / folder).resolve()
+        if where == top or top in where.parents:
+            raise ReportUsageError(f"--out {out} is inside the project's {folder}/ folder, which holds registry "
+                                   "entries; write the report elsewhere (default: PROJECT/out)")
+
+
 def make_report(report_file: Path | str, out_dir: Path | str | None = None, formats=FORMATS, *,
                 project: Path | str | None = None, progress: Callable[[str], None] | None = None) -> list[Path]:
     """Render ``reports/X.yaml`` to ``OUT/X.html`` and ``OUT/X.pdf``; return the paths written.
@@ -171,14 +188,16 @@ def make_report(report_file: Path | str, out_dir: Path | str | None = None, form
 
     Raises:
         KvregError: validation problems; nothing is written.
-        ReportUsageError: the report file is not inside a project's ``reports/`` folder.
+        ReportUsageError: the report file is not inside a project's ``reports/`` folder, or ``out_dir`` lies in one
+            of the project's entry folders (registry/, hardware/, reports/).
     """
     report_file = Path(report_file)
     project = Path(project) if project is not None else project_of(report_file)
     if report_file.resolve().parent != (project / "reports").resolve():
         raise ReportUsageError(f"{report_file} is not in {project / 'reports'}")
-    files = render(project, report_file.stem, formats, progress=progress)
     out = Path(out_dir) if out_dir is not None else project / "out"
+    _check_out_outside_entries(out, project)   # before the render: nothing is computed for a refused --out
+    files = render(project, report_file.stem, formats, progress=progress)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in FORMATS:
