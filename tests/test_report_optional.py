@@ -91,6 +91,29 @@ def test_quirk_names_the_cause_of_the_gap(full):
     assert "sliding_prefill_reserve" not in [q.trigger for q in llama.quirks]
 
 
+def test_quirk_sentence_is_said_of_the_models_own_configuration(full):
+    """The release's quirk text is followed by where it holds for this model (n of the listed configurations) and, for
+    the refusal, the engine's own blocks at the first such configuration, read back from engine_capacity."""
+    import html as htmllib
+    import re
+
+    ctx, html, con = full
+    gemma = next(m for m in ctx.models if m.model_id == "gemma-4-31b")
+    q = next(q for q in gemma.quirks if q.trigger == "does_not_start")
+    assert 0 < q.n_flagged < q.n_listed
+    text = htmllib.unescape(re.sub(r"<[^>]+>", "", html))
+    m = re.search(rf"In {q.n_flagged:,} of the {q.n_listed:,} listed configurations, first (\S+) (\S+) / (\S+) at TP "
+                  r"(\d+) and max_model_len ([\d,]+): one request needs ([\d,]+) blocks, the pool holds ([\d,]+)\.", text)
+    assert m, "no per-configuration sentence"
+    hw, w, k, tp, lens, need, pool = m.groups()
+    (bpr, nb, starts), = con.execute(
+        "SELECT blocks_per_request, num_blocks, starts FROM engine_capacity WHERE model_id = 'gemma-4-31b' AND "
+        "engine_id = ? AND hardware_id = ? AND weights_dtype = ? AND kv_dtype = ? AND tp = ? AND max_model_len = ? "
+        "AND default_batched", [ENGINE, hw, w, k, int(tp), int(lens.replace(",", ""))]).fetchall()
+    assert (int(need.replace(",", "")), int(pool.replace(",", "")), starts) == (bpr, nb, False)
+    assert 0 < nb < bpr   # the quirk's own case: a pool, too small for one request (not weights that leave none)
+
+
 def test_engine_refusal_is_a_warning(full):
     ctx, html, _ = full
     refusals = [w for w in ctx.warnings if w.kind == "engine-refuses-to-start"]

@@ -169,7 +169,9 @@ logged AS (
 SELECT g.* EXCLUDE (fp_seq_bytes, tp_shards),
        engine_admitted_seqs(g.starts, g.logged_max_concurrency, g.max_num_seqs) AS admitted_seqs,
        g.logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND g.num_groups > 1 AS grouped_min_block_report,
-       NOT g.starts AS does_not_start,
+       -- the quirk "one request of max_model_len does not fit the pool" (check_enough_kv_cache_memory): a release that
+       -- cannot split the heads (refusal 'tp_heads') stops before it profiles memory, for another reason
+       coalesce(g.refusal = 'kv_cache', FALSE) AS does_not_start,
        g.has_padding_layers AS padding_layers_wasted,
        greatest(0, floor(g.available_kv_bytes / g.fp_seq_bytes))::BIGINT AS first_principles_seqs,
        g.first_principles_tokens / nullif(g.logged_kv_tokens, 0) AS first_principles_ratio
