@@ -73,7 +73,8 @@ def test_ingest_model_not_in_registry_keeps_its_id_and_hints(project):
     r = run("ingest-log", log, "--project", project, "--engine", "vllm-0.9-0.16")
     assert r.exit_code == 0, r.output
     assert "model 'qwen3-235b-a22b-fp8' is not in the registry" in r.output
-    assert "kvreg import-hf Qwen/Qwen3-235B-A22B-FP8" in r.output
+    # import-hf reads a config.json: the hint names the command with the hub id and the registry id it would get
+    assert "kvreg import-hf CONFIG.json --hf-id Qwen/Qwen3-235B-A22B-FP8 --id qwen3-235b-a22b-fp8" in r.output
     e = yaml.safe_load((project / "registry/observations/qwen.yaml").read_text())
     assert e["model"] == "qwen3-235b-a22b-fp8" and e["settings"]["tp"] == 4
 

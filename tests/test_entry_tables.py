@@ -325,7 +325,7 @@ def test_the_shipped_schemas_check_the_fields_constraints():
     assert checks["gpu_memory_utilization"] == [("greater_than", {"min_value": 0}),
                                                 ("less_than_or_equal_to", {"max_value": 1})]
     assert checks["kv_dtype"][0][0] == "isin" and checks["release_confidence"][0][1]["allowed_values"] == [
-        "stated", "format", "token-rule", "given"]
+        "stated", "derived", "format", "token-rule", "given"]   # derived: a version newer than any registered release
     assert checks["hardware_id"][0][0] == "str_contains"          # EntryId's pattern
     assert checks["served_id"] == [] and checks["notes"] == []    # derived, and unconstrained
     # a scaled column's bounds are scaled too: tpot_ms > 0 → tpot_s > 0; parallel_samples 1 … 1024

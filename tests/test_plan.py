@@ -512,8 +512,10 @@ def test_every_cannot_serve_line_says_what_context_would(con, h200_ttft_refusals
         "  h200 TP 2, 4, 8 bf16/bf16: ttft: the prefill floor exceeds the TTFT target (longest context that would:"
         " 10,913 at TP 2; 17,794 at TP 4; 27,036 at TP 8) (prefill floor 3.95 s at TP 2; 2.17 s at TP 4; 1.27 s at"
         " TP 8 > TTFT 1.00 s)",
+        # memory binds first at TP 1 (7,721 tokens fit), and its prefill misses the 1 s TTFT too, so the longest
+        # context is the TTFT's (ttft11: every row whose prefill floor exceeds the TTFT is bounded by it): 6,276 < 7,721
         "  h200 TP 1 bf16/bf16: memory: one sequence of this context does not fit the KV pool (longest context that"
-        " would: 7,721)",
+        " would: 6,276) (the TTFT binds too: prefill floor 7.52 s > TTFT 1.00 s)",
         "  h200 TP 16 bf16/bf16: the interconnect links 8 devices at its stated bandwidth: a wider TP group is not"
         " planned (no shorter context mends it)"]
 

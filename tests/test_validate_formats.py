@@ -55,10 +55,10 @@ def test_json_problems_exact(tmp_path):
     assert json.loads(r.stdout) == [
         {"file": "hardware/hw.yaml", "line": line_of(root / "hardware/hw.yaml", "memory_usable"), "col": 1,
          "key": "memory_usable.value", "code": "bad-unit", "message": "cannot read '80G' as a bytes quantity",
-         "hint": "'80G' is ambiguous: write 80 GB (10^n bytes) or 80 GiB (2^n bytes)"},
+         "hint": "'80G' is ambiguous: write 80 GB (10^n bytes) or 80 GiB (2^n bytes)", "related": ""},
         {"file": "registry/models/m.yaml", "line": line_of(root / "registry/models/m.yaml", "kv_heads"), "col": 3,
          "key": "layer_groups.0.kv_heads", "code": "not-positive",
-         "message": "Input should be greater than 0 (got -1)", "hint": ""},
+         "message": "Input should be greater than 0 (got -1)", "hint": "", "related": ""},
     ]
 
 
