@@ -352,17 +352,17 @@ def fit_warnings(r: FitResult) -> list[str]:
     elif r.tp_refusal:
         out.append(f"Warning: no engine loads {r.model_id} at TP {r.tp}: {r.tp_refusal}; the figures are first"
                    f" principles as if the heads split, and `kvreg plan` does not plan it; {_tp_fix(r)}.")
-    if refused:
-        pass   # no pool or admission to speak of: the release stops before it sizes memory
-    elif r.kv_pool_bytes is None and first["pool_bytes"] < 0:
-        fix = (f"try --tp {r.min_tp_that_fits}" if r.min_tp_that_fits
-               else "no TP size on the axis fits them; try a smaller --weights-dtype")
-        out.append(f"Warning: the weights ({f.gib(first['weights_bytes'])} per device) do not fit beside the reserve"
-                   f" and residents in {f.gib(first['claimed_bytes'])}: no sequence fits at any context; {fix}.")
-    elif all(row["max_seqs"] == 0 for row in r.rows):
-        out.append("Warning: not even one sequence fits at any context shown.")
-    elif any(row["max_seqs"] == 0 for row in r.rows):
-        out.append("Warning: at some contexts not even one sequence fits.")
+    if not refused:   # a refused release stops before it sizes memory: no pool or admission to speak of
+        if r.kv_pool_bytes is None and first["pool_bytes"] < 0:
+            fix = (f"try --tp {r.min_tp_that_fits}" if r.min_tp_that_fits
+                   else "no TP size on the axis fits them; try a smaller --weights-dtype")
+            out.append(f"Warning: the weights ({f.gib(first['weights_bytes'])} per device) do not fit beside the"
+                       f" reserve and residents in {f.gib(first['claimed_bytes'])}: no sequence fits at any context;"
+                       f" {fix}.")
+        elif all(row["max_seqs"] == 0 for row in r.rows):
+            out.append("Warning: not even one sequence fits at any context shown.")
+        elif any(row["max_seqs"] == 0 for row in r.rows):
+            out.append("Warning: at some contexts not even one sequence fits.")
     if r.kv_pool_bytes is not None and r.hardware_id:
         out.append(f"Note: the given KV pool replaces {r.hardware_id}'s memory budget; the hardware entry is not used.")
     if r.engine_not_applied:
