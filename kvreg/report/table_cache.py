@@ -15,7 +15,7 @@ computed again, least recently used files pruned) in its own folder, ``PROJECT/.
 differs: a diff keys a step by the content of the base tables it reads; here the whole database is one input, named
 by the state of its file — resolved path, size and modification time in ns (a rebuild or any write makes a new
 state; the report opens it read-only, so no writer changes it while the report runs) — beside DuckDB's version, a
-fingerprint of kvreg's own ``.py`` and ``.sql`` files (another checkout's code never reads this one's tables, even
+fingerprint of kvreg's own ``.py`` and ``.sql`` files (the diff steps', stepcache.code_fingerprint) (another checkout's code never reads this one's tables, even
 where the database's mtime would not say so), the table's name, the query's SQL and its parameters (``repr``: exact
 for the ids, ints, floats, booleans and None passed).  No writable ``.kvreg`` (a read-only checkout, the in-memory
 build) or ``KVREG_DIFF_CACHE=0`` means no cache: every query runs, as before.
@@ -23,25 +23,12 @@ build) or ``KVREG_DIFF_CACHE=0`` means no cache: every query runs, as before.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from pathlib import Path
 
 FOLDER = "report-tables"
 MAX_BYTES = 512 * 1024**2
 """Most bytes the folder keeps: the Q4 2026 report's five tables are ~10 MB, so the last few dozen reports' tables."""
-
-
-@functools.lru_cache(maxsize=1)
-def _fingerprint() -> str:
-    """SHA-256 (hex) of kvreg's ``.py`` and ``.sql`` files (paths and bytes) and DuckDB's version (~5 ms, once)."""
-    import duckdb
-
-    package = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256(duckdb.__version__.encode())
-    for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".sql")):
-        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 class TableCache:
@@ -79,7 +66,9 @@ class TableCache:
 
     def key(self, table: str, sql: str, params: dict) -> str:
         """The hex SHA-256 naming temp table ``table`` made by ``CREATE … AS sql`` with named ``params``."""
-        h = hashlib.sha256(_fingerprint().encode())
+        from kvreg.diff.stepcache import code_fingerprint   # the one fingerprint of kvreg's code and versions
+
+        h = hashlib.sha256(code_fingerprint().encode())
         h.update(repr((self.database, table, sql, sorted(params.items()))).encode())
         return h.hexdigest()
 
