@@ -75,3 +75,66 @@ def test_no_cache_without_a_writable_project_or_when_turned_off(tmp_path, monkey
     assert TableCache.for_database(tmp_path, tmp_path / "missing.duckdb") is None
     monkeypatch.setenv("KVREG_DIFF_CACHE", "0")
     assert TableCache.for_database(tmp_path, db) is None
+
+
+def test_tables_are_written_after_the_charts_rows_are_submitted(tmp_path, monkeypatch):
+    """The writes (~0.5 s CPU for the Q4 2026 report) wait until the charts are submitted, so the chart worker gets
+    its rows that much sooner (TableCache.save defers, context.py flushes once the charts are sent and at the end)."""
+    from kvreg.report import chart_workers
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764633600")
+    project = copy_project(tmp_path)
+    seen: list = []
+    at_submit: list = []
+
+    def submit(kind, rows, *args):
+        at_submit.append((kind, list(seen[-1].written), len(seen[-1].pending)))
+        return chart_workers._Done(None)
+
+    monkeypatch.setattr(chart_workers, "start_workers", lambda cache=None: True)
+    monkeypatch.setattr(chart_workers, "submit", submit)
+    opened = OPEN
+
+    def database(p, say):
+        con, registry, tables = opened(p, say)
+        seen.append(tables)
+        threads.append(con.execute("SELECT current_setting('threads')").fetchone()[0])
+        return con, registry, tables
+
+    threads: list = []
+    monkeypatch.setattr(make, "_database", database)
+    make.render(project, "example", ["html"], charts=True)
+    assert threads == [make.report_threads()]
+    assert at_submit and all(not written for _, written, _ in at_submit)
+    assert all(pending >= len(HEAVY) for _, _, pending in at_submit)   # computed, waiting to be written
+    assert HEAVY <= set(seen[0].written) and not seen[0].pending
+
+
+def test_save_waits_for_flush_and_a_table_gone_by_then_is_skipped(tmp_path):
+    import duckdb
+
+    from kvreg.diff.stepcache import StepCache
+
+    (tmp_path / "tables").mkdir()
+    con = duckdb.connect()
+    cache = TableCache(StepCache(tmp_path / "tables"), "db|1|2")
+    con.execute("CREATE TEMP TABLE a AS SELECT 42::HUGEINT AS x")
+    con.execute("CREATE TEMP TABLE b AS SELECT 1 AS y")
+    cache.save(con, "a", cache.key("a", "q", {}))
+    cache.save(con, "b", cache.key("b", "q", {}))
+    assert not list((tmp_path / "tables").glob("*.duckdb")) and not cache.written
+    con.execute("DROP TABLE b")   # gone before the flush: not kept, no error
+    cache.flush(con)
+    assert cache.written == ["a"] and not cache.pending
+    other = duckdb.connect()
+    assert cache.load(other, "a", cache.key("a", "q", {}))
+    assert other.execute("SELECT x, typeof(x) FROM a").fetchall() == [(42, "HUGEINT")]
+    assert not cache.load(other, "b", cache.key("b", "q", {}))
+
+
+def test_report_threads_leave_the_chart_worker_its_core(monkeypatch):
+    """make.report_threads: DuckDB gets the cores the chart worker leaves, at least one (the report's connection
+    is opened with it: test_tables_are_written_after_the_charts_rows_are_submitted)."""
+    for cores, threads in ((2, 1), (16, 15), (1, 1), (None, 1)):
+        monkeypatch.setattr(os, "cpu_count", lambda c=cores: c)
+        assert make.report_threads() == threads

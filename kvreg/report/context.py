@@ -539,6 +539,8 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress, tab
             if avail.roofline:
                 pending[mid]["roofline"] = submit("roofline", roof.get(mid, []), workload.context_label, styles)
         summary_pending = submit("cost_per_million", rows(con, "chart_cost"), styles)
+    if tables is not None:   # the kept tables written while the worker draws (TableCache.save: not before the rows)
+        tables.flush(con)
 
     # the rest of the queries run while the workers draw; the charts are collected last (_collect_charts)
     # a call resting on a guessed efficiency, sized again at the same vendor's measured one (while capacity is shared)
@@ -601,6 +603,8 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress, tab
         models=sections, engines=rows(con, "engines", p), hardware=rows(con, "hardware", p),
         efficiency=efficiency, efficiency_levels=rows(con, "efficiency_levels"),
         warnings=rows(con, "warnings", p), sources=_group_sources(rows(con, "sources", p)), changes=changes)
+    if tables is not None:   # what was computed after the charts' rows (the vendor-measured plans)
+        tables.flush(con)
     return _collect_charts(ctx, pending, summary_pending)
 
 

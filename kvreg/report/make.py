@@ -103,7 +103,7 @@ def _database(project: Path, say: Callable[[str], None]):
     registry validated and every table and view created — only when it is missing or older than any input
     (:func:`kvreg.build.is_stale`: every entry file and folder, the view SQL, kvreg's own code), so a second report
     of an unchanged registry skips the validation and the build (1.0 s + 0.7 s CPU for the Q4 2026 report).  It is
-    opened read-only; the report's temp tables live in the connection.  A fresh database was built from this
+    opened read-only, with :func:`report_threads` DuckDB threads; the report's temp tables live in the connection.  A fresh database was built from this
     registry after it validated, so the registry object here holds the report definitions only (read again from
     their files: the templates show their fields).  When the database cannot be written (a read-only project),
     the registry is validated and built in memory instead, as before.  The table cache is keyed on the file's state
@@ -128,13 +128,27 @@ def _database(project: Path, say: Callable[[str], None]):
         populate(con, registry)
         return con, registry, None
     try:
-        con = duckdb.connect(str(db), read_only=True, config=duckdb_config())
+        con = duckdb.connect(str(db), read_only=True, config=dict(duckdb_config(), threads=report_threads()))
     except duckdb.Error as exc:
         raise KvregError([Problem(str(db), 0, 0, "", "bad-database", f"{db} is not a kvreg DuckDB database: "
                                   f"{str(exc).splitlines()[0]}", "delete it and run the report again")]) from None
     from kvreg.report.table_cache import TableCache
 
     return con, _report_definitions(project), TableCache.for_database(project, db)
+
+
+def report_threads() -> int:
+    """DuckDB threads for a report's connection: the cores the chart worker leaves (at least one).
+
+    A report's queries are small and planning-bound (DuckDB's binder and optimizer run on one thread: most of the
+    admission chain's ~1 s, benchmarks/README.md "html10"), so a second DuckDB thread shortens little; while the
+    charts are drawn the other core is the chart worker's (:data:`kvreg.report.chart_workers.WORKERS`), and DuckDB's
+    threads beside it cost CPU both ways: on the 2-core machine the Q4 2026 report's queries took 0.4 s less CPU with
+    one thread than with two (7 interleaved pairs, benchmarks/README.md "html12").
+    """
+    from kvreg.report.chart_workers import WORKERS
+
+    return max(1, (os.cpu_count() or 1) - WORKERS)
 
 
 def _report_definitions(project: Path):

@@ -42,6 +42,7 @@ class TableCache:
     def __init__(self, store, database: str):
         self.store = store
         self.database = database
+        self.pending: list[tuple[str, str]] = []   # (table, key) computed, to be written by :meth:`flush`
 
     @classmethod
     def for_database(cls, project: Path | str | None, db: Path | str) -> TableCache | None:
@@ -77,13 +78,24 @@ class TableCache:
         return self.store.load_table(con, key, table, table)
 
     def save(self, con, table: str, key: str) -> None:
-        """Keep temp table ``table`` under ``key`` (a failed write only means it is computed next time)."""
+        """Keep temp table ``table`` under ``key`` at the next :meth:`flush` (the table must stay as it is until then).
+
+        Deferred, not written here: the writes (~0.5 s CPU for the Q4 2026 report, benchmarks/README.md "html11")
+        would sit between the heavy queries and the charts' rows, so the chart worker would start drawing that much
+        later; the report flushes once the charts are submitted, while the worker draws (kvreg/report/context.py)."""
+        self.pending.append((table, key))
+
+    def flush(self, con) -> None:
+        """Write the tables :meth:`save` was given since the last flush (a failed write only means the table is
+        computed next time)."""
         import duckdb
 
-        try:
-            self.store.store_table(con, key, f"temp.main.{table}", table)
-        except (duckdb.Error, OSError):
-            return
+        pending, self.pending = self.pending, []
+        for table, key in pending:
+            try:
+                self.store.store_table(con, key, f"temp.main.{table}", table)
+            except (duckdb.Error, OSError):
+                continue
 
     def prune(self) -> None:
         """Remove the least recently used tables beyond :data:`MAX_BYTES`."""
