@@ -33,8 +33,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def large_report(project: Path) -> str:
-    """Write reports/large.yaml listing every model and hardware entry of ``project``; return its id."""
-    models = sorted(p.stem for p in (project / "registry" / "models").glob("*.yaml"))
+    """Write reports/large.yaml listing every model (but draft heads) and hardware entry of ``project``; return its id."""
+    # a speculative-decoding draft head (draft_for) is refused in a report (report-draft-head): its target is listed
+    models = sorted(p.stem for p in (project / "registry" / "models").glob("*.yaml")
+                    if "draft_for" not in (yaml.safe_load(p.read_text()) or {}))
     hardware = sorted(p.stem for p in (project / "hardware").glob("*.yaml"))
     doc = {"id": "large", "title": "Every model on every device", "period": "benchmark",
            "models": models, "hardware": hardware, "engines": ["first-principles", "vllm-0.22-0.26"],
