@@ -124,3 +124,20 @@ def test_reused_axes_and_chart_workers_draw_the_same_bytes_as_fresh_figures():
     assert [p.result() for p in pending] == fresh
     # drawn by the workers, not by this process's fallback
     assert all(isinstance(p, chart_workers._Pending) and p.future.exception() is None for p in pending)
+
+
+def test_bench_large_report_lists_every_model_but_the_draft_heads(tmp_path):
+    """benchmarks/bench_report.py's large report: a report refuses a draft head (report-draft-head), so the
+    benchmark lists every other model (it did not run while it listed the registry's draft heads)."""
+    import yaml
+
+    from benchmarks.bench_report import large_report
+    from tests.report_tools import copy_project
+
+    project = copy_project(tmp_path)
+    docs = {p.stem: yaml.safe_load(p.read_text()) for p in (project / "registry" / "models").glob("*.yaml")}
+    drafts = {m for m, d in docs.items() if "draft_for" in d}
+    assert drafts   # the registry has draft heads: else this test pins nothing
+    rid = large_report(project)
+    listed = yaml.safe_load((project / "reports" / f"{rid}.yaml").read_text())["models"]
+    assert sorted(listed) == sorted(set(docs) - drafts)
