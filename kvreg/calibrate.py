@@ -72,7 +72,12 @@ JSON_OBSERVATION_KEYS = [
     "logged_requested_bytes", "requested_error_bytes", "logged_weights_bytes", "weights_error_bytes",
     "logged_activation_bytes", "activation_error_bytes", "logged_non_torch_bytes", "non_torch_error_bytes",
     "logged_cuda_graph_bytes", "cuda_graph_error_bytes", "logged_non_kv_bytes", "non_kv_error_bytes",
-    "e2e_cuda_graph_estimate_bytes", "logged_cuda_graph_estimated_bytes", "cuda_graph_estimate_error_bytes"]
+    "e2e_cuda_graph_estimate_bytes", "logged_cuda_graph_estimated_bytes", "cuda_graph_estimate_error_bytes",
+    "weights_bytes_per_rank"]
+# JSON keys kept under their first name (keys are never renamed, docs/json.md) whose view column was renamed:
+# ``weights_bytes`` was the calibration's weights per rank; the view calls it weights_bytes_per_rank (one meaning
+# per name: model_weights.weights_bytes is the whole model), and the JSON carries both keys, the same figure.
+JSON_KEPT_KEYS = {"weights_bytes": "weights_bytes_per_rank"}
 JSON_SHAPE = """\
 `kvreg calibrate --format json` prints one object (keys are only ever added, never renamed):
 
@@ -86,7 +91,8 @@ JSON_SHAPE = """\
 
 `summary` has one row per release (`overall: false`; `engine_id: null` is "release not determined") and
 one row with `overall: true` over every observation.  Observation keys: """ + ", ".join(
-    f"`{k}`" for k in JSON_OBSERVATION_KEYS) + ". A figure kvreg cannot compute is `null`."
+    f"`{k}`" for k in JSON_OBSERVATION_KEYS) + (". A figure kvreg cannot compute is `null`. `weights_bytes` is"
+    " `weights_bytes_per_rank` under its first name (kept: keys are never renamed): the weights one rank holds.")
 
 
 def _cell(v, kind: str) -> str:
@@ -187,7 +193,8 @@ def calibration_json(con, progress=None) -> dict:
         return {"format": "kvreg-calibration", "version": 1,
                 "units": {"*_pct": "% of the logged figure", "*_bytes": "bytes", "*_tokens": "tokens"},
                 "summary": rows("SELECT *" + _SUMMARY_ORDER),
-                "observations": rows("SELECT " + ", ".join(JSON_OBSERVATION_KEYS)
+                "observations": rows("SELECT " + ", ".join(f"{JSON_KEPT_KEYS[k]} AS {k}" if k in JSON_KEPT_KEYS
+                                                           else k for k in JSON_OBSERVATION_KEYS)
                                      + " FROM calibration ORDER BY observation_id")}
 
 

@@ -380,7 +380,12 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
 
         from kvreg.fit import fit_warnings
 
-        click.echo(_dumps({**dataclasses.asdict(result), "warnings": fit_warnings(result)}))
+        out = dataclasses.asdict(result)
+        # capacity_at's per-device weights are weights_bytes_per_rank (one meaning per name: model_weights'
+        # weights_bytes is the whole model); each row keeps the first key as well (docs/json.md: never renamed)
+        for row in out["rows"]:
+            row["weights_bytes"] = row.get("weights_bytes_per_rank")
+        click.echo(_dumps({**out, "warnings": fit_warnings(result)}))
         return
     click.echo(render_fit(result))
     _engine_section(con, result, engine)

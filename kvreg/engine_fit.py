@@ -101,7 +101,7 @@ def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: lis
         return f"Engine {engine}: no rows for this configuration" + "".join(f"\n  - {q}" for q in quirks)
     r0 = rows[0]
     out = [f"Engine {engine}: usable {f.gib(r0['usable_bytes'])} × util {r0['gpu_memory_utilization']:g}"
-           f" − weights {f.gib(r0['weights_bytes'])} − reserve {f.gib(r0['reserve_bytes'])}"
+           f" − weights {f.gib(r0['weights_bytes_per_rank'])} − reserve {f.gib(r0['reserve_bytes'])}"
            f" (max_num_batched_tokens {r0['max_num_batched_tokens']:,}, max_num_seqs {r0['max_num_seqs']:,})"
            f" = available KV {f.gib(r0['available_kv_bytes'])}",
            f"Layout: block {r0['block_size_tokens']} tokens · page {f.bytes_binary(r0['page_bytes'])} · "

@@ -219,11 +219,11 @@ def test_calibration_weighs_the_checkpoint_the_log_served():
                              WHERE w.checkpoint_id = c.checkpoint_id) + 2^30, 'test'
                      FROM checkpoints c WHERE checkpoint_id LIKE 'RedHatAI/Meta-Llama-3.1-8B-Instruct-quan%'
                        AND weights_dtype = 'int8'""")
-        base = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes AS w FROM calibration "
+        base = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes_per_rank AS w FROM calibration "
                       "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
         c.execute("UPDATE observations SET model_hf_id = 'Test/Bigger-W8A8' "
                   "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
-        moved = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes AS w FROM calibration "
+        moved = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes_per_rank AS w FROM calibration "
                        "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
     finally:
         c.close()
