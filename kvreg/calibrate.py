@@ -299,7 +299,7 @@ def _render_text(t) -> str:
     budget = [[r[0]] + [" ".join([r[at[log]]] + [f"({r[at[err]]})"] * bool(r[at[err]])) if r[at[log]] else ""
                         for _, log, err in TEXT_BUDGET]
               + [r[at["e2e_available_error_bytes"]]] for r in t["budget"]]
-    missing = COLUMNS.index(next(c for c in COLUMNS if c[0] == "missing"))
+    missing = [c for c, _, _ in COLUMNS].index("missing")
     why = [textwrap.fill(f"{r[0]}: {r[missing]}", TEXT_WIDTH, initial_indent="  ", subsequent_indent="    ")
            for r in t["observations"] if r[missing]]
     return "\n".join([
