@@ -72,7 +72,12 @@ JSON_OBSERVATION_KEYS = [
     "logged_requested_bytes", "requested_error_bytes", "logged_weights_bytes", "weights_error_bytes",
     "logged_activation_bytes", "activation_error_bytes", "logged_non_torch_bytes", "non_torch_error_bytes",
     "logged_cuda_graph_bytes", "cuda_graph_error_bytes", "logged_non_kv_bytes", "non_kv_error_bytes",
-    "e2e_cuda_graph_estimate_bytes", "logged_cuda_graph_estimated_bytes", "cuda_graph_estimate_error_bytes"]
+    "e2e_cuda_graph_estimate_bytes", "logged_cuda_graph_estimated_bytes", "cuda_graph_estimate_error_bytes",
+    "weights_bytes_per_rank"]
+# JSON keys kept under their first name (keys are never renamed, docs/json.md) whose view column was renamed:
+# ``weights_bytes`` was the calibration's weights per rank; the view calls it weights_bytes_per_rank (one meaning
+# per name: model_weights.weights_bytes is the whole model), and the JSON carries both keys, the same figure.
+JSON_KEPT_KEYS = {"weights_bytes": "weights_bytes_per_rank"}
 JSON_SHAPE = """\
 `kvreg calibrate --format json` prints one object (keys are only ever added, never renamed):
 
@@ -86,7 +91,8 @@ JSON_SHAPE = """\
 
 `summary` has one row per release (`overall: false`; `engine_id: null` is "release not determined") and
 one row with `overall: true` over every observation.  Observation keys: """ + ", ".join(
-    f"`{k}`" for k in JSON_OBSERVATION_KEYS) + ". A figure kvreg cannot compute is `null`."
+    f"`{k}`" for k in JSON_OBSERVATION_KEYS) + (". A figure kvreg cannot compute is `null`. `weights_bytes` is"
+    " `weights_bytes_per_rank` under its first name (kept: keys are never renamed): the weights one rank holds.")
 
 
 def _cell(v, kind: str) -> str:
@@ -118,14 +124,42 @@ _SUMMARY_ORDER = " FROM calibration_summary ORDER BY overall, engine_id NULLS LA
 _ENGINE_LABEL = ("CASE WHEN overall THEN '(all releases)' ELSE coalesce(engine_id, '(release not determined)') END")
 
 
+class _CalibrationOnce:
+    """Evaluate the ``calibration`` view once for the queries of one render (a context manager).
+
+    The view runs the engine grid for every observation (about 7 s of CPU on the shipped registry); the
+    observations, the budget lines and ``calibration_summary`` (which reads ``calibration``) would each
+    evaluate it again, four times in a text or Markdown render.  A TEMP table of the same name holds the rows
+    once: DuckDB resolves a name to the temp catalog before ``main``, so the summary view reads the held rows
+    and its SQL stays the one definition (kvreg/sql/231).  The table is dropped on exit, so the connection
+    is as it was; a read-only connection can hold it (temp objects live in memory).
+    """
+
+    def __init__(self, con, progress=None):
+        self.con, self.progress = con, progress
+
+    def __enter__(self):
+        if self.progress:
+            self.progress("predicting every observation's startup (the calibration view)")
+        self.con.execute("CREATE OR REPLACE TEMP TABLE calibration AS SELECT * FROM main.calibration")
+        return self.con
+
+    def __exit__(self, *exc):
+        self.con.execute("DROP TABLE IF EXISTS temp.calibration")
+        return False
+
+
 def calibration_tables(con, progress=None) -> dict[str, list[list[str]]]:
     """Formatted cells: ``summary`` and ``budget_summary`` (per release, then all releases),
     ``observations`` and ``budget`` (per observation, sorted by id; budget only where the log has a line).
 
     ``progress`` (optional): called with a short message before the prediction of every observation (the
     ``calibration`` view's engine grid, the slow step: about a minute of CPU on the shipped registry)."""
-    if progress:
-        progress("predicting every observation's startup (the calibration view)")
+    with _CalibrationOnce(con, progress):
+        return _tables(con)
+
+
+def _tables(con) -> dict[str, list[list[str]]]:
     obs = _query(con, "SELECT " + ", ".join(c for c, _, _ in COLUMNS) + " FROM calibration ORDER BY observation_id",
                  COLUMNS)
     budget = _query(con, "SELECT " + ", ".join(c for c, _, _ in BUDGET) + " FROM calibration WHERE "
@@ -150,29 +184,37 @@ def _jsonable(v):
 def calibration_json(con, progress=None) -> dict:
     """The calibration as plain data (shape: :data:`JSON_SHAPE`; bytes, tokens, %); ``progress`` as for
     :func:`calibration_tables`."""
-    if progress:
-        progress("predicting every observation's startup (the calibration view)")
     def rows(sql):
         cur = con.execute(sql)
         names = [d[0] for d in cur.description]
         return [{k: _jsonable(v) for k, v in zip(names, r)} for r in cur.fetchall()]
 
-    return {"format": "kvreg-calibration", "version": 1,
-            "units": {"*_pct": "% of the logged figure", "*_bytes": "bytes", "*_tokens": "tokens"},
-            "summary": rows("SELECT *" + _SUMMARY_ORDER),
-            "observations": rows("SELECT " + ", ".join(JSON_OBSERVATION_KEYS)
-                                 + " FROM calibration ORDER BY observation_id")}
+    with _CalibrationOnce(con, progress):
+        return {"format": "kvreg-calibration", "version": 1,
+                "units": {"*_pct": "% of the logged figure", "*_bytes": "bytes", "*_tokens": "tokens"},
+                "summary": rows("SELECT *" + _SUMMARY_ORDER),
+                "observations": rows("SELECT " + ", ".join(f"{JSON_KEPT_KEYS[k]} AS {k}" if k in JSON_KEPT_KEYS
+                                                           else k for k in JSON_OBSERVATION_KEYS)
+                                     + " FROM calibration ORDER BY observation_id")}
 
 
-def _text(header, rows) -> str:
-    table = [header] + rows
-    widths = [max(len(t[i]) for t in table) for i in range(len(header))]
-    out = []
-    for i, t in enumerate(table):
-        out.append("  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(t, widths))).rstrip())
-        if i == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+def _text(header, rows, wrap: int = 10) -> str:
+    """A terminal table: the first column left-aligned, the rest right-aligned; a header longer than its
+    column (and than ``wrap``) is wrapped over several lines, so long names do not widen the table."""
+    import textwrap
+
+    widths = [max([len(r[i]) for r in rows] + [min(len(h), wrap), max(map(len, h.split()), default=0)])
+              for i, h in enumerate(header)]
+    heads = [textwrap.wrap(h, w) or [""] for h, w in zip(header, widths)]
+    depth = max(map(len, heads))
+    heads = [[""] * (depth - len(h)) + h for h in heads]   # bottom-aligned over the rule
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    out = [line([h[k] for h in heads]) for k in range(depth)]
+    out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out + [line(r) for r in rows])
 
 
 def _md(header, rows) -> str:
@@ -220,9 +262,55 @@ def render(con, fmt: str = "table", progress=None) -> str:
             "## Budget lines per observation (GiB; errors predicted − logged)", "",
             _md(heads["budget"], t["budget"]), "",
             "## JSON", "", JSON_SHAPE, ""])
-    return ("Per engine release\n" + _text(heads["summary"], t["summary"])
-            + "\n\nBudget lines per engine release (|predicted − logged|, GiB)\n"
-            + _text(heads["budget_summary"], t["budget_summary"])
-            + "\n\nObservations\n" + _text(heads["observations"], t["observations"])
-            + "\n\nBudget lines per observation (GiB; errors predicted − logged)\n"
-            + _text(heads["budget"], t["budget"]))
+    return _render_text(t)
+
+
+# The terminal table keeps the columns a reader scans (every column: --format markdown or json).  Names are
+# view columns of the lists above, so each header is written once; a pair is "logged (error)" in one cell.
+TEXT_SUMMARY = ["engine_id", "observations", "block_checked", "block_worst_abs_error_pct", "e2e_checked",
+                "e2e_median_abs_error_pct", "e2e_worst_abs_error_pct", "available_worst_abs_error_bytes"]
+TEXT_BUDGET_SUMMARY = ["engine_id", "weights_worst_abs_error_bytes", "activation_worst_abs_error_bytes",
+                       "non_torch_worst_abs_error_bytes", "cuda_graph_worst_abs_error_bytes",
+                       "non_kv_median_abs_error_bytes", "non_kv_worst_abs_error_bytes"]
+TEXT_COLUMNS = ["observation_id", "engine_id", "tp", "logged_tokens", "block_error_pct", "e2e_tokens",
+                "e2e_error_pct", "e2e_available_error_bytes"]
+TEXT_BUDGET = [("weights", "logged_weights_bytes", "weights_error_bytes"),
+               ("activation peak", "logged_activation_bytes", "activation_error_bytes"),
+               ("non-torch", "logged_non_torch_bytes", "non_torch_error_bytes"),
+               ("CUDA graph", "logged_cuda_graph_bytes", "cuda_graph_error_bytes"),
+               ("non-KV", "logged_non_kv_bytes", "non_kv_error_bytes")]
+TEXT_WIDTH = 120   # the widest line the terminal table prints (tests/test_calibrate.py checks it)
+
+
+def _pick(cols, rows, names):
+    """The header and cells of ``names`` (view columns of ``cols``), in that order."""
+    at = {c: i for i, (c, _, _) in enumerate(cols)}
+    return [cols[at[n]][1] for n in names], [[r[at[n]] for n in names] for r in rows]
+
+
+def _render_text(t) -> str:
+    """The compact terminal form of :func:`render` (each line at most :data:`TEXT_WIDTH` characters but the
+    wrapped reasons' long words): per-release summaries, then per observation the token figures and each
+    budget line as ``logged (error)`` GiB, then why each observation not reproduced is not."""
+    import textwrap
+
+    at = {c: i for i, (c, _, _) in enumerate(BUDGET)}
+    budget_head = ["observation"] + [f"{name} GiB: log (error)" for name, _, _ in TEXT_BUDGET] + ["available error"]
+    budget = [[r[0]] + [" ".join([r[at[log]]] + [f"({r[at[err]]})"] * bool(r[at[err]])) if r[at[log]] else ""
+                        for _, log, err in TEXT_BUDGET]
+              + [r[at["e2e_available_error_bytes"]]] for r in t["budget"]]
+    missing = [c for c, _, _ in COLUMNS].index("missing")
+    why = [textwrap.fill(f"{r[0]}: {r[missing]}", TEXT_WIDTH, initial_indent="  ", subsequent_indent="    ")
+           for r in t["observations"] if r[missing]]
+    return "\n".join([
+        "Per engine release (errors predicted − logged: tokens in %, memory in GiB (2^30 bytes))",
+        _text(*_pick(SUMMARY, t["summary"], TEXT_SUMMARY)), "",
+        "Budget lines per engine release (|predicted − logged|, GiB)",
+        _text(*_pick(SUMMARY_BUDGET, t["budget_summary"], TEXT_BUDGET_SUMMARY)), "",
+        "Observations ((a) from the logged memory, (b) end to end)",
+        _text(*_pick(COLUMNS, t["observations"], TEXT_COLUMNS)), "",
+        "Budget lines per observation (GiB as logged, and predicted − logged)",
+        _text(budget_head, budget), "",
+        "Not reproduced, and why", *why, "",
+        "Every column (concurrency, print rounding, the CUDA graph estimate, each budget line's median):",
+        "  --format markdown (docs/calibration.md) or --format json."])

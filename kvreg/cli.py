@@ -12,8 +12,13 @@ from pathlib import Path
 
 import click
 
+from kvreg.cli_types import Bounded
 from kvreg.problems import KvregError
-from kvreg.units import CONTEXT_HELP
+from kvreg.units import CONTEXT_HELP, MAX_CONTEXT_TOKENS
+
+# Upper bounds of the count options: a count of requests or sequences as large as plan's --users (10^9), a
+# count of tokens as large as a context may be (kvreg.units.MAX_CONTEXT_TOKENS, 2^34: 64-bit sums).
+MAX_SEQUENCES = 10**9
 
 def _is_project(ctx, param, value: Path) -> Path:
     """Refuse a directory with none of the registry folders (running in the wrong folder must not pass)."""
@@ -64,15 +69,15 @@ quiet_option = click.option("--quiet", "-q", is_flag=True, expose_value=False, i
 def engine_knob_options(f):
     """The engine settings a user sets, shared by ``fit`` and ``plan`` (None = the release default)."""
     opts = [
-        click.option("--gpu-memory-utilization", type=click.FloatRange(min=0, max=1, min_open=True), default=None,
-                     help="Fraction of device memory the engine claims (default: the release's)."),
-        click.option("--max-num-seqs", type=click.IntRange(min=1), default=None,
+        click.option("--gpu-memory-utilization", type=Bounded(float, 0, 1, low_open=True, what="a fraction"),
+                     default=None, help="Fraction of device memory the engine claims (default: the release's)."),
+        click.option("--max-num-seqs", type=Bounded(int, 1, MAX_SEQUENCES, what="sequences"), default=None,
                      help="Most sequences the engine schedules at once (default: the release's, per device)."),
-        click.option("--max-num-batched-tokens", type=click.IntRange(min=1), default=None,
+        click.option("--max-num-batched-tokens", type=Bounded(int, 1, MAX_CONTEXT_TOKENS, what="tokens"), default=None,
                      help="Tokens per scheduler step (default: the release's, per device)."),
         click.option("--enforce-eager/--no-enforce-eager", default=None,
                      help="No CUDA graphs (default: off, graphs captured)."),
-        click.option("--num-speculative-tokens", type=click.IntRange(min=0), default=None,
+        click.option("--num-speculative-tokens", type=Bounded(int, 0, MAX_CONTEXT_TOKENS, what="tokens"), default=None,
                      help="Draft tokens per step (default: the served model's own; plumbed, no effect yet)."),
         # plain int: kvreg.plan.check_block_size names the option and the release's allowed values
         click.option("--block-size", type=int, default=None,
@@ -101,23 +106,32 @@ def _dumps(obj) -> str:
     return dumps(obj)
 
 
-def _size(value: str | None) -> float | None:
+def _size(value: str | None, option: str = "--kv-pool") -> float | None:
+    """A size option (``--kv-pool 40GiB``) in bytes; a usage error naming ``option`` and the accepted range
+    (a positive size with its unit, below 2^63 bytes: kvreg.units.MAX_QUANTITY) otherwise."""
     from kvreg.units import UnitError, parse_quantity
 
     if value is None:
         return None
+    accepted = "it takes a positive size with its unit, below 2^63 bytes (8 EiB)"
+    hint = f"'{option}'"
     try:
         bare = float(value.replace("_", "").replace(",", ""))
     except ValueError:
         pass
     else:  # a bare number on the command line is almost always GB or GiB meant, not bytes
         if not math.isfinite(bare):
-            raise click.BadParameter(f"{value!r} is not a finite size (write e.g. 80GB, 79.6GiB, 512MiB)")
-        raise click.BadParameter(f"{value!r} has no unit: write {value}GiB (2^30 bytes) or {value}GB (10^9 bytes)")
+            raise click.BadParameter(f"{value!r} is not a finite size; {accepted} (write e.g. 80GB, 79.6GiB, 512MiB)",
+                                     param_hint=hint)
+        raise click.BadParameter(f"{value!r} has no unit: write {value}GiB (2^30 bytes) or {value}GB (10^9 bytes)",
+                                 param_hint=hint)
     try:
-        return parse_quantity(value, "bytes")
+        size = parse_quantity(value, "bytes")
     except UnitError as exc:
-        raise click.BadParameter(f"{exc} ({exc.hint})")
+        raise click.BadParameter(f"{exc}; {accepted} ({exc.hint})", param_hint=hint)
+    if size <= 0:
+        raise click.BadParameter(f"{value!r} is {size:g} bytes; {accepted}", param_hint=hint)
+    return size
 
 
 def _listed(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -133,6 +147,10 @@ def _listed(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+# The range every token-count option takes, said in its usage error (kvreg.units.parse_context_tokens).
+TOKENS_ACCEPTED = f"it takes a whole number of tokens from 1 to {MAX_CONTEXT_TOKENS:,} (2^34)"
+
+
 def _tokens(values: tuple[str, ...]) -> list[int] | None:
     """Contexts as fit and plan both read them (kvreg.units.parse_context_tokens); None when none given."""
     from kvreg.units import UnitError, parse_context_tokens
@@ -140,7 +158,7 @@ def _tokens(values: tuple[str, ...]) -> list[int] | None:
     try:
         return [parse_context_tokens(v) for v in values] or None
     except UnitError as exc:
-        raise click.BadParameter(f"{exc} ({exc.hint})", param_hint="'--context'")
+        raise click.BadParameter(f"{exc}; {TOKENS_ACCEPTED} ({exc.hint})", param_hint="'--context'")
 
 
 def _length(name: str, value: str | None) -> int | None:
@@ -152,7 +170,7 @@ def _length(name: str, value: str | None) -> int | None:
     try:
         return parse_context_tokens(value)
     except UnitError as exc:
-        raise click.BadParameter(f"{exc} ({exc.hint})".replace("context", "length", 1),
+        raise click.BadParameter(f"{exc}; {TOKENS_ACCEPTED} ({exc.hint})".replace("context", "length", 1),
                                  param_hint=f"'--{name.replace('_', '-')}'")
 
 
@@ -362,7 +380,12 @@ def fit(model, hardware, contexts, kv_dtype, weights_dtype, tp, engine, kv_pool,
 
         from kvreg.fit import fit_warnings
 
-        click.echo(_dumps({**dataclasses.asdict(result), "warnings": fit_warnings(result)}))
+        out = dataclasses.asdict(result)
+        # capacity_at's per-device weights are weights_bytes_per_rank (one meaning per name: model_weights'
+        # weights_bytes is the whole model); each row keeps the first key as well (docs/json.md: never renamed)
+        for row in out["rows"]:
+            row["weights_bytes"] = row.get("weights_bytes_per_rank")
+        click.echo(_dumps({**out, "warnings": fit_warnings(result)}))
         return
     click.echo(render_fit(result))
     _engine_section(con, result, engine)
@@ -448,7 +471,7 @@ def calibrate(fmt, speed, project, db):
 @main.command()
 @quiet_option
 @click.option("--model", required=True, help="Registry model id.")
-@click.option("--users", type=click.IntRange(min=1, max=10**9), default=None,
+@click.option("--users", type=Bounded(int, 1, MAX_SEQUENCES, what="concurrent requests"), default=None,
               help="Concurrent requests to serve (or --request-rate).")
 @click.option("--context", "context", default=None,
               help=f"{CONTEXT_HELP}; each sequence holds at its end (= input + output; or --input/--output-tokens).")
@@ -456,13 +479,14 @@ def calibrate(fmt, speed, project, db):
 @click.option("--output-tokens", default=None, help="Tokens each sequence generates.")
 @click.option("--shared-prefix-tokens", default=None,
               help="System prompt every request starts with, held once per replica (prefix caching).")
-@click.option("--n", "parallel_samples", type=click.IntRange(min=1, max=1024), default=None,
+@click.option("--n", "parallel_samples", type=Bounded(int, 1, 1024, what="samples per request"), default=None,
               help="Parallel samples (or beams) per request, sharing its prompt: sequences = users × n.")
-@click.option("--request-rate", "request_rate", type=click.FloatRange(min=0, min_open=True, max=1e9), default=None,
+@click.option("--request-rate", "request_rate", default=None,
+              type=Bounded(float, 0, 1e9, low_open=True, what="requests per second"),
               help="Requests per second instead of --users (Little's law; needs --output-tokens).")
-@click.option("--tpot-ms", required=True, type=click.FloatRange(min=1e-3, max=1e6),
+@click.option("--tpot-ms", required=True, type=Bounded(float, 1e-3, 1e6, what="ms"),
               help="Time per output token each sequence needs, ms.")
-@click.option("--ttft-ms", type=click.FloatRange(min=1e-3, max=1e7), default=None,
+@click.option("--ttft-ms", type=Bounded(float, 1e-3, 1e7, what="ms"), default=None,
               help="Optional time-to-first-token target, ms (checked against the prefill floor).")
 @click.option("--weights-dtype", "weights_dtypes", multiple=True, callback=_listed,
               help="Weight precisions, repeated or comma-separated; default the model's own.")

@@ -61,6 +61,22 @@ def engine_fit(con, model: str, hardware: str, engine: str, weights_dtype: str, 
     return rows, quirks
 
 
+def tp_heads_quirk(con, row):
+    """The report's quirk row for the refusal ``tp_heads`` (engine_quirks.sql: text NULL), with its sentence said of
+    the model's own numbers: the heads, the division at the first listed TP that is not whole, and the TP sizes at
+    which they split — the sentence ``kvreg fit`` prints (:func:`kvreg.fit.tp_refusal`, one builder).  Any other
+    row is returned as it is.  ``row``: a namedtuple with model_id, engine_id, trigger, text, at_tp."""
+    from kvreg.fit import tp_refusal
+
+    if row.trigger != "tp_heads":
+        return row
+    said, split = tp_refusal(con, row.model_id, row.at_tp)
+    where = (f"the heads split at TP {', '.join(map(str, split))}" if split
+             else "no TP size on the axis splits its heads")
+    return row._replace(text=f"the engine refuses to load {row.model_id} at TP {row.at_tp} (it stops while building"
+                             f" the model, before any KV pool): {said}; {where}")
+
+
 def unmodelled_layout(con, model: str, engine: str, kv_dtype: str) -> list[str]:
     """Why a model with compressed attention (a full group with ``compress``: DeepSeek-V4) has no engine row:
     the release does not model that layout (``accounting.compressed_mla``) or not at this KV dtype; [] otherwise."""
@@ -85,7 +101,7 @@ def render_engine(engine: str, rows: list[dict], quirks: list[str], fp_rows: lis
         return f"Engine {engine}: no rows for this configuration" + "".join(f"\n  - {q}" for q in quirks)
     r0 = rows[0]
     out = [f"Engine {engine}: usable {f.gib(r0['usable_bytes'])} × util {r0['gpu_memory_utilization']:g}"
-           f" − weights {f.gib(r0['weights_bytes'])} − reserve {f.gib(r0['reserve_bytes'])}"
+           f" − weights {f.gib(r0['weights_bytes_per_rank'])} − reserve {f.gib(r0['reserve_bytes'])}"
            f" (max_num_batched_tokens {r0['max_num_batched_tokens']:,}, max_num_seqs {r0['max_num_seqs']:,})"
            f" = available KV {f.gib(r0['available_kv_bytes'])}",
            f"Layout: block {r0['block_size_tokens']} tokens · page {f.bytes_binary(r0['page_bytes'])} · "

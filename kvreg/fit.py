@@ -301,7 +301,7 @@ def render_fit(r: FitResult) -> str:
     if engine_sized:
         # one memory model per engine id: the release's own pool arithmetic (engine_memory_pools_at)
         out.append(f"Memory per device ({r.engine_id}'s memory model): usable {f.gib(first['usable_bytes'])}"
-                   f" × util {first['gpu_memory_utilization']:g} − weights {f.gib(first['weights_bytes'])}"
+                   f" × util {first['gpu_memory_utilization']:g} − weights {f.gib(first['weights_bytes_per_rank'])}"
                    f" ({first['weights_basis']}) − reserve {f.gib(first['reserve_bytes'])}"
                    f" = available KV {_pool_text(first['pool_bytes'])};"
                    " max seqs = what the engine admits")
@@ -317,7 +317,7 @@ def render_fit(r: FitResult) -> str:
         util = "" if util is None else f" {util:g}"
         out.append(f"Memory per device: usable {f.gib(first['usable_bytes'])} × util{util}"
                    f" = {f.gib(first['claimed_bytes'])} − reserve {f.gib(first['reserve_bytes'])}"
-                   f" − residents {f.gib(first['resident_bytes'])} − weights {f.gib(first['weights_bytes'])}"
+                   f" − residents {f.gib(first['resident_bytes'])} − weights {f.gib(first['weights_bytes_per_rank'])}"
                    f" ({first['weights_basis']}) = KV pool {_pool_text(first['pool_bytes'])}")
         out.append(_naive_pool_line(first))
     else:
@@ -356,7 +356,7 @@ def fit_warnings(r: FitResult) -> list[str]:
         if r.kv_pool_bytes is None and first["pool_bytes"] < 0:
             fix = (f"try --tp {r.min_tp_that_fits}" if r.min_tp_that_fits
                    else "no TP size on the axis fits them; try a smaller --weights-dtype")
-            out.append(f"Warning: the weights ({f.gib(first['weights_bytes'])} per device) do not fit beside the"
+            out.append(f"Warning: the weights ({f.gib(first['weights_bytes_per_rank'])} per device) do not fit beside the"
                        f" reserve and residents in {f.gib(first['claimed_bytes'])}: no sequence fits at any context;"
                        f" {fix}.")
         elif all(row["max_seqs"] == 0 for row in r.rows):

@@ -297,11 +297,58 @@ def test_absurd_cli_values_are_usage_errors(tmp_path, args):
 
 
 def test_a_nan_tpot_is_named_in_the_usage_error(tmp_path):
-    """click's FloatRange lets NaN through (every comparison with NaN is false): plan names it."""
+    """click's FloatRange lets NaN through (every comparison with NaN is false): the option type refuses it."""
     root = real_project(tmp_path)
     r = run("plan", "--model", "llama-3.1-8b", "--users", "1", "--context", "8K", "--tpot-ms", "nan", "--project", root)
     clean_exit(r, (2,))
-    assert "must be positive, finite numbers" in r.output and "TPOT nan s" in r.output
+    assert "Invalid value for '--tpot-ms': 'nan' is not a finite number; it takes numbers from 0.001 to 1,000,000 (ms)" \
+        in r.output
+
+
+PLAN = ("plan", "--model", "llama-3.1-8b")
+FIT = ("fit", "llama-3.1-8b", "h100-sxm-80gb")
+
+
+@pytest.mark.parametrize("args, says", [
+    # click's IntRange said "'1e20' is not a valid integer range": no range, and 1e3 users was refused
+    (PLAN + ("--users", "1e20", "--context", "8K", "--tpot-ms", "50"),
+     "Invalid value for '--users': '1e20' is out of range; it takes whole numbers from 1 to 1,000,000,000"
+     " (concurrent requests)"),
+    (PLAN + ("--users", "2.5", "--context", "8K", "--tpot-ms", "50"),
+     "Invalid value for '--users': '2.5' is not a whole number; it takes whole numbers from 1 to 1,000,000,000"),
+    (PLAN + ("--users", "1", "--context", "8K", "--tpot-ms", "1e400"),
+     "Invalid value for '--tpot-ms': '1e400' is not a finite number; it takes numbers from 0.001 to 1,000,000 (ms)"),
+    (PLAN + ("--users", "1", "--context", "8K", "--tpot-ms", "50", "--ttft-ms", "nan"),
+     "Invalid value for '--ttft-ms': 'nan' is not a finite number; it takes numbers from 0.001 to 10,000,000 (ms)"),
+    (PLAN + ("--request-rate", "nan", "--context", "8K", "--output-tokens", "100", "--tpot-ms", "50"),
+     "Invalid value for '--request-rate': 'nan' is not a finite number; it takes numbers above 0 to"
+     " 1,000,000,000 (requests per second)"),
+    (PLAN + ("--users", "1", "--context", "-3", "--tpot-ms", "50"),
+     "Invalid value for '--context': cannot read '-3' as a tokens quantity; it takes a whole number of tokens"
+     " from 1 to 17,179,869,184 (2^34)"),
+    (PLAN + ("--users", "1", "--context", "8K", "--tpot-ms", "50", "--max-num-seqs", "1e20"),
+     "Invalid value for '--max-num-seqs': '1e20' is out of range; it takes whole numbers from 1 to 1,000,000,000"),
+    (FIT + ("--gpu-memory-utilization", "nan"),
+     "Invalid value for '--gpu-memory-utilization': 'nan' is not a finite number; it takes numbers above 0 to 1"),
+    # _size was called outside click's parameter handling: its errors said "Invalid value:" with no option
+    (FIT + ("--kv-pool", "1e30GB"), "Invalid value for '--kv-pool': '1e30GB' is too large"),
+    (FIT + ("--kv-pool", "inf"), "Invalid value for '--kv-pool': 'inf' is not a finite size; it takes a positive"
+     " size with its unit, below 2^63 bytes (8 EiB)"),
+    (FIT + ("--kv-pool", "0GiB"), "Invalid value for '--kv-pool': '0GiB' is 0 bytes; it takes a positive size"),
+])
+def test_absurd_cli_values_name_the_option_and_its_range(tmp_path, args, says):
+    root = real_project(tmp_path)
+    r = run(*args, "--project", root)
+    clean_exit(r, (2,))
+    assert says in " ".join(r.output.split()), r.output
+
+
+def test_scientific_notation_is_a_whole_count(tmp_path):
+    """``--users 1e3`` is 1,000 users (IntRange refused it as 'not a valid integer range')."""
+    from kvreg.cli_types import Bounded
+
+    assert Bounded(int, 1, 10**9).convert("1e3", None, None) == 1000
+    assert Bounded(int, 1, 10**9).convert("100_000", None, None) == 100_000
 
 
 def test_dot_kvreg_as_a_file_and_db_under_proc(tmp_path):

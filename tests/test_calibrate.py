@@ -82,15 +82,59 @@ def test_h100_0_19_budget_lines_as_logged(cal):
                                        + o["logged_weights_bytes"] - o["logged_non_kv_bytes"]), abs=1e3)
 
 
-def test_markdown_and_table_have_the_overall_row_and_budget_lines(root_db):
+def test_markdown_and_table_have_the_overall_row_and_budget_lines(root_db, monkeypatch):
+    monkeypatch.setenv("KVREG_PROGRESS", "1")
     r = CliRunner().invoke(main, ["calibrate", "--project", str(ROOT), "--db", root_db])
     assert r.exit_code == 0, r.output
-    assert "(all releases)" in r.output and "Budget lines per engine release" in r.output
-    row = next(ln for ln in r.output.splitlines() if ln.startswith("v0.19-h100-gemma-2-9b-tp1 ")
-               and "GiB" not in ln and "17.22" in ln)
-    assert "3.65" in row and "0.25" in row and "1.09" in row and "21.11" in row
+    out = r.stdout
+    assert "(all releases)" in out and "Budget lines per engine release" in out
+    # each budget line of the log beside kvreg's error, "logged (predicted − logged)" GiB, in one cell
+    row = next(ln for ln in out.splitlines() if ln.startswith("v0.19-h100-gemma-2-9b-tp1 ") and "17.22" in ln)
+    assert row.split()[1:] == ["17.22", "(-0.00)", "3.65", "(+0.01)", "0.25", "(+0.00)", "1.09", "(-1.09)",
+                               "21.11", "(+0.02)", "-0.02"]
     md = (ROOT / "docs/calibration.md").read_text()
     assert "## JSON" in md and "`kvreg calibrate --format json`" in md
+
+
+def test_calibrate_table_fits_a_terminal_and_says_why(root_db, monkeypatch):
+    """The terminal table was 1,376 characters wide (every column of the Markdown); it keeps the columns a reader
+    scans, wraps long headers, lists why an observation is not reproduced below the table, and names the
+    formats that hold every column.  Progress goes to stderr only (docs/json.md "Progress")."""
+    from kvreg.calibrate import TEXT_WIDTH
+
+    monkeypatch.setenv("KVREG_PROGRESS", "1")
+    r = CliRunner().invoke(main, ["calibrate", "--project", str(ROOT), "--db", root_db])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert TEXT_WIDTH == 120 and max(map(len, lines)) <= TEXT_WIDTH
+    assert "  vllm-log-14: hardware unknown" in lines        # registry/observations/vllm-log-14.yaml's missing
+    assert "… predicting every observation's startup (the calibration view)" in r.stderr
+    assert "…" not in r.stdout
+    assert lines[-1] == "  --format markdown (docs/calibration.md) or --format json."
+    gemma = next(ln for ln in lines if ln.startswith("v0.19-h100-gemma-2-9b-tp1 ") and "168,880" in ln)
+    # engine, TP, logged tokens, (a) error %, (b) tokens, (b) error %, (b) available error GiB
+    assert gemma.split()[1:] == ["vllm-0.17-0.19", "1", "168,880", "+0.00", "168,832", "-0.03", "-0.02"]
+
+
+def test_calibration_is_evaluated_once_and_leaves_no_table(root_db):
+    """render holds the calibration view's rows in a temp table for its queries (the view ran four times: ~7 s
+    CPU each on the shipped registry) and drops it: the connection answers from the view again."""
+    import duckdb
+
+    from kvreg.calibrate import _CalibrationOnce, render
+
+    con = duckdb.connect(root_db, read_only=True)
+    try:
+        with _CalibrationOnce(con):
+            assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = 'calibration'"
+                               ).fetchone()[0] == 1
+            held = con.execute("SELECT * FROM calibration_summary ORDER BY ALL").fetchall()
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 0
+        assert con.execute("SELECT * FROM calibration_summary ORDER BY ALL").fetchall() == held
+        render(con, "table")
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 0
+    finally:
+        con.close()
 
 
 def test_quantized_run_without_a_weights_dtype_says_so_instead_of_a_number(tmp_path):
@@ -175,11 +219,11 @@ def test_calibration_weighs_the_checkpoint_the_log_served():
                              WHERE w.checkpoint_id = c.checkpoint_id) + 2^30, 'test'
                      FROM checkpoints c WHERE checkpoint_id LIKE 'RedHatAI/Meta-Llama-3.1-8B-Instruct-quan%'
                        AND weights_dtype = 'int8'""")
-        base = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes AS w FROM calibration "
+        base = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes_per_rank AS w FROM calibration "
                       "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
         c.execute("UPDATE observations SET model_hf_id = 'Test/Bigger-W8A8' "
                   "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
-        moved = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes AS w FROM calibration "
+        moved = one(c, "SELECT e2e_available_kv_bytes AS a, weights_bytes_per_rank AS w FROM calibration "
                        "WHERE observation_id = 'v0.19-h100-llama-3.1-8b-w8a8-tp1'")
     finally:
         c.close()

@@ -222,3 +222,13 @@ def test_progress_is_shown_on_a_terminal_unless_turned_off(monkeypatch):
 def test_every_command_with_progress_takes_quiet():
     slow = {"build", "sql", "export", "fit", "plan", "calibrate", "diff", "report"}
     assert {name for name, cmd in main.commands.items() if any(p.name == "quiet" for p in cmd.params)} == slow
+
+
+def test_fit_json_rows_carry_the_weights_per_rank_under_both_keys(db):
+    """capacity's per-device weights are weights_bytes_per_rank (weights_bytes is the whole model elsewhere); the
+    fit JSON keeps its first key too (docs/json.md: keys are never renamed): llama-3.1-8b bf16 at TP 2 holds half
+    the measured 16,060,522,496-byte checkpoint per rank (first principles: checkpoint ÷ TP)."""
+    r = run(db, "fit", "llama-3.1-8b", "h100-sxm-80gb", "--tp", "2", "--context", "8K", "--format", "json")
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.output)["rows"][0]
+    assert row["weights_bytes_per_rank"] == row["weights_bytes"] == 16_060_522_496 / 2

@@ -200,3 +200,19 @@ def test_gpt_oss_120b_log_negative_memory_predicted_end_to_end(con):
     assert r["logged_started"] is False and r["logged_available_kv_bytes"] < 0
     assert r["gpu_memory_utilization"] == 0.9
     assert r["e2e_available_kv_bytes"] < 0 and r["e2e_starts"] is False
+
+
+def test_every_vllm_quirk_sentence_cites_the_engine_source(con):
+    """A quirk sentence is printed in the report and by `kvreg fit --engine`: it names where vLLM does it (a source
+    file under vllm/ or docs/, or the PR), not only kvreg's notes (engine_accounting.md), which a reader of the
+    report does not have.  The report's tp_heads sentence cites QKVParallelLinear the same way (kvreg.fit)."""
+    import re
+
+    rows = con.execute("SELECT engine_id, quirk_id, text FROM engine_quirks WHERE engine_id LIKE 'vllm-%'").fetchall()
+    assert len(rows) >= 20
+    cites = re.compile(r"\b(vllm|docs)/[\w/]+\.(py|md)\b|\bPR #\d+")
+    assert [(e, q) for e, q, t in rows if not cites.search(t)] == []
+    # the V0 engine has no check_enough_kv_cache_memory (a V1 function): it refuses in worker.py
+    (v0,) = con.execute("SELECT text FROM engine_quirks WHERE engine_id = 'vllm-v0' AND trigger = 'does_not_start'"
+                        ).fetchone()
+    assert "vllm/worker/worker.py raise_if_cache_size_invalid" in v0 and "check_enough" not in v0

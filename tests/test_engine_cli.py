@@ -176,9 +176,11 @@ def test_fit_0_22_names_the_prefill_reserve(root_db):
 def test_calibrate_table(root_db):
     r = run("calibrate", "--project", ROOT, "--db", root_db)
     assert r.exit_code == 0, r.output
-    assert r.output.startswith("Per engine release\n")
+    assert r.output.startswith("Per engine release (errors predicted − logged")
+    # the terminal table's compact row (every column: --format markdown/json): logged 366,400 tokens, (a) the block
+    # arithmetic from the logged memory 366,416 = +0.004 %, (b) end to end 364,976 = −0.39 %, available −0.20 GiB
     row = next(ln for ln in r.output.splitlines() if ln.startswith("vllm-log-17 "))
-    assert "366,400" in row and "366,416" in row and "8.95" in row
+    assert row.split()[1:] == ["vllm-0.9-0.16", "1", "366,400", "+0.00", "364,976", "-0.39", "-0.20"]
 
 
 def test_engine_rule_citing_an_unknown_source_is_a_problem(tmp_path):

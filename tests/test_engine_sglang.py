@@ -51,7 +51,7 @@ def test_pool_is_the_fraction_of_free_before_load_less_the_weights(con):
     """No activation or CUDA-graph term: SGLang sizes the pool before any forward (rest = avail − pre × (1 − f))."""
     p = _pool(con, "h100-sxm-80gb", 1)
     assert p["reserve_bytes"] == p["non_torch_bytes"] == 0.5 * GIB
-    assert p["available_kv_bytes"] == pytest.approx((p["usable_bytes"] - 0.5 * GIB) * 0.834 - p["weights_bytes"])
+    assert p["available_kv_bytes"] == pytest.approx((p["usable_bytes"] - 0.5 * GIB) * 0.834 - p["weights_bytes_per_rank"])
     # a user's --mem-fraction-static replaces the default and says so
     k = _pool(con, "h100-sxm-80gb", 1, gpu_memory_utilization=0.9)
     assert (k["gpu_memory_utilization"], k["util_is_default"]) == (0.9, False)
@@ -63,12 +63,12 @@ def test_public_qwen3_235b_tp4_figure(con):
     × 0.93 − 55.14 GiB weights per rank (its rotary cos/sin cache in fp32: 40,960 positions × 128 × 4 B = 20 MiB)
     = 17.11 GiB; ÷ 94 layers × 1 KV head per rank × 128 × 2 × 2 B = 48,128 B per token → 381,705 tokens, 3.9 % above
     the log (a checked figure, not a fitted one: no constant was set from it)."""
-    r = one(con, "SELECT available_kv_bytes, weights_bytes, block_bytes, logged_kv_tokens FROM engine_capacity_at([40960],"
+    r = one(con, "SELECT available_kv_bytes, weights_bytes_per_rank, block_bytes, logged_kv_tokens FROM engine_capacity_at([40960],"
                  " gpu_memory_utilization := 0.93) WHERE engine_id = 'sglang-0.5' AND model_id = 'qwen3-235b-a22b-fp8'"
                  " AND hardware_id = 'h100-sxm-80gb' AND tp = 4 AND weights_dtype = 'fp8' AND kv_dtype = 'bf16'"
                  " AND default_batched")
     assert r["block_bytes"] == 94 * 1 * 128 * 2 * 2
-    avail = (81_089 * MIB - 1.5 * GIB) * 0.93 - r["weights_bytes"]
+    avail = (81_089 * MIB - 1.5 * GIB) * 0.93 - r["weights_bytes_per_rank"]
     assert r["available_kv_bytes"] == pytest.approx(avail)
     assert r["logged_kv_tokens"] == math.floor(avail / 48_128) == 381_705
     assert abs(r["logged_kv_tokens"] / 367_404 - 1) < 0.04
@@ -106,7 +106,7 @@ def test_rotary_cache_kept_in_fp32(con):
     from kvreg.fit import fit, render_fit
 
     w = {r[0]: r[1] for r in con.execute(
-        "SELECT engine_id, weights_bytes FROM engine_memory_pools_at(only_models := ['llama-3.1-8b'],"
+        "SELECT engine_id, weights_bytes_per_rank FROM engine_memory_pools_at(only_models := ['llama-3.1-8b'],"
         " only_hardware := ['h100-sxm-80gb'], only_engines := ['sglang-0.5', 'vllm-0.17-0.19'])"
         " WHERE tp = 1 AND weights_dtype = 'bf16' AND default_batched").fetchall()}
     assert 131_072 * 128 * (4 - 2) == 33_554_432

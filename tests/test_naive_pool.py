@@ -20,7 +20,7 @@ def test_every_engine_gives_the_same_naive_pool(con):
 def test_the_naive_weights_are_the_checkpoint_and_the_engine_weights_add_the_rotary_cache(con):
     # llama-3.1-8b bf16: the measured checkpoint, 16,060,522,496 B (model_weights); vLLM loads besides it one
     # cos/sin cache of max_position_embeddings 131,072 × head_dim 128 × 2 B (bf16) = 33,554,432 B.
-    rows = con.execute("SELECT engine_id, weights_bytes, naive_weights_bytes, naive_pool_bytes, marketed_bytes "
+    rows = con.execute("SELECT engine_id, weights_bytes_per_rank, naive_weights_bytes, naive_pool_bytes, marketed_bytes "
                        "FROM memory_pools WHERE model_id = 'llama-3.1-8b' AND hardware_id = 'h100-sxm-80gb' "
                        "AND weights_dtype = 'bf16' AND tp = 1 ORDER BY engine_id").fetchall()
     by_engine = {r[0]: r[1:] for r in rows}

@@ -73,7 +73,7 @@ def test_every_source_a_shown_entry_cites_appears(appendix):
         if key[0] == "model" and path.with_name(path.stem + ".config.json").exists():
             cited.add("shipped-config")
         missing = cited - shown[key][0]
-        assert not missing, (key, missing)
+        assert not missing, (key, missing)   # (a source only a peak the report never computes in cites: below)
 
 
 def test_a_listed_source_no_number_cites_is_left_out(appendix):
@@ -90,3 +90,19 @@ def test_shipped_config_numbers_name_their_file(appendix):
     ids, text = shown[("model", "gpt-oss-120b")]
     assert "shipped-config" in ids
     assert "config.json shipped beside the entry" in text and "(shipped-config)" in text
+
+
+def test_a_peak_at_a_precision_the_report_never_computes_in_is_no_row(con):
+    """The orphan row of the Q4 2026 appendix: rtx-pro-6000 states one peak, nvfp4 (source topcpu), while the report
+    sizes bf16 and fp8 weights, which compute in bf16 there (hardware_peaks: no fp8 peak stated, so no fp8 math;
+    kvreg/sql/120) — no figure read it.  A peak the listed precisions do compute in stays (b200: bf16, fp8)."""
+    from kvreg.report.context import rows
+
+    got = {(r.entry_id, r.source_id): r.fields for r in rows(con, "sources", {"report": "2026-q4"})
+           if r.kind == "hardware"}
+    peaks = dict(con.execute("SELECT weights_dtype, compute_dtype FROM hardware_peaks WHERE hardware_id = 'rtx-pro-6000'"
+                             " AND weights_dtype IN ('bf16', 'fp8')").fetchall())
+    assert peaks == {"bf16": "bf16", "fp8": "bf16"}
+    assert ("rtx-pro-6000", "topcpu") not in got
+    assert ("rtx-pro-6000", "gpuname") in got       # its other sources stay, with their fields
+    assert got[("b200", "mle_accel")] == ["memory_marketed", "peak_flops.bf16", "peak_flops.fp8"]

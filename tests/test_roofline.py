@@ -385,15 +385,16 @@ _ONE = dict(only_models="['llama-3.1-70b']", only_hardware="['h100-sxm-80gb']", 
 
 def test_plans_and_capacity_share_no_bytes_name_with_two_meanings(con):
     # capacity's *_bytes are per device (docs/sql.md); plans' are the replica's (all tp ranks).  A name both carry
-    # must hold the same number: Llama-3.1-70B bf16 at tp 2, 8,192 tokens.  weights_bytes is the one exception
-    # left: the whole model in model_weights, roofline and plans, per device in memory_pools and capacity.
+    # must hold the same number: Llama-3.1-70B bf16 at tp 2, 8,192 tokens.  weights_bytes is the whole model
+    # (model_weights, roofline, plans); the per-device share is weights_bytes_per_rank (memory_pools, capacity).
     args = ", ".join(f"{k} := {v}" for k, v in _ONE.items())
     plan = one(con, f"SELECT * FROM plans(1, 8192, 0.05, {args}) WHERE weights_dtype='bf16' AND kv_dtype='bf16'"
                     " AND tp=2")
     cap = one(con, f"SELECT * FROM capacity_at([8192], {args}) WHERE weights_dtype='bf16' AND kv_dtype='bf16'"
                    " AND tp=2")
-    shared = sorted(k for k in plan if k.endswith("_bytes") and k in cap and k != "weights_bytes")
+    shared = sorted(k for k in plan if k.endswith("_bytes") and k in cap)
     assert [k for k in shared if plan[k] != cap[k]] == []
+    assert "weights_bytes" not in cap and plan["weights_bytes"] == 2 * cap["weights_bytes_per_rank"]
     # per rank: 80 layers × 8/2 KV heads × (128 + 128) × 2 bytes × 8,192 tokens = 1.25 GiB; the replica reads both
     assert cap["seq_bytes"] == 80 * 4 * 256 * 2 * 8192 == 1.25 * GiB
     assert plan["kv_read_bytes_per_seq"] == 2 * cap["seq_bytes"] == roof(

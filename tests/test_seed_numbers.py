@@ -68,7 +68,7 @@ def test_gemma4_fp8_growing_part_20_kib(con):
 
 def test_m3_ultra_residents_leave_roughly_40_gb(con):
     r = cap(con, "gemma-4-31b", "m3-ultra-96gb", 32768, "int8", "bf16")
-    assert r["weights_bytes"] == 29e9
+    assert r["weights_bytes_per_rank"] == 29e9
     assert 38e9 <= r["pool_bytes"] <= 42e9
 
 
@@ -76,7 +76,7 @@ def test_m3_ultra_residents_leave_roughly_40_gb(con):
 
 def test_qwen_budget_lines(con):
     r = cap(con, "qwen3.8-27b", "generic-80gb", 8192, "bf16", "bf16")
-    assert r["weights_bytes"] == 54e9 and round(r["weights_bytes"] / GiB, 1) == 50.3
+    assert r["weights_bytes_per_rank"] == 54e9 and round(r["weights_bytes_per_rank"] / GiB, 1) == 50.3
     assert r["reserve_bytes"] == 6 * GiB
     assert r["growing_bytes"] == 512 * MiB
     ssm = r["state_bytes"] - r["conv_state_bytes"]

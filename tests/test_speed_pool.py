@@ -30,7 +30,7 @@ def test_h100_70b_fp8_tp1_batch_is_tensorrt_llm_pool(con):
     assert p["usable_bytes"] / 2**30 == pytest.approx(79.19, abs=5e-3)   # hardware/h100-sxm-80gb.yaml, as torch reports
     # held: the checkpoint + the 131,072 × 128 rotary cos/sin cache at 2 B (model_weights_per_rank, 035)
     held = CKPT + 131072 * 128 * 2
-    assert p["weights_bytes"] == pytest.approx(held) == pytest.approx(72_723_349_504)
+    assert p["weights_bytes_per_rank"] == pytest.approx(held) == pytest.approx(72_723_349_504)
     # the release's reserve (accounting.reserve): non_torch 0.4 GiB + 26.8 B × 8,192 tokens × hidden 8,192
     reserve = 0.4 * 2**30 + 26.8 * 8192 * 8192
     assert p["reserve_bytes"] == pytest.approx(reserve, rel=1e-9) == pytest.approx(2.228e9, rel=1e-3)

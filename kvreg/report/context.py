@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kvreg.engine_fit import tp_heads_quirk
 from kvreg.report.share import (_share_capacity, _share_engine_batched, _share_engine_capacity, share_views,
                                 unshare_capacity, unshare_views)
 
@@ -28,7 +29,7 @@ ENGINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_d
                   "default_batched", "logged_kv_tokens", "admitted_seqs", "starts", "sliding_stored_as_full",
                   "chunked_stored_as_full", "grouped_min_block_report", "padding_layers_wasted",
                   "recurrent_page_alignment", "recurrent_outside_pool", "k_eq_v_stored_twice", "mla_block_size",
-                  "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve")
+                  "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve", "refusal")
 ROOFLINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "context_tokens",
                     "batch", "batch_fits", "decode_tok_per_s", "tok_per_s_per_seq", "expected_decode_tok_per_s")
 PLANS_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "feasible", "reason",
@@ -552,7 +553,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress, tab
     levers = {r.model_id: r for r in report_levers(con, scope, workload, avail)}
     per_seq = _by_model(rows(con, "per_sequence", p))
     pools = _by_model(rows(con, "pools"))
-    quirks = _by_model(rows(con, "engine_quirks", p) if avail.engine else [])
+    quirks = _by_model([tp_heads_quirk(con, q) for q in rows(con, "engine_quirks", p)] if avail.engine else [])
     gaps = _by_model(rows(con, "naive_gap"))
     drops = _by_model(rows(con, "dropouts"))
     unpriced = _by_model(rows(con, "unpriced_options"))

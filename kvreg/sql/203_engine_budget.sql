@@ -16,12 +16,12 @@ CREATE OR REPLACE MACRO engine_large_gpu(large_gpu_min_bytes, large_gpu_excludes
 --   free:             (usable − weights − reserve)·util                        (TRT-LLM §9: fraction of free memory)
 --   free_before_load: (usable − non_torch)·util − weights − (reserve − non_torch) (SGLang §8: mem_fraction_static
 --                     of the memory free before the weights load, the non-torch part already taken)
-CREATE OR REPLACE MACRO engine_available_kv_bytes(util_basis, usable_bytes, util, weights_bytes, reserve_bytes,
+CREATE OR REPLACE MACRO engine_available_kv_bytes(util_basis, usable_bytes, util, weights_bytes_per_rank, reserve_bytes,
                                                   non_torch_bytes) AS
     CASE util_basis
-         WHEN 'total' THEN usable_bytes * util - weights_bytes - reserve_bytes
-         WHEN 'free' THEN (usable_bytes - weights_bytes - reserve_bytes) * util
-         WHEN 'free_before_load' THEN (usable_bytes - non_torch_bytes) * util - weights_bytes
+         WHEN 'total' THEN usable_bytes * util - weights_bytes_per_rank - reserve_bytes
+         WHEN 'free' THEN (usable_bytes - weights_bytes_per_rank - reserve_bytes) * util
+         WHEN 'free_before_load' THEN (usable_bytes - non_torch_bytes) * util - weights_bytes_per_rank
                                       - (reserve_bytes - non_torch_bytes) END;
 
 -- The default gpu_memory_utilization of a release that derives it from the device (SGLang's mem_fraction_static:

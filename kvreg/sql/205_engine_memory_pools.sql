@@ -13,7 +13,8 @@
 --   (batched_axis when given, else the one value max_num_batched_tokens or the release default).
 -- Inputs: engine_accounting, engines, served_models, models, model_weights, model_weights_per_rank, hardware, tp_sizes.
 -- Units: bytes per device (per TP rank); tokens; sequences.
---   weights_bytes      served weights per rank: the served checkpoint's model_weights_per_rank (035) — a
+--   weights_bytes_per_rank  served weights per rank (the whole model's: model_weights.weights_bytes): the
+--                      served checkpoint's model_weights_per_rank (035) — a
 --                      listed one, or the precision's generic checkpoint under the same per-tensor rule;
 --                      the model's weights ÷ tp only where no tensor table exists; the rotary cos/sin caches at
 --                      the release's rope_cache_bytes_per_element where it states one; a draft model's weights
@@ -170,7 +171,7 @@ pool AS (
            -- the rotary caches at the release's own dtype where it states one (SGLang: fp32; 035 engine_buffer_bytes)
            coalesce(r.weights_bytes_per_rank - r.buffer_bytes
                         + engine_buffer_bytes(r.buffer_bytes, r.buffer_elements, d.rope_cache_bytes_per_element),
-                    s.weights_bytes / t.tp) + s.draft_weights_bytes / t.tp AS weights_bytes,
+                    s.weights_bytes / t.tp) + s.draft_weights_bytes / t.tp AS weights_bytes_per_rank,
            s.draft_weights_bytes / t.tp AS draft_weights_bytes,
            engine_forward_peak_bytes(d.batched_set, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
                                      d.forward_hidden_tensors, d.forward_intermediate_tensors,
@@ -237,7 +238,7 @@ reserved AS (   -- the release's reserve (204): cudagraph_bytes is already 0 wit
     FROM graphs p
 )
 SELECT r.* EXCLUDE (torch_reserve_bytes), r.non_torch_bytes + r.torch_reserve_bytes AS reserve_bytes,
-       engine_available_kv_bytes(r.util_basis, r.usable_bytes, r.gpu_memory_utilization, r.weights_bytes,
+       engine_available_kv_bytes(r.util_basis, r.usable_bytes, r.gpu_memory_utilization, r.weights_bytes_per_rank,
                                  r.non_torch_bytes + r.torch_reserve_bytes, r.non_torch_bytes) AS available_kv_bytes
 FROM reserved r;
 

@@ -64,7 +64,7 @@ CREATE OR REPLACE MACRO engine_capacity_at(context_list, max_num_batched_tokens 
 WITH pools AS (
     SELECT p.engine_id, p.model_id, p.hardware_id, p.weights_dtype, p.tp, p.max_num_batched_tokens,
            p.default_batched, p.max_num_seqs, p.max_num_seqs_is_default, p.usable_bytes, p.gpu_memory_utilization,
-           p.util_is_default, p.enforce_eager, p.num_speculative_tokens, p.weights_bytes, p.reserve_bytes,
+           p.util_is_default, p.enforce_eager, p.num_speculative_tokens, p.weights_bytes_per_rank, p.reserve_bytes,
            p.available_kv_bytes, h.architecture AS hardware_architecture
     FROM engine_memory_pools_at(max_num_batched_tokens := max_num_batched_tokens,
                                 gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
@@ -105,7 +105,7 @@ base AS (
            p.util_is_default, p.enforce_eager, p.num_speculative_tokens,
            k.layout_mode, k.page_bytes, k.block_size_tokens, k.num_groups, k.group_size, k.padding_layers,
            k.block_bytes, r.blocks_per_request, r.concurrency_blocks_per_request,
-           p.usable_bytes, p.gpu_memory_utilization, p.weights_bytes, p.reserve_bytes, p.available_kv_bytes,
+           p.usable_bytes, p.gpu_memory_utilization, p.weights_bytes_per_rank, p.reserve_bytes, p.available_kv_bytes,
            greatest(0, floor(p.available_kv_bytes / k.block_bytes))::BIGINT AS num_blocks,
            a.concurrency_rule, a.logged_tokens_rule, a.null_block_in_fit_check,
            k.sliding_stored_as_full, k.chunked_stored_as_full, k.recurrent_outside_pool, k.k_eq_v_stored_twice,

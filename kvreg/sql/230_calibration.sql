@@ -80,7 +80,7 @@ e2e AS (
     SELECT o.observation_id, p.usable_bytes, coalesce(o.gpu_memory_utilization, p.gpu_memory_utilization) AS util,
            -- the checkpoint the log served (observation_weights, 036: matched by hf_id, else the default at
            -- the logged precision) plus any draft model's share; the pool's own weights where none is known
-           coalesce(w.weights_bytes_per_rank + p.draft_weights_bytes / o.pp, p.weights_bytes / o.pp) AS weights_bytes,
+           coalesce(w.weights_bytes_per_rank + p.draft_weights_bytes / o.pp, p.weights_bytes_per_rank / o.pp) AS weights_bytes_per_rank,
            -- the release's reserve (204) at the observation's max_num_seqs and enforce_eager
            engine_reserve_bytes(p.non_torch_bytes, p.torch_workspace_bytes, p.moe_workspace_bytes, p.activation_bytes,
                                 engine_sampler_peak_bytes(coalesce(o.max_num_seqs, o.default_seqs), p.vocab_size,
@@ -119,16 +119,16 @@ e2e AS (
                           p.cudagraph_per_graph_piecewise_bytes, p.cudagraph_per_graph_full_bytes) END AS estimate_bytes) e) cg
 ),
 e2e_avail AS (
-    SELECT observation_id, usable_bytes, util, weights_bytes, reserve_bytes, e2e_non_torch_bytes,
+    SELECT observation_id, usable_bytes, util, weights_bytes_per_rank, reserve_bytes, e2e_non_torch_bytes,
            e2e_activation_bytes, e2e_cuda_graph_bytes, e2e_cuda_graph_estimate_bytes, util_basis,
-           engine_available_kv_bytes(util_basis, usable_bytes, util, weights_bytes, reserve_bytes,
+           engine_available_kv_bytes(util_basis, usable_bytes, util, weights_bytes_per_rank, reserve_bytes,
                                      e2e_non_torch_bytes) AS e2e_available_kv_bytes
     FROM e2e
 ),
 blocks AS (
     SELECT o.*, k.layout_mode, k.num_groups, k.block_size_tokens, k.block_bytes, k.blocks_per_request,
            k.concurrency_blocks_per_request,
-           e.usable_bytes, e.util, e.weights_bytes, e.reserve_bytes, e.e2e_available_kv_bytes,
+           e.usable_bytes, e.util, e.weights_bytes_per_rank, e.reserve_bytes, e.e2e_available_kv_bytes,
            e.e2e_non_torch_bytes, e.e2e_activation_bytes, e.e2e_cuda_graph_bytes, e.e2e_cuda_graph_estimate_bytes,
            e.util_basis,
            coalesce(o.kv_cache_tokens, o.num_gpu_blocks * k.block_size_tokens) AS logged_tokens,
@@ -187,7 +187,7 @@ SELECT observation_id, engine_id, engine_version, model_id, served_id, hardware_
        block_concurrency, nb_implied AS implied_num_blocks, implied_concurrency,
        block_tokens - logged_tokens AS block_error_tokens,
        100.0 * (block_tokens - logged_tokens) / nullif(logged_tokens, 0) AS block_error_pct,
-       usable_bytes, util AS gpu_memory_utilization, weights_bytes, reserve_bytes, e2e_available_kv_bytes,
+       usable_bytes, util AS gpu_memory_utilization, weights_bytes_per_rank, reserve_bytes, e2e_available_kv_bytes,
        e2e_available_kv_bytes - available_kv_bytes AS e2e_available_error_bytes,
        e2e_tokens, e2e_concurrency,
        e2e_tokens - logged_tokens AS e2e_error_tokens,
@@ -198,11 +198,11 @@ SELECT observation_id, engine_id, engine_version, model_id, served_id, hardware_
        logged_non_torch_bytes, logged_cuda_graph_bytes, logged_cuda_graph_estimated_bytes, logged_non_kv_bytes,
        e2e_activation_bytes, e2e_non_torch_bytes, e2e_cuda_graph_bytes, e2e_cuda_graph_estimate_bytes,
        CASE WHEN util_basis = 'total' THEN usable_bytes * util END - requested_bytes AS requested_error_bytes,
-       weights_bytes - logged_weights_bytes AS weights_error_bytes,
+       weights_bytes_per_rank - logged_weights_bytes AS weights_error_bytes,
        e2e_activation_bytes - logged_activation_bytes AS activation_error_bytes,
        e2e_non_torch_bytes - logged_non_torch_bytes AS non_torch_error_bytes,
        e2e_cuda_graph_bytes - logged_cuda_graph_bytes AS cuda_graph_error_bytes,
        e2e_cuda_graph_estimate_bytes - logged_cuda_graph_estimated_bytes AS cuda_graph_estimate_error_bytes,
-       weights_bytes + reserve_bytes - logged_non_kv_bytes AS non_kv_error_bytes,
+       weights_bytes_per_rank + reserve_bytes - logged_non_kv_bytes AS non_kv_error_bytes,
        e2e_available_kv_bytes >= 0 AND nb_e2e >= blocks_per_request AS e2e_starts
 FROM pred

@@ -18,14 +18,14 @@
 --                    engine: the release's reserve (non-torch + activation/sampler peak + CUDA graphs)
 --   resident_bytes   memory held by other residents of the device (OS, caches, other models); subtracted
 --                    in the simple budget only (an engine release sizes its pool by its own rule)
---   weights_bytes    model weights ÷ tp
+--   weights_bytes_per_rank  model weights ÷ tp (one device's share; the whole model's is model_weights.weights_bytes)
 --   pool_bytes       first-principles: claimed − reserve − residents − weights;
 --                    engine: the release's predicted "Available KV cache memory" (available_kv_bytes);
 --                    negative: the model does not fit
 --   naive_pool_bytes marketed (decimal) memory − naive_weights_bytes, as the naive planner subtracts
 --   naive_weights_bytes  the checkpoint's weights ÷ tp (model_weights), the same for every engine: the naive
 --                    planner knows the checkpoint, not what a release loads beside it.  An engine row's
---                    weights_bytes is what the release loads per rank (model_weights_per_rank, 035): vocab
+--                    weights_bytes_per_rank is what the release loads per rank (model_weights_per_rank, 035): vocab
 --                    padded to 64 rows and buffers such as the rotary cos/sin cache (llama-3.1-8b bf16:
 --                    16.06 GB checkpoint + 33.6 MB = 131,072 positions × 128 × 2 B of cos/sin cache =
 --                    16.09 GB, as vLLM's "Model loading took" counts it)
@@ -52,7 +52,7 @@ simple AS (
            coalesce(gpu_memory_utilization, e.gpu_memory_utilization) = e.gpu_memory_utilization AS util_is_default,
            e.reserve_bytes::DOUBLE AS reserve_bytes,
            coalesce(r.resident_bytes, 0) AS resident_bytes,
-           w.weights_bytes / t.tp AS weights_bytes,
+           w.weights_bytes / t.tp AS weights_bytes_per_rank,
            w.weights_basis
     FROM model_weights w
     CROSS JOIN hardware h
@@ -65,9 +65,9 @@ simple AS (
       AND (only_engines IS NULL OR list_contains(only_engines, e.engine_id))
 )
 SELECT s.model_id, s.hardware_id, s.engine_id, s.weights_dtype, s.tp, s.usable_bytes, s.marketed_bytes,
-       s.usable_bytes * s.util AS claimed_bytes, s.reserve_bytes, s.resident_bytes, s.weights_bytes, s.weights_basis,
-       s.usable_bytes * s.util - s.reserve_bytes - s.resident_bytes - s.weights_bytes AS pool_bytes,
-       s.marketed_bytes - s.weights_bytes AS naive_pool_bytes, s.weights_bytes AS naive_weights_bytes,
+       s.usable_bytes * s.util AS claimed_bytes, s.reserve_bytes, s.resident_bytes, s.weights_bytes_per_rank, s.weights_basis,
+       s.usable_bytes * s.util - s.reserve_bytes - s.resident_bytes - s.weights_bytes_per_rank AS pool_bytes,
+       s.marketed_bytes - s.weights_bytes_per_rank AS naive_pool_bytes, s.weights_bytes_per_rank AS naive_weights_bytes,
        'first-principles' AS pool_basis, s.util AS gpu_memory_utilization, s.util_is_default,
        NULL::BIGINT AS max_num_seqs, NULL::BOOLEAN AS max_num_seqs_is_default,
        NULL::BIGINT AS max_num_batched_tokens, NULL::BOOLEAN AS default_batched,
@@ -75,7 +75,7 @@ SELECT s.model_id, s.hardware_id, s.engine_id, s.weights_dtype, s.tp, s.usable_b
 FROM simple s
 UNION ALL
 SELECT p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.tp, p.usable_bytes, h.marketed_bytes,
-       p.usable_bytes * p.gpu_memory_utilization, p.reserve_bytes, coalesce(r.resident_bytes, 0), p.weights_bytes,
+       p.usable_bytes * p.gpu_memory_utilization, p.reserve_bytes, coalesce(r.resident_bytes, 0), p.weights_bytes_per_rank,
        w.weights_basis, p.available_kv_bytes, h.marketed_bytes - w.weights_bytes / p.tp, w.weights_bytes / p.tp,
        'engine', p.gpu_memory_utilization, p.util_is_default, p.max_num_seqs, p.max_num_seqs_is_default,
        p.max_num_batched_tokens, p.default_batched, p.enforce_eager, p.num_speculative_tokens

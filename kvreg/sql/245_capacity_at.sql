@@ -130,7 +130,7 @@ sized AS (
 )
 SELECT z.model_id, z.hardware_id, z.engine_id, z.weights_dtype, z.kv_dtype, z.tp,
        z.context_tokens, z.context_label, z.within_native,
-       z.usable_bytes, z.claimed_bytes, z.reserve_bytes, z.resident_bytes, z.weights_bytes, z.weights_basis,
+       z.usable_bytes, z.claimed_bytes, z.reserve_bytes, z.resident_bytes, z.weights_bytes_per_rank, z.weights_basis,
        z.pool_bytes, z.naive_pool_bytes, z.naive_weights_bytes,
        z.seq_bytes, z.growing_bytes, z.bounded_bytes, z.state_bytes, z.conv_state_bytes, z.naive_seq_bytes,
        z.max_seqs, z.naive_max_seqs, z.pool_tokens,

@@ -96,7 +96,7 @@ WITH m AS (
            -- the engine's KV pool (240 memory_pools_at: its reserve, its fraction rule), at the source's stated
            -- fraction where it states one (kv_cache_fraction; 203 engine_available_kv_bytes by the release's util_basis)
            CASE WHEN t.kv_cache_fraction IS NULL THEN p.pool_bytes
-                ELSE engine_available_kv_bytes(a.util_basis, p.usable_bytes, t.kv_cache_fraction, p.weights_bytes,
+                ELSE engine_available_kv_bytes(a.util_basis, p.usable_bytes, t.kv_cache_fraction, p.weights_bytes_per_rank,
                                                p.reserve_bytes, a.non_torch_bytes) END AS pool_bytes,
            w.weights_bytes, k.growing_token_bytes, k.bounded_groups, k.state_bytes,
            k.decode_attn_flop_per_context_token, k.prefill_attn_flop_per_context_token, k.state_flop_per_token, k.hidden_size, k.layers, k.params_total,

@@ -109,7 +109,7 @@ WITH wl AS (
 ),
 base AS (
     SELECT w.*, p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.kv_dtype, p.tp,
-           p.pool_bytes, p.claimed_bytes, p.resident_bytes, p.weights_bytes AS rank_weights_bytes,
+           p.pool_bytes, p.claimed_bytes, p.resident_bytes, p.weights_bytes_per_rank AS rank_weights_bytes,
            p.max_seqs AS capacity_seqs, p.seq_bytes AS held_rank_bytes, p.max_seqs AS engine_seqs_unshared,
            p.engine_num_blocks, p.engine_blocks_per_request, p.max_num_seqs AS admission_max_num_seqs,
            coalesce(wb.prefix_blocks, 0) AS prefix_blocks, coalesce(wb.prompt_blocks, 0) AS prompt_blocks,

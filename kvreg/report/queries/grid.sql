@@ -13,7 +13,7 @@ WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items 
 SELECT c.model_id, coalesce(m.name, c.model_id) AS model_name, c.hardware_id,
        coalesce(h.name, c.hardware_id) AS hardware_name, c.engine_id, c.weights_dtype, c.kv_dtype, c.tp,
        c.context_tokens, c.context_label, c.within_native,
-       c.seq_bytes, c.naive_seq_bytes, c.pool_bytes, c.naive_pool_bytes, c.weights_bytes, c.weights_basis,
+       c.seq_bytes, c.naive_seq_bytes, c.pool_bytes, c.naive_pool_bytes, c.weights_bytes_per_rank, c.weights_basis,
        c.claimed_bytes, c.reserve_bytes, c.resident_bytes, c.usable_bytes,
        c.first_principles_seqs AS max_seqs, c.naive_max_seqs, c.naive_max_seqs / nullif(c.first_principles_seqs, 0) AS naive_ratio,
        c.fits, c.pool_bytes > 0 AS weights_fit, c.kv_pool_share,

@@ -28,7 +28,7 @@ cap AS (
     SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp, r.context_tokens AS t,
            r.devices, r.naive_devices, r.planned_seqs, r.engine_seqs, r.engine_limited,
            c.max_seqs, c.naive_max_seqs, c.seq_bytes, c.naive_seq_bytes, c.pool_bytes, c.naive_pool_bytes,
-           c.usable_bytes, c.claimed_bytes, c.reserve_bytes, c.resident_bytes, c.weights_bytes, h.marketed_bytes,
+           c.usable_bytes, c.claimed_bytes, c.reserve_bytes, c.resident_bytes, c.weights_bytes_per_rank, h.marketed_bytes,
            ec.blocks_per_request, ec.block_size_tokens, ec.num_groups
     FROM rec r
     JOIN report_capacity c ON c.model_id = r.model_id AND c.hardware_id = r.hardware_id AND c.engine_id = r.engine_id

@@ -7,7 +7,7 @@
 --   TP size whose weights fit, else the largest listed; the grid above it gives the KV pool at every TP size).
 SELECT g.*, g.weights_printed AND g.tp = p.budget_tp AS budget_printed
 FROM (SELECT DISTINCT model_id, hardware_id, engine_id, weights_dtype, tp, usable_bytes, claimed_bytes, reserve_bytes,
-             resident_bytes, weights_bytes, weights_basis, pool_bytes, naive_pool_bytes, kv_pool_share, weights_fit,
+             resident_bytes, weights_bytes_per_rank, weights_basis, pool_bytes, naive_pool_bytes, kv_pool_share, weights_fit,
              weights_printed, model_idx, hardware_idx, weights_idx, tp_idx, engine_idx
       FROM report_grid) g
 LEFT JOIN report_memory_pools p USING (model_id, hardware_id, engine_id, weights_dtype, tp)

@@ -16,7 +16,7 @@
 SELECT *, coalesce(fit_tp, max(tp) OVER per_device) AS budget_tp
 FROM (SELECT c.*, min(c.tp) FILTER (WHERE c.pool_bytes > 0 AND coalesce(sh.shards, TRUE)) OVER per_device AS fit_tp
       FROM (SELECT model_id, hardware_id, engine_id, weights_dtype, tp, any_value(pool_bytes) AS pool_bytes,
-                   any_value(weights_bytes) AS weights_bytes, any_value(pool_basis) AS pool_basis
+                   any_value(weights_bytes_per_rank) AS weights_bytes_per_rank, any_value(pool_basis) AS pool_basis
             FROM report_capacity_all
             GROUP BY ALL) c
       LEFT JOIN served_tp_sharding sh ON sh.served_id = c.model_id AND sh.tp = c.tp

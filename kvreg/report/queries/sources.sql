@@ -3,7 +3,8 @@
 -- the report lists.  A source an entry lists but no number of it cites is not shown (it backs no figure).
 -- Grain: one row per (entry, source the entry's numbers cite); an entry none of whose numbers is in
 --   provenance gets one row with NULL source fields.
--- Inputs: report_items, provenance, sources (date, note, list position), models, hardware, engines.
+-- Inputs: report_items, provenance, sources (date, note, list position), models, hardware, engines, hardware_peaks
+--   (which peak_flops.<precision> a listed weights precision computes in: only those are the report's figures).
 --   source_id   the cited source id; 'shipped-config' for numbers re-derived from the config.json beside a
 --               model entry (provenance basis 'shipped-config')
 --   basis       the provenance bases of those numbers ('own', 'default', 'shipped-config'), comma-separated
@@ -25,6 +26,16 @@ cited AS (
            list(p.field ORDER BY p.line, p.field) AS fields, count(*) AS n_fields
     FROM provenance p
     JOIN used u ON u.kind = p.kind AND u.entry_id = p.entry_id
+    -- a device's peak at a precision the report never computes in is no figure of this report: the roofs use the
+    -- peak at hardware_peaks.compute_dtype of each listed weights precision (120: fp8/fp4 math where native and
+    -- stated, else bf16), so rtx-pro-6000's only stated peak, nvfp4, cited a source (topcpu) that no figure of a
+    -- bf16/fp8 report reads — an orphan row
+    WHERE NOT (p.kind = 'hardware' AND p.field LIKE 'peak_flops.%'
+               AND p.field NOT IN (SELECT 'peak_flops.' || hp.compute_dtype
+                                   FROM hardware_peaks hp
+                                   JOIN report_items w ON w.report_id = $report AND w.item_kind = 'weights_dtype'
+                                    AND w.item_id = hp.weights_dtype
+                                   WHERE hp.hardware_id = p.entry_id))
     GROUP BY ALL
 )
 SELECT u.kind, u.entry_id, f.file, c.source_id, c.basis, c.url, c.title, s.date, s.note, c.fields, c.n_fields,
