@@ -93,6 +93,24 @@ def test_pdf_page_1_decides(q4_pdf):
         assert name in first, name
 
 
+def test_pdf_contents_give_each_sections_page(q4_pdf):
+    """The printed contents end each entry with the page its section starts on (target-counter, _print.css): 25
+    entries (summary, 10 models, assumptions, appendix with warnings, sources and the 10 models' grids), pages in
+    order, and each section's heading on the page given."""
+    pages = _page_texts(q4_pdf)
+    contents = next(t for t in pages if "\nContents\n" in t)
+    entries = re.findall(r"(?m)^\s*\d+\.\s+(.+?)\s*\.{3,}\s*(\d+)$", contents)
+    assert len(entries) == 25, entries
+    numbers = [int(n) for _, n in entries]
+    assert numbers == sorted(numbers) and numbers[0] == 1 and numbers[-1] <= len(pages)
+    appendix = numbers[[t for t, _ in entries].index("Appendix: grids and memory budgets")]
+    for title, n in entries:
+        page = pages[int(n) - 1]
+        assert title in page, (title, n)
+        if int(n) > appendix and title not in ("Warnings", "Sources"):
+            assert f"{title} (" in page and "grid and memory budget" in page, (title, n)
+
+
 def test_pdf_has_no_blank_page(q4_pdf, tmp_path):
     pngs = pdf_pages(q4_pdf, tmp_path, dpi=20)
     blank = [i + 1 for i, p in enumerate(pngs) if ink_fraction(p) < 0.004]

@@ -99,3 +99,51 @@ def test_an_svg_of_another_shape_is_left_as_it_is():
     plain = '<svg xmlns="http://www.w3.org/2000/svg"><path d="M 0 0 L 1 1" style="fill: none; stroke: #000"/></svg>'
     assert svg_for_weasyprint(plain) == ('<ns0:svg xmlns:ns0="http://www.w3.org/2000/svg">'
                                          '<ns0:path d="M 0 0 L 1 1" fill="none" stroke="#000" /></ns0:svg>')
+
+
+def _chart_pdf_words(whole_string: bool, tmp_path):
+    """The chart's PDF (its texts drawn whole or letter by letter), its text-showing operators and its words with
+    their boxes (pdftotext -bbox)."""
+    import subprocess
+
+    import weasyprint.svg
+
+    from kvreg.report.pdf import ASSET_SCHEME, _fetcher, _svg_text_drawer
+    from tests.report_tools import need_tool
+
+    img = base64.b64encode(svg_for_weasyprint(_chart_svg()).encode()).decode()
+    html = f'<html><body><img style="width: 100%" src="data:image/svg+xml;base64,{img}"></body></html>'
+    doc = weasyprint.HTML(string=html, base_url=ASSET_SCHEME, url_fetcher=_fetcher(None))
+    original = weasyprint.svg.TAGS["text"]
+    drawer = _svg_text_drawer()
+    assert drawer is not None, "WeasyPrint 70's SVG text drawer is where kvreg.report.pdf expects it"
+    if whole_string:
+        drawer[0]()
+    try:
+        pdf = doc.write_pdf(uncompressed_pdf=True)
+    finally:
+        drawer[1]()
+    assert weasyprint.svg.TAGS["text"] is original and weasyprint.svg.text is original   # restored
+    path = tmp_path / f"chart-{whole_string}.pdf"
+    path.write_bytes(pdf)
+    xml = subprocess.run([need_tool("pdftotext"), "-bbox", str(path), "-"], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    words = [(m.group(5), *map(float, m.groups()[:4])) for m in re.finditer(
+        r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>', xml)]
+    return len(re.findall(rb"\bTJ\b", pdf)), words
+
+
+def test_chart_texts_drawn_whole_land_where_weasyprint_draws_them_letter_by_letter(tmp_path):
+    """kvreg.report.pdf._whole_string_text draws each plain chart <text> as one Pango line, not one per character:
+    the same words in the same boxes (to 0.3 pt and 1 % of the word's length: Pango's kerning between letters, which
+    the letter-by-letter drawing leaves out), one text-showing operator per text node instead of one per character."""
+    svg = _chart_svg()
+    strings = re.findall(r"<(?:text|tspan)\b[^>]*>([^<\s][^<]*)", svg)   # text nodes with a string of their own
+    slow_ops, slow = _chart_pdf_words(False, tmp_path)
+    fast_ops, fast = _chart_pdf_words(True, tmp_path)
+    assert fast_ops == len(strings) == 20
+    assert slow_ops == sum(len(t) - t.count(" ") for t in strings) == 71   # (a space alone is not drawn)
+    assert [w[0] for w in fast] == [w[0] for w in slow] and len(slow) == 19
+    for (word, *box), (_, *slow_box) in zip(fast, slow):
+        length = max(slow_box[2] - slow_box[0], slow_box[3] - slow_box[1])
+        assert all(abs(a - b) <= 0.3 + 0.01 * length for a, b in zip(box, slow_box)), (word, box, slow_box)

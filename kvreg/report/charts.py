@@ -90,10 +90,52 @@ def report_styles(hardware_ids) -> dict[str, dict]:
     return out
 
 
+END_LABEL_PT = 6.5       # font size of a line's end label
+END_LABEL_OFFSET_PT = 3  # gap between a line's last point and its end label
+END_LABEL_PAD_IN = 0.04  # room left between the longest end label and the figure's right edge
+
+
 def _end_label(ax, x: float, y: float, text: str, color: str) -> None:
-    """A direct label at a line's last point, so overlapping lines stay told apart without the legend."""
-    ax.annotate(text, (x, y), xytext=(3, 0), textcoords="offset points", fontsize=6.5, color=color,
-                va="center", ha="left", annotation_clip=False)
+    """A direct label at a line's last point, so overlapping lines stay told apart without the legend.
+
+    It runs to the right of the point, past the axes; :func:`_fit_end_labels` makes the room for it."""
+    ax.annotate(text, (x, y), xytext=(END_LABEL_OFFSET_PT, 0), textcoords="offset points", fontsize=END_LABEL_PT,
+                color=color, va="center", ha="left", annotation_clip=False)
+
+
+def _fit_end_labels(fig, ax) -> None:
+    """Narrow the axes from the right so that every end label (:func:`_end_label`) ends inside the figure.
+
+    The fixed layout's right margin (MARGIN_IN, 0.12 in) holds no label: a label at a line ending on the axes' right
+    edge ran off the figure and was cut in the HTML and the PDF ("mi355x", "rtx-pro-…" at 128Ki).  Each label's width
+    is matplotlib's own measure of the string (``matplotlib.textpath.TextToPath.get_text_width_height_descent``, in
+    points, the metrics the SVG's text is placed with), so no draw is needed; the labels' points keep their place in
+    axes fraction ``f`` (the data limits do not move), so a label of width ``L`` inches ends inside when the axes'
+    right edge ``R`` satisfies ``left + f·(R − left) + L ≤ width − pad``.  Axes already narrow enough are left as
+    they are (the same SVG as before)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.text import Annotation
+    from matplotlib.textpath import TextToPath
+
+    labels = [t for t in ax.texts if isinstance(t, Annotation) and t.get_text()]
+    if not labels:
+        return
+    ax.get_xlim(), ax.get_ylim()   # the autoscaled limits, as the SVG will be drawn with them
+    w_in = fig.get_size_inches()[0]
+    pos = ax.get_position()
+    left, right = pos.x0 * w_in, (pos.x0 + pos.width) * w_in
+    to_axes = ax.transAxes.inverted()
+    measure = TextToPath()
+    prop = FontProperties(family=RC["font.family"], size=END_LABEL_PT)
+    for t in labels:
+        f = to_axes.transform(ax.transData.transform(t.xy))[0]
+        if f <= 0:
+            continue
+        width_pt = measure.get_text_width_height_descent(t.get_text(), prop, ismath=False)[0]
+        room = (w_in - END_LABEL_PAD_IN - (END_LABEL_OFFSET_PT + width_pt) / 72 - left) / f
+        right = min(right, left + room)
+    if right < (pos.x0 + pos.width) * w_in:
+        ax.set_position((pos.x0, pos.y0, (right - left) / w_in, pos.height))
 
 
 class _Mpl:
@@ -237,6 +279,7 @@ def capacity_vs_context(rows: list, workload_context_tokens: int, styles: dict |
         ax.axvline(workload_context_tokens, color="#888888", linestyle="--", linewidth=0.8)
         ax.set_xlabel("context length per sequence (tokens, log scale)")
         ax.set_ylabel("max concurrent sequences\n(sequences per replica, log)")
+        _fit_end_labels(fig, ax)
         _legend_below(fig, ax)
         return _svg(fig)
 
@@ -301,6 +344,7 @@ def roofline(rows: list, context_label: str, styles: dict | None = None) -> str 
         _plain_log_labels(ax.yaxis, minor=True)
         ax.set_xlabel("batch (concurrent sequences decoding, log scale)")
         ax.set_ylabel(f"decode ceiling at {context_label}\n(output tokens/s per replica, log)")
+        _fit_end_labels(fig, ax)
         _legend_below(fig, ax)
         return _svg(fig)
 
