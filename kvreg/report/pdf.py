@@ -174,118 +174,12 @@ def _fetcher(refused: list[str] | None):
     return fetcher
 
 
-# SVG text attributes that place or space single characters: a <text> carrying any of them is drawn by WeasyPrint's own
-# letter-by-letter code; so is one aligned vertically by an attribute (its alignment code is left to WeasyPrint)
-_PER_LETTER_ATTRIBUTES = ("dx", "dy", "rotate", "textLength", "lengthAdjust", "letter-spacing", "display-anchor",
-                          "dominant-baseline", "alignment-baseline", "direction")
-
-
-def _whole_string_text(letter_by_letter):
-    """A drop-in for WeasyPrint's SVG ``text`` drawer (WeasyPrint 70, ``weasyprint/svg/text.py`` ``text``) that lays
-    out and draws a plain ``<text>`` as one Pango line instead of one Pango layout per character.
-
-    WeasyPrint lays out every character of an SVG ``<text>`` alone (``split_first_line`` per letter, each a Pango
-    layout with its font description, then one ``draw_first_line`` per letter), so that per-character ``x``/``y``/
-    ``dx``/``dy``/``rotate`` lists and ``letter-spacing`` can be honoured; it first lays out the whole string once
-    for its size.  matplotlib's text (``svg.fonttype: none``, charts.RC) uses none of those: each ``<text>`` is one
-    string at one ``x``, ``y``, so the whole-string layout WeasyPrint already makes is drawn as it is, at the point
-    where the letter-by-letter code puts the first letter (the same baseline and font; Pango's kerning between the
-    letters, which the letter-by-letter code leaves out, is kept).  The Q4 2026 report's 31 charts: 1,076 texts,
-    7,668 characters, laid out 8,744 → 1,076 times (benchmarks/README.md, pdf12).  Any other text (a list of
-    positions, spacing, vertical alignment attributes, an empty string) goes to ``letter_by_letter``, WeasyPrint's own.
-    """
-    from math import inf
-
-    from weasyprint.css.properties import INITIAL_VALUES
-    from weasyprint.draw.text import draw_emojis, draw_first_line
-    from weasyprint.matrix import Matrix
-    from weasyprint.svg.bounding_box import extend_bounding_box
-    from weasyprint.svg.text import Style, TextBox
-    from weasyprint.svg.utils import normalize, size
-    from weasyprint.text.line_break import split_first_line
-
-    def one_value(node, name):
-        value = node.attrib.get(name)
-        return value is None or len(normalize(value).split()) == 1
-
-    def text(svg, node, font_size):
-        if (not node.text or any(a in node.attrib for a in _PER_LETTER_ATTRIBUTES)
-                or not (one_value(node, "x") and one_value(node, "y"))):
-            return letter_by_letter(svg, node, font_size)
-        weight = node.get("font-weight", 400)
-        weight = {"normal": 400, "bold": 700}.get(weight, weight)
-        try:
-            weight = int(weight)
-        except ValueError:
-            weight = 400
-        style = Style(INITIAL_VALUES, font_size=font_size, font_style=node.get("font-style", "normal"),
-                      font_weight=weight,
-                      font_family=[f.strip("\"'") for f in node.get("font-family", "sans-serif").split(",")])
-        style.font_config = svg.font_config
-        layout, _, _, width, height, baseline = split_first_line(node.text, style, svg.context, inf, 0)
-        # as the letter-by-letter code places its first letter: a given x or y restarts the relative shift
-        x, y = svg.cursor_position
-        if "x" in node.attrib:
-            x = size(normalize(node.attrib["x"]).strip(), font_size, svg.inner_width)
-            svg.cursor_d_position[0] = 0
-        if "y" in node.attrib:
-            y = size(normalize(node.attrib["y"]).strip(), font_size, svg.inner_height)
-            svg.cursor_d_position[1] = 0
-        svg.cursor_position = x + width, y
-        x_position, y_position = x + svg.cursor_d_position[0], y + svg.cursor_d_position[1]
-        node.text_bounding_box = extend_bounding_box(
-            node.text_bounding_box, ((x_position, y_position - baseline),
-                                     (x_position + width, y_position - baseline + height)))
-        svg.stream.push_state()
-        fill, stroke = svg.set_graphical_state(node, font_size)
-        svg.stream.begin_text()
-        layout.reactivate(style)
-        svg.fill_stroke(fill, stroke, text=True)
-        text_box = TextBox(layout, style)
-        text_box.baseline = baseline
-        emojis = draw_first_line(svg.stream, text_box, "none", "none", Matrix(a=1, d=-1, e=x_position, f=y_position))
-        svg.stream.end_text()
-        svg.stream.pop_state()
-        draw_emojis(svg.stream, style, x, y, emojis)
-
-    return text
-
-
-def _svg_text_drawer():
-    """``(install, restore)`` for :func:`_whole_string_text` in WeasyPrint's SVG renderer, or None where the renderer
-    is not the one it was written against (WeasyPrint 70: ``weasyprint.svg`` binds ``text`` and maps the text tags to
-    it in ``TAGS``; ``draw_node`` handles ``text-anchor`` for the nodes whose drawer ``is`` that name): there the PDF
-    is drawn by WeasyPrint's own code, as before."""
-    import weasyprint
-    import weasyprint.svg as wsvg
-
-    original = getattr(wsvg, "text", None)
-    tags = getattr(wsvg, "TAGS", None)
-    if (weasyprint.__version__.split(".")[0] != "70" or not callable(original) or not isinstance(tags, dict)
-            or tags.get("text") is not original):
-        return None
-    names = [k for k, v in tags.items() if v is original]
-    fast = _whole_string_text(original)
-
-    def install():
-        wsvg.text = fast
-        tags.update({k: fast for k in names})
-
-    def restore():
-        wsvg.text = original
-        tags.update({k: original for k in names})
-
-    return install, restore
-
-
-def html_to_pdf(html: str, refused: list[str] | None = None, *, whole_string_text: bool = True) -> bytes:
+def html_to_pdf(html: str, refused: list[str] | None = None) -> bytes:
     """Render report HTML to PDF bytes.
 
     Args:
         html: the report HTML (self-contained).
         refused: when given, every URL the fetcher refused is appended (for tests and logs).
-        whole_string_text: draw the charts' plain SVG texts as whole strings (:func:`_whole_string_text`); False:
-            WeasyPrint's letter-by-letter drawing (for tests that compare the two).
 
     Returns:
         The PDF file's bytes.
@@ -298,12 +192,4 @@ def html_to_pdf(html: str, refused: list[str] | None = None, *, whole_string_tex
     logging.getLogger("weasyprint").setLevel(logging.ERROR)
     # base_url is a non-fetchable scheme so relative references resolve to URLs the fetcher refuses.
     doc = weasyprint.HTML(string=html, base_url=ASSET_SCHEME, url_fetcher=_fetcher(refused))
-    drawer = _svg_text_drawer() if whole_string_text else None
-    if drawer is None:
-        return doc.write_pdf()
-    install, restore = drawer
-    install()
-    try:
-        return doc.write_pdf()
-    finally:
-        restore()
+    return doc.write_pdf()
