@@ -7,9 +7,7 @@ and refuses everything else — ``file:``, ``http(s):`` and any other scheme —
 without opening it, so a registry entry or a project template that references
 ``file:///etc/passwd`` or ``http://…`` makes WeasyPrint skip that resource.
 
-The charts' SVG is rewritten into the form WeasyPrint draws fastest (:func:`svg_for_weasyprint`) and, while the PDF
-is written, their plain texts are drawn as whole strings (:func:`_whole_string_text`) instead of one Pango layout per
-character.
+The charts' SVG is rewritten into the form WeasyPrint draws fastest (:func:`svg_for_weasyprint`).
 """
 
 from __future__ import annotations
