@@ -52,10 +52,10 @@ def test_the_issue_case_plans_on_the_engine_reserve_and_admission(con):
     p = one(con, "SELECT * FROM plans(200, 32768, 0.05) WHERE model_id=? AND hardware_id=? AND engine_id=?"
                  " AND weights_dtype=? AND kv_dtype=? AND tp=1", SCEN)
     # The rate at vLLM's own fitted bandwidth efficiency on Hopper (issue 13: an engine takes its own figure on the
-    # architecture before the device's other engines; 0.388 from its H200 runs, 0.366 before speed10): one decode
-    # step reads the weights once and each sequence's 2 GiB of KV, both memory-bound, so rate = floor((50 ms · BW ·
-    # eff − weights) ÷ 2 GiB); at 0.388 floor((0.05 × 1.3011e12 − 8.03e9) ÷ 2.147e9) = 26 < 30 admitted: the TPOT
-    # binds, 8 replicas (at 0.366: 24, 9 replicas).
+    # architecture before the device's other engines; 0.357 from its H200 runs since speed12's llm-ie batches, 0.388
+    # before, 0.366 before speed10): one decode step reads the weights once and each sequence's 2 GiB of KV, both
+    # memory-bound, so rate = floor((50 ms · BW · eff − weights) ÷ 2 GiB); at 0.357 floor((0.05 × 1.1962e12 −
+    # 8.03e9) ÷ 2.147e9) = 24 < 30 admitted: the TPOT binds, 9 replicas (at 0.388: 26, 8 replicas).
     (eff,) = con.execute("SELECT bandwidth_efficiency FROM speed_efficiency WHERE hardware_id = ? AND engine_family"
                          " = 'vllm'", (h,)).fetchone()
     rate = int((0.05 * 3.35e12 * eff - p["weights_bytes"]) // (32768 * 32 * 8 * 256))

@@ -35,9 +35,11 @@
 --   TensorRT-LLM's rows ask for t_layer ≈ 42 µs (memory) / 166 µs (compute) per layer per step — tens of launches
 --   per layer — which its runs with a stated batch allow (floor_share_max 0.68 / 0.92, MLPerf v5.1 Nebius H200),
 --   but the generations stay apart with it: bandwidth efficiency Blackwell 0.41 → 0.43, Hopper 0.63 → 0.67.
---   vLLM's fit (214 µs) is refuted by the vLLM FP8-KV blog's Llama-3.1-8B at a stated concurrency of 8 on H100
---   (32 layers: 6.8 ms fixed + 13.0 ms roofline against a measured 17.8 ms step, floor_share_max 1.11; Krai's
---   MLPerf v5.1 Llama-3.1-70B at 78, 1.01×; before speed10 the fit was 278 µs, Krai's row 1.15×).  (Before the
+--   vLLM's and SGLang's rows ask for no fixed term (t = 0) since their llm-ie decoding batch is Little's law on
+--   the logs' printed means (speed12); before, with the median-ITL batch (small exactly at the long inputs: vLLM
+--   10,000/500 × 200 17.6 for 47.7 decoding) the fit read that 1/batch as 214 µs (vLLM) / 208 µs (SGLang), and the
+--   vLLM FP8-KV blog's Llama-3.1-8B at a stated concurrency of 8 on H100 refuted it (32 layers: 6.8 ms fixed +
+--   13.0 ms roofline against a measured 17.8 ms step, floor_share_max 1.11; before speed10 278 µs).  (Before the
 --   classes and the admission, with the pool-sized batch, the
 --   TensorRT-LLM fit was 342 / 535 µs and refuted by MLPerf's H200 and GB200 server runs, 1.16 / 1.62: the
 --   batch, not a time per step, carried most of that 1/batch signal.)  So the decode step (104) keeps no fixed
