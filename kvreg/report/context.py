@@ -310,6 +310,9 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False, tables
     With ``axis`` the connection's ``capacity_at`` is then served from ``report_capacity_all`` (:func:`_share_capacity`:
     the plans and the roofline read the rows already computed) until :func:`unshare_capacity`; ``build_context`` does
     both.  ``axis`` also keeps ``report_engine_batched`` for :func:`report_levers` (:func:`availability`).
+    Without ``axis`` the plans' ``capacity_at`` is served from ``report_capacity`` (the workload context is one of the
+    report's contexts) while the ranking is made and the registry's macro answers again when this returns
+    (``kvreg diff``'s recommendation check: one evaluation of the admission chain per ranking, not two).
     ``tables``: the report's table cache (:func:`materialise`) for the admission rows, the capacity and the plans.
 
     Returns:
