@@ -203,3 +203,19 @@ def test_served_batched_admission_refuses_what_it_cannot_answer(shared, call):
               if f"${k}" in call}
     with pytest.raises(duckdb.Error, match="served from report_engine_batched"):
         con.execute(f"SELECT count(*) FROM ({call})", params).fetchall()
+
+
+def test_ranking_without_the_axis_is_the_registrys(con):
+    """``rank_options`` without the axis (``kvreg diff``'s ranking) serves plans' capacity_at from report_capacity:
+    the options it ranks are those of plans over the registry's own macros, which answer again afterwards."""
+    from kvreg.report.context import knob_params, materialise, plans_params, query_text
+
+    scope = scope_from_items(con, REPORT)
+    workload, avail = rank_options(con, REPORT, scope)
+    got = con.execute("SELECT * FROM report_options ORDER BY ALL").fetchall()
+    assert con.execute("SELECT count(*) FROM duckdb_functions() WHERE database_name = 'temp' "
+                       "AND function_name IN ('capacity_at', 'engine_capacity_at')").fetchone()[0] == 0
+    materialise(con, "report_plans", "scope_plans", plans_params(scope, workload, knob_params(workload), "fitted"))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", {"report": REPORT})
+    want = con.execute("SELECT * FROM report_options ORDER BY ALL").fetchall()
+    assert avail.plans and got == want and len(got) > 0

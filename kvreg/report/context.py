@@ -114,13 +114,19 @@ def _objects(con) -> tuple[set[str], set[str]]:
 
 def _columns(con, sql: str, params: list | None = None) -> set[str]:
     """Column names of ``sql``; a plain ``SELECT * FROM view`` is read from the catalog (DESCRIBE plans the view's
-    whole chain: ~0.13 s CPU each for roofline and engine_capacity)."""
+    whole chain: ~0.13 s CPU each for roofline and engine_capacity).  With namesakes in several attached databases
+    (``kvreg diff``'s sides and their ranking copies) the name resolves, with no temp namesake, to the current
+    database's current schema (``USE``), so that one's columns are read."""
     words = sql.split()
     if not params and len(words) == 4 and words[:3] == ["SELECT", "*", "FROM"]:
         got = con.execute("SELECT DISTINCT database_name, schema_name, column_name FROM duckdb_columns() "
                           "WHERE table_name = ?", [words[3]]).fetchall()
-        if len({(d, sch) for d, sch, _ in got}) == 1:   # else a temp or attached namesake: let DuckDB resolve it
-            return {c for _, _, c in got}
+        places = {(d, sch) for d, sch, _ in got}
+        if len(places) > 1 and not any(d == "temp" for d, _ in places):
+            here = con.execute("SELECT current_database(), current_schema()").fetchone()
+            places &= {here}
+        if len(places) == 1:   # else a temp namesake, or none here: let DuckDB resolve it
+            return {c for d, sch, c in got if (d, sch) in places}
     return {r[0] for r in con.execute(f"DESCRIBE {sql}", params or []).fetchall()}
 
 
@@ -305,6 +311,9 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False, tables
     With ``axis`` the connection's ``capacity_at`` is then served from ``report_capacity_all`` (:func:`_share_capacity`:
     the plans and the roofline read the rows already computed) until :func:`unshare_capacity`; ``build_context`` does
     both.  ``axis`` also keeps ``report_engine_batched`` for :func:`report_levers` (:func:`availability`).
+    Without ``axis`` the plans' ``capacity_at`` is served from ``report_capacity`` (the workload context is one of the
+    report's contexts) while the ranking is made and the registry's macro answers again when this returns
+    (``kvreg diff``'s recommendation check: one evaluation of the admission chain per ranking, not two).
     ``tables``: the report's table cache (:func:`materialise`) for the admission rows, the capacity and the plans.
 
     Returns:
@@ -312,7 +321,7 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False, tables
     """
     p = {"report": report_id}
     workload = _workload(con, p)
-    avail = availability(con, workload, scope, check_plans=not axis, batched=axis, tables=tables)
+    avail = availability(con, workload, scope, check_plans=False, batched=axis, tables=tables)
     knobs = knob_params(workload)
     # the report's cost basis (rental or TCO), one rate per device, read by every priced query
     materialise(con, "report_rates", "scope_rates",
@@ -332,15 +341,24 @@ def rank_options(con, report_id: str, scope: dict, *, axis: bool = False, tables
             materialise(con, "report_capacity", "scope_capacity", dict(scope, contexts=contexts.contexts, **knobs))
     finally:
         con.execute("DROP MACRO TABLE IF EXISTS temp.engine_capacity_at")
+    # plans (275, through ranked_plans) calls capacity_at for the report's lists at the workload context, one of the
+    # report's contexts: those rows are report_capacity's, so it is served from them (share.py) instead of planning
+    # and running the admission chain again; without ``axis`` only for the ranking (dropped below), as before.
     if axis:
         _share_capacity(con, scope, knobs)
-        avail = with_plans(con, avail, workload)   # DESCRIBE plans now binds the shared capacity_at
-    materialise(con, "report_binding_names", "binding_names", {})
-    if avail.plans:
-        materialise(con, "report_plans", "scope_plans", plans_params(scope, workload, knobs, "fitted"), tables)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
     else:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
+        _share_capacity(con, scope, knobs, table="report_capacity", contexts=contexts.contexts)
+    try:
+        avail = with_plans(con, avail, workload)   # DESCRIBE plans now binds the shared capacity_at
+        materialise(con, "report_binding_names", "binding_names", {})
+        if avail.plans:
+            materialise(con, "report_plans", "scope_plans", plans_params(scope, workload, knobs, "fitted"), tables)
+            con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('plan_options')}", p)
+        else:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE report_options AS {query_text('options')}", p)
+    finally:
+        if not axis:   # the caller's capacity_at is the registry's again (axis: build_context unshares it)
+            unshare_capacity(con)
     return workload, avail
 
 

@@ -65,7 +65,8 @@ WHERE t.{axis_column} IN (
   {f"AND {extra_filter}" if extra_filter else ""}""")
 
 
-def _share_capacity(con, scope: dict, knobs: dict) -> None:
+def _share_capacity(con, scope: dict, knobs: dict, table: str = "report_capacity_all",
+                    contexts: list | None = None) -> None:
     """Serve the report's own ``capacity_at`` calls from ``report_capacity_all``, once it is materialised.
 
     ``plans`` (275, through ``ranked_plans``) and ``roofline_at`` (260) each call ``capacity_at`` for the report's
@@ -78,8 +79,11 @@ def _share_capacity(con, scope: dict, knobs: dict) -> None:
     values, no or other model or hardware lists, a context off the axis — raises an error instead of returning a
     subset (the ``capacity`` view included); the engines, precisions and TP sizes outside the report's lists are
     absent, and every report query filters to those lists.  :func:`unshare_capacity` drops it.
+    ``table``, ``contexts``: another table of scope_capacity.sql's rows and the contexts it holds (``rank_options``
+    without the axis: ``report_capacity`` at the report's contexts, its workload context among them, which is where
+    plans calls ``capacity_at``; a call at any other context raises the error).
     """
-    _serve_from_table(con, "capacity_at", "report_capacity_all", "context_tokens", scope, knobs)
+    _serve_from_table(con, "capacity_at", table, "context_tokens", scope, knobs, axis=contexts)
 
 
 def _share_engine_capacity(con, scope: dict, knobs: dict) -> None:
