@@ -185,3 +185,17 @@ def test_the_plan_admission_stand_in_is_engine_capacity_at_at_the_plans_argument
             other = dict(args, gpu_memory_utilization=0.5)   # not the table's setting: no row, never its numbers
             assert con.execute(sql(other), other).fetchall() == []
     assert plan_admission(con, "llama-3.1-8b", "first-principles", 32768, None, {}) is None
+
+
+def test_the_plan_admission_first_principles_branch_has_mains_columns_and_no_rows(con):
+    # an engine release's plan has no first-principles row (only_engines is that release): the stand-in (278) gives
+    # none, with the columns and types of main's branch, which for that release gives none either
+    sql = "SELECT * FROM capacity_first_principles_rows_at([8192], only_engines := ['vllm-0.33'])"
+    main = con.execute(f"DESCRIBE {sql}").fetchall()
+    assert con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM capacity_first_principles_rows_at([8192])").fetchone()[0] > 0
+    from kvreg.plan import PLAN_ADMISSION_SCOPE, search_first
+
+    with search_first(con, PLAN_ADMISSION_SCOPE):
+        assert con.execute(f"DESCRIBE {sql}").fetchall() == main and len(main) > 20
+        assert con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0] == 0

@@ -40,3 +40,21 @@ WHERE CASE WHEN available_kv_bytes IS NULL AND batched_axis IS NULL THEN TRUE
   AND list_contains(context_list, a.max_model_len)
   AND in_ids(only_models, a.model_id) AND in_ids(only_hardware, a.hardware_id) AND in_ids(only_engines, a.engine_id);
 DROP TABLE plan_admission_rows;
+
+-- capacity_at's first-principles rows (245 capacity_first_principles_rows_at), none: a plan ranked in this scope is
+-- an engine release's (only_engines names that release alone), whose capacity_at has no first-principles row
+-- (memory_pools_at gives pool_basis 'first-principles' to the first-principles engine only), so its ranking is bound
+-- without that branch's pools and per-sequence costs (~0.1 s CPU of a ~0.4 s ranking).  The columns and types are
+-- main's, kept in the empty table plan_admission.first_principles_none made here at the build.
+CREATE OR REPLACE TABLE plan_admission.first_principles_none AS
+SELECT * FROM capacity_first_principles_rows_at([1]) LIMIT 0;
+
+CREATE OR REPLACE MACRO plan_admission.capacity_first_principles_rows_at(context_list, gpu_memory_utilization := NULL,
+                                                                         max_num_seqs := NULL,
+                                                                         max_num_batched_tokens := NULL,
+                                                                         enforce_eager := NULL,
+                                                                         num_speculative_tokens := NULL,
+                                                                         block_size := NULL, only_models := NULL,
+                                                                         only_hardware := NULL,
+                                                                         only_engines := NULL) AS TABLE
+SELECT * FROM plan_admission.first_principles_none;
