@@ -12,11 +12,10 @@
 --   row's release default), so a table made at other settings gives no rows, never another number.
 -- Only evaluation changes: no formula here.  A given available_kv_bytes or batched_axis is an error (a plan passes
 -- neither to capacity_at).  tests/test_plan_evaluation.py checks the plans' rows with and without the schema.
--- The stand-in's body names plan_admission_rows, which DuckDB resolves when the macro is created and again at each
--- call (a temp table is found before any schema of the search path): an empty one with engine_capacity_at's
--- columns stands in while the macro is created, and is dropped after it.
+-- The table is named by the stand-in's last parameter, admission_rows (default 'plan_admission_rows', which no caller
+-- passes), read through query_table: DuckDB binds a macro's body when it is created, and a temp table made at plan
+-- time does not exist then; a table named by a parameter is resolved at each call only.
 CREATE SCHEMA IF NOT EXISTS plan_admission;
-CREATE OR REPLACE TEMP TABLE plan_admission_rows AS SELECT * FROM engine_capacity_at([1]) LIMIT 0;
 
 -- Every column reference is qualified: a macro parameter shadows an unqualified column of its name.
 CREATE OR REPLACE MACRO plan_admission.engine_capacity_at(context_list, max_num_batched_tokens := NULL,
@@ -24,8 +23,9 @@ CREATE OR REPLACE MACRO plan_admission.engine_capacity_at(context_list, max_num_
                                                           enforce_eager := NULL, num_speculative_tokens := NULL,
                                                           available_kv_bytes := NULL, batched_axis := NULL,
                                                           block_size := NULL, only_models := NULL,
-                                                          only_hardware := NULL, only_engines := NULL) AS TABLE
-SELECT a.* FROM plan_admission_rows a
+                                                          only_hardware := NULL, only_engines := NULL,
+                                                          admission_rows := 'plan_admission_rows') AS TABLE
+SELECT a.* FROM query_table(admission_rows) a
 WHERE CASE WHEN available_kv_bytes IS NULL AND batched_axis IS NULL THEN TRUE
            ELSE error('plan_admission.engine_capacity_at answers a plan''s call only (no available_kv_bytes, no'
                       || ' batched_axis)') END
@@ -39,7 +39,6 @@ WHERE CASE WHEN available_kv_bytes IS NULL AND batched_axis IS NULL THEN TRUE
   AND CASE WHEN block_size IS NULL THEN a.block_size_is_default ELSE a.block_size = block_size END
   AND list_contains(context_list, a.max_model_len)
   AND in_ids(only_models, a.model_id) AND in_ids(only_hardware, a.hardware_id) AND in_ids(only_engines, a.engine_id);
-DROP TABLE plan_admission_rows;
 
 -- capacity_at's first-principles rows (245 capacity_first_principles_rows_at), none: a plan ranked in this scope is
 -- an engine release's (only_engines names that release alone), whose capacity_at has no first-principles row
