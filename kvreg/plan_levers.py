@@ -52,7 +52,7 @@ def levers_for(con, rows: list[dict], knobs: dict | None, efficiency_basis: str,
         measured_ranked: ``plan_ranked_measured`` is there; without it (no listed device's figure is replaced,
             :func:`vendor_replaced`) the 'vendor_measured' ranking of a † call is ``plan_ranked`` itself.
         admission: the name of a table of engine_capacity_at rows at ``knobs`` over the levers' batched-tokens axis
-            (:func:`kvreg.plan.plan_admission`'s ``plan_admission_rows``): the re-admission reads it
+            (:func:`kvreg.plan_eval.plan_admission`'s ``plan_admission_rows``): the re-admission reads it
             (``plan_levers_admission_of``, 284) instead of calling engine_capacity_at again; None: it calls it.
 
     Returns:
@@ -64,7 +64,7 @@ def levers_for(con, rows: list[dict], knobs: dict | None, efficiency_basis: str,
     stated = _stated(con, rows[0]["engine_id"], efficiency_basis)
     k = knobs or {}
     if admission is not None and any(r["rank_in_model"] == 1 and r["pool_basis"] == "engine" for r in rows):
-        # the plan's one admission table (kvreg/plan.py plan_admission): the same levers as plan_levers below
+        # the plan's one admission table (kvreg/plan_eval.py plan_admission): the same levers as plan_levers below
         lev = dict_rows(con.execute(
             "SELECT * FROM plan_levers_core('plan_ranked', admission := ("
             "SELECT list(a) FROM plan_levers_admission_of('plan_ranked', ?) a))", [admission]))

@@ -1,5 +1,5 @@
 """How kvreg plan evaluates its rankings, the rows unchanged: the first_principles scope
-(kvreg/sql/276_first_principles_scope.sql, kvreg.plan.plan_settings: a first-principles plan bound without the
+(kvreg/sql/276_first_principles_scope.sql, kvreg.plan_eval.plan_settings: a first-principles plan bound without the
 engine-admission macros) and a † call's two rankings in one statement (kvreg.plan.plan)."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def test_a_first_principles_ranking_is_the_same_in_the_scope(con, model, args):
 def test_plan_is_the_same_without_the_scope(con, monkeypatch):
     """kvreg plan's whole result (its rankings, levers and the † call's measured comparison) with and without the
     scope: the llama-3.1-70b call of docs/plan.md, a † call (mi355x at its stated 0.45)."""
-    kp = sys.modules["kvreg.plan"]   # the module (kvreg.plan, the attribute, is the API function)
+    kp = sys.modules["kvreg.plan_eval"]   # where plan_settings reads the scope names
 
     got = plan(con, "llama-3.1-70b", users=200, context_tokens=32000, tpot_s=0.05)
     monkeypatch.setattr(kp, "FIRST_PRINCIPLES_SCOPE", "no_such_schema")   # plan_settings then leaves the path
@@ -155,7 +155,7 @@ def test_an_engine_plan_is_the_same_without_the_scopes(con, monkeypatch, model, 
     """kvreg plan's whole result for an engine release — its rankings, levers (the batched-tokens lever cut from the
     one admission table, plan_levers_admission_of) and the † comparison — with the release_blocks and plan_admission
     scopes and without them (main's macros: the ranking and plan_levers each call engine_capacity_at)."""
-    kp = sys.modules["kvreg.plan"]
+    kp = sys.modules["kvreg.plan_eval"]
 
     got = plan(con, model, **kw)
     admitted = con.execute("SELECT count(*) FROM plan_admission_rows").fetchone()[0]

@@ -1,7 +1,7 @@
 -- release_blocks: a schema of stand-ins for the two block-layout macros at the release's default block size, each
 -- reading the rows of its parameterless view (engine_kv_buckets, 201; engine_kv_layout, 202), which a built database
 -- holds as tables (kvreg.build.PERSISTED_VIEWS).  `kvreg plan` puts the schema first on DuckDB's search path for an
--- engine-release plan with no --block-size (kvreg/plan.py plan_settings): engine_capacity_at (220),
+-- engine-release plan with no --block-size (kvreg/plan_eval.py plan_settings): engine_capacity_at (220),
 -- engine_request_blocks_at (215) and workload_blocks_at (272) then read those rows instead of binding, optimising and
 -- running the whole layout chain (engine_layer_specs_at, the compressed and packed buckets: every model's layout,
 -- ~10,000 rows, computed again inside each plan query before its filters reach it).  Every other name still

@@ -1,7 +1,7 @@
 -- plan_admission: a schema holding a stand-in for engine_capacity_at (220) that reads the admission rows `kvreg plan`
 -- computed once for its workload, so that its ranking (plans 275 → capacity_at 245) and plan_levers' re-admission
 -- over the batched-tokens axis (284) read ONE admission table instead of each binding and running the engine
--- admission chain.  `kvreg plan` (kvreg/plan.py plan_settings) fills the temp table plan_admission_rows with
+-- admission chain.  `kvreg plan` (kvreg/plan_eval.py plan_settings) fills the temp table plan_admission_rows with
 -- engine_capacity_at at the plan's context, knobs, model, devices and engine over the batched_tokens axis and any
 -- max_num_batched_tokens given (the ranking's setting is one point of the levers' axis), then puts this schema first
 -- on DuckDB's search path for the ranking; every other name still resolves to main's.
