@@ -40,6 +40,9 @@ COMMANDS = {
                                                         "--context", "32Ki", "--tpot-ms", "50", "--engine", "vllm-0.33",
                                                         "--hardware", "h100-sxm-80gb,h200", "--weights-dtype", "fp8",
                                                         "--kv-dtype", "fp8"],
+    "plan (llama-3.1-70b, vllm-0.17-0.19, mi355x + mi300x fp8, a † call)": [
+        "plan", "--model", "llama-3.1-70b", "--users", "200", "--context", "32K", "--tpot-ms", "50", "--engine",
+        "vllm-0.17-0.19", "--hardware", "mi355x", "--hardware", "mi300x", "--weights-dtype", "fp8"],
 }
 
 
@@ -93,8 +96,9 @@ else:
     from kvreg.plan import plan, render_plan
     from kvreg.units import parse_context_tokens
     a = dict(zip(argv[1::2], argv[2::2]))
+    hw = [h for k, v in zip(argv[1::2], argv[2::2]) if k == "--hardware" for h in v.split(",")]
     r = plan(Timed(con), a["--model"], users=int(a["--users"]), context_tokens=parse_context_tokens(a["--context"]),
-             tpot_s=float(a["--tpot-ms"]) / 1e3, hardware=a["--hardware"].split(",") if "--hardware" in a else None,
+             tpot_s=float(a["--tpot-ms"]) / 1e3, hardware=hw or None,
              weights_dtypes=[a["--weights-dtype"]] if "--weights-dtype" in a else None,
              kv_dtypes=[a["--kv-dtype"]] if "--kv-dtype" in a else None, engine=a.get("--engine", "first-principles"))
     marks.append(("SQL (plan)", cpu()))

@@ -74,6 +74,9 @@ PERSISTED_VIEWS: tuple[str, ...] = (
     # the per-model, per-device and per-release inputs of every plan (capacity_at 245, plans 275)
     "checkpoint_tensors", "model_weights", "model_weights_per_rank", "kv_layer_costs", "decode_coefficients",
     "hardware_peaks", "engine_support", "tp_sharding", "served_tp_sharding", "engine_mla_backend",
+    # the block layout at each release's default block size (201, 202): read by an engine-release plan through the
+    # release_blocks scope (kvreg/sql/277) instead of the layout chain
+    "engine_kv_buckets", "engine_kv_layout",
     # the speed fits (251-254) and the plans' efficiencies (274)
     "throughput_ceilings", "speed_efficiency_by_holdout", "speed_efficiency", "plan_efficiency")
 """Views a built database file holds as tables of their rows (:func:`persist_views`), in dependency order.

@@ -6,13 +6,14 @@ module checks the arguments, picks the rows for one model and lays them out.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 
 from kvreg import formats as f
 from kvreg.engine_fit import unmodelled_layout
 from kvreg.fit import UsageError, check_known, check_servable, dict_rows
+from kvreg.plan_eval import (FIRST_PRINCIPLES_SCOPE, PLAN_ADMISSION_SCOPE, PLAN_OPTIMIZERS_OFF,  # noqa: F401
+                             RELEASE_BLOCKS_SCOPE, optimizers_off, plan_admission, plan_settings, search_first)
 
 
 POOL_KNOBS = ("gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "enforce_eager",
@@ -206,59 +207,6 @@ def resolve_workload(users: int | None, context_tokens: int | None, workload: di
     return users, context_tokens
 
 
-PLAN_OPTIMIZERS_OFF = ("projection_pullup",)
-"""DuckDB optimizer passes switched off while ``plan`` runs its ``ranked_plans`` query.  An optimizer pass only
-chooses how a query runs, never what it returns; DuckDB 2.0's projection pull-up spent more than half of the
-optimising time of this one deep query (the engine-admission chain inlined through ``plans`` and ``capacity_at``):
-``kvreg plan --engine vllm-0.33`` (llama-3.1-8b, 2 devices) 4.0 → 2.4 s CPU, the same rows (benchmarks/README.md,
-"Speed commands")."""
-
-
-@contextlib.contextmanager
-def optimizers_off(con, names: tuple[str, ...]):
-    """Switch DuckDB's optimizer passes ``names`` off on ``con`` for the ``with`` block, then restore the setting
-    (``disabled_optimizers``) the connection had."""
-    (before,) = con.execute("SELECT current_setting('disabled_optimizers')").fetchone()
-    now = sorted({n.strip() for n in (before or "").split(",") if n.strip()} | set(names))
-    con.execute(f"SET disabled_optimizers = '{','.join(now)}'")
-    try:
-        yield
-    finally:
-        if before:
-            con.execute(f"SET disabled_optimizers = '{before}'")
-        else:
-            con.execute("RESET disabled_optimizers")
-
-
-FIRST_PRINCIPLES_SCOPE = "first_principles"
-"""The schema of stand-ins for the engine-release macros (kvreg/sql/276_first_principles_scope.sql): put first on
-DuckDB's search path for a first-principles plan, so its ranking is bound without the engine admission chain."""
-
-
-@contextlib.contextmanager
-def plan_settings(con, engine: str):
-    """The settings ``plan`` runs its ``ranked_plans`` queries under, on ``con``, for the ``with`` block, then the
-    connection's own again: :data:`PLAN_OPTIMIZERS_OFF` switched off, and for ``engine`` 'first-principles' the
-    :data:`FIRST_PRINCIPLES_SCOPE` schema first on the search path (when the database has it).  Both change how
-    the query is evaluated, never its rows (tests/test_plan_evaluation.py compares them)."""
-    scoped = engine == "first-principles" and con.execute(
-        "SELECT count(*) FROM duckdb_schemas() WHERE database_name = current_database() AND schema_name = ?",
-        [FIRST_PRINCIPLES_SCOPE]).fetchone()[0]
-    with optimizers_off(con, PLAN_OPTIMIZERS_OFF):
-        if not scoped:
-            yield
-            return
-        (before,) = con.execute("SELECT current_setting('search_path')").fetchone()
-        con.execute(f"SET search_path = '{FIRST_PRINCIPLES_SCOPE},{before or 'main'}'")
-        try:
-            yield
-        finally:
-            if before:
-                con.execute(f"SET search_path = '{before}'")
-            else:
-                con.execute("RESET search_path")
-
-
 def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot_s: float,
          ttft_s: float | None = None, weights_dtypes: list[str] | None = None, kv_dtypes: list[str] | None = None,
          engine: str = "first-principles", hardware: list[str] | None = None,
@@ -334,7 +282,8 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
                   f" kv_dtypes := ?, hardware := ?, {_KNOB_SQL}, {_WORKLOAD_SQL}, efficiency_basis := {{basis}})")
     # kept as temp tables: plan_levers and plan_measured_basis (kvreg/sql/284, 286) read the same rows
     both = efficiency_basis == "fitted" and bool(vendor_replaced(con, engine, list(hardware) if hardware else None))
-    with plan_settings(con, engine):
+    with plan_settings(con, engine, (knobs or {}).get("block_size")), \
+            search_first(con, admission := plan_admission(con, model, engine, context_tokens, hardware, knobs)):
         if both:
             # a † call (kvreg/plan_levers.py) is sized again at 'vendor_measured', which moves the rows of these
             # devices: both rankings in one statement, ranked_plans bound once for the two bases (LATERAL) instead of
@@ -350,7 +299,10 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
             con.execute(f"CREATE OR REPLACE TEMP TABLE plan_ranked AS {ranked_sql.format(basis='?')}",
                         params + [efficiency_basis])
             con.execute("DROP TABLE IF EXISTS plan_ranked_measured")
-    rows = dict_rows(con.execute("SELECT * FROM plan_ranked ORDER BY rank_in_model"))
+        rows = dict_rows(con.execute("SELECT * FROM plan_ranked ORDER BY rank_in_model"))
+        # the levers' re-admission is the ranking's admission chain at other settings: under the same settings
+        levers = levers_for(con, rows, knobs, efficiency_basis, measured_ranked=both,
+                            admission="plan_admission_rows" if admission else None)
     by_list: dict[str, list[dict]] = {"priced": [], "no price": [], "other basis": [], "infeasible": []}
     for r in rows:
         by_list[r["rank_list"]].append(r)
@@ -364,7 +316,7 @@ def plan(con, model: str, *, users: int | None, context_tokens: int | None, tpot
                       engine != "first-principles" and not con.execute(
                           "SELECT count(*) FROM engine_platforms WHERE engine_id = ?", [engine]).fetchone()[0],
                       [] if rows else [n for d in kv_dtypes for n in unmodelled_layout(con, model, engine, d)],
-                      efficiency_basis, *levers_for(con, rows, knobs, efficiency_basis, measured_ranked=both))
+                      efficiency_basis, *levers)
 
 
 def settings_line(row: dict, engine: str) -> str | None:

@@ -39,7 +39,7 @@ def vendor_replaced(con, engine: str, hardware: list[str] | None) -> set[str]:
 
 
 def levers_for(con, rows: list[dict], knobs: dict | None, efficiency_basis: str,
-               measured_ranked: bool = False) -> tuple[dict | None, dict | None, set[str]]:
+               measured_ranked: bool = False, admission: str | None = None) -> tuple[dict | None, dict | None, set[str]]:
     """The recommendation's levers, its measured-basis comparison and the stated-efficiency hardware.
 
     Args:
@@ -51,6 +51,9 @@ def levers_for(con, rows: list[dict], knobs: dict | None, efficiency_basis: str,
         efficiency_basis: the basis ``rows`` were ranked at.
         measured_ranked: ``plan_ranked_measured`` is there; without it (no listed device's figure is replaced,
             :func:`vendor_replaced`) the 'vendor_measured' ranking of a † call is ``plan_ranked`` itself.
+        admission: the name of a table of engine_capacity_at rows at ``knobs`` over the levers' batched-tokens axis
+            (:func:`kvreg.plan_eval.plan_admission`'s ``plan_admission_rows``): the re-admission reads it
+            (``plan_levers_admission_of``, 284) instead of calling engine_capacity_at again; None: it calls it.
 
     Returns:
         (plan_levers row or None without a recommendation, plan_measured_basis row or None when the recommendation
@@ -60,7 +63,12 @@ def levers_for(con, rows: list[dict], knobs: dict | None, efficiency_basis: str,
         return None, None, set()
     stated = _stated(con, rows[0]["engine_id"], efficiency_basis)
     k = knobs or {}
-    if any(r["rank_in_model"] == 1 and r["pool_basis"] == "engine" for r in rows):
+    if admission is not None and any(r["rank_in_model"] == 1 and r["pool_basis"] == "engine" for r in rows):
+        # the plan's one admission table (kvreg/plan_eval.py plan_admission): the same levers as plan_levers below
+        lev = dict_rows(con.execute(
+            "SELECT * FROM plan_levers_core('plan_ranked', admission := ("
+            "SELECT list(a) FROM plan_levers_admission_of('plan_ranked', ?) a))", [admission]))
+    elif any(r["rank_in_model"] == 1 and r["pool_basis"] == "engine" for r in rows):
         lev = dict_rows(con.execute(
             "SELECT * FROM plan_levers('plan_ranked', gpu_memory_utilization := ?, max_num_seqs := ?,"
             " enforce_eager := ?, num_speculative_tokens := ?, block_size := ?)",

@@ -210,3 +210,27 @@ def test_a_bad_efficiency_basis_is_a_clear_error(con):
                                     "--tpot-ms", "50", "--efficiency-basis", "foo"])
     assert res.exit_code == 2 and "'foo' is not one of 'fitted', 'vendor_measured'" in res.output
     assert "Traceback" not in res.output
+
+
+def test_levers_from_the_plans_admission_table_are_plan_levers(con):
+    # `kvreg plan` re-admits an engine recommendation from its one admission table (plan_admission_rows, kvreg/plan.py;
+    # plan_levers_admission_of, 284): the same levers as plan_levers, which calls engine_capacity_at over the axis
+    for knobs in (None, {"max_num_batched_tokens": 4096, "gpu_memory_utilization": 0.85}):
+        r = _plan(con, "gemma-4-31b", hardware=["mi325x", "mi300x"], weights_dtypes=["fp8"], knobs=knobs)
+        assert r.feasible[0]["pool_basis"] == "engine" and r.levers["batched_alternatives"]
+        k = knobs or {}
+        full = dict_rows_of(con, "SELECT * FROM plan_levers('plan_ranked', gpu_memory_utilization := ?)",
+                            [k.get("gpu_memory_utilization")])
+        cut = dict_rows_of(con, "SELECT * FROM plan_levers_core('plan_ranked', admission := (SELECT list(a) FROM"
+                                " plan_levers_admission_of('plan_ranked', 'plan_admission_rows') a))")
+        assert cut == full == [r.levers]
+        axis = con.execute("SELECT axis FROM plan_batched_axis([?::BIGINT])", [k.get("max_num_batched_tokens")]
+                           ).fetchone()[0]
+        assert axis == sorted({n for (n,) in con.execute("SELECT max_num_batched_tokens FROM batched_tokens"
+                                                         ).fetchall()} | ({4096} if knobs else set()))
+
+
+def dict_rows_of(con, sql, params=()):
+    from kvreg.fit import dict_rows
+
+    return dict_rows(con.execute(sql, list(params)))

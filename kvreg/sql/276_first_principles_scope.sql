@@ -1,7 +1,7 @@
 -- first_principles: a schema of stand-ins for the two engine-release macros `plans` (275) reads, each giving no
 -- rows, so that a plan sized on first principles alone (`kvreg plan`'s default engine) is bound without the engine
 -- admission chain.  `kvreg plan` puts the schema first on DuckDB's search path for its rankings
--- (kvreg/plan.py plan_settings); every other name still resolves to main's, and the rows are those of main's
+-- (kvreg/plan_eval.py plan_settings); every other name still resolves to main's, and the rows are those of main's
 -- macros with only_engines := ['first-principles'] (the engine rows are then empty there too: in_ids, 007).
 -- Why: DuckDB binds every branch of an inlined macro before its optimizer drops the empty ones, and binding and
 -- optimising capacity_at's engine branch (engine_capacity_at, 220) and workload_blocks_at's block layout (272) was

@@ -189,12 +189,23 @@ SELECT j.*,
 FROM joined j;
 
 
+-- plan_batched_axis(settings): table macro, one row, `axis`: the max_num_batched_tokens settings an engine
+-- configuration is re-admitted at — the batched_tokens axis (every release default, every logged setting) and the
+-- settings in the LIST `settings` (tokens; NULLs ignored), distinct, ascending.  The one definition of the levers'
+-- axis: plan_levers_admission (below) passes it to engine_capacity_at, `kvreg plan` makes its one admission table
+-- over it (kvreg/plan.py, the plan_admission scope 278: the ranking's setting is one point of it).
+CREATE OR REPLACE MACRO plan_batched_axis(settings) AS TABLE
+SELECT list(DISTINCT v.t ORDER BY v.t) AS axis
+FROM (SELECT b.max_num_batched_tokens::BIGINT AS t FROM batched_tokens b
+      UNION ALL SELECT unnest(settings)::BIGINT) v
+WHERE v.t IS NOT NULL;
+
 -- plan_levers_admission(ranked, gpu_memory_utilization := NULL, max_num_seqs := NULL, enforce_eager := NULL,
 --   num_speculative_tokens := NULL, block_size := NULL): table macro, the admission of each model's recommended engine
 -- configuration (rank_in_model 1, pool_basis 'engine', in the table named `ranked`) at every setting of the
--- batched_tokens axis and its own, at the workload's context and the knobs given (NULL = the release's): one
--- engine_capacity_at (220) call over the axis, cut to those models, devices and releases; with no engine row
--- recommended the lists are [''] (no id), never NULL (= every model, hardware and engine), so no row.
+-- batched_tokens axis and its own (plan_batched_axis), at the workload's context and the knobs given (NULL = the
+-- release's): one engine_capacity_at (220) call over the axis, cut to those models, devices and releases; with no
+-- engine row recommended the lists are [''] (no id), never NULL (= every model, hardware and engine), so no row.
 -- Columns: model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, max_model_len (tokens),
 --   max_num_batched_tokens (tokens), admitted_seqs (sequences), as engine_capacity_at.
 CREATE OR REPLACE MACRO plan_levers_admission(ranked, gpu_memory_utilization := NULL, max_num_seqs := NULL,
@@ -204,10 +215,9 @@ SELECT e.model_id, e.hardware_id, e.engine_id, e.weights_dtype, e.kv_dtype, e.tp
        e.max_num_batched_tokens, e.admitted_seqs
 FROM engine_capacity_at(
     (SELECT list(DISTINCT workload_context_tokens) FROM query_table(ranked)),
-    batched_axis := (SELECT list(DISTINCT t ORDER BY t) FROM (
-                         SELECT max_num_batched_tokens AS t FROM batched_tokens
-                         UNION ALL SELECT max_num_batched_tokens FROM query_table(ranked)
-                         WHERE rank_in_model = 1 AND pool_basis = 'engine' AND max_num_batched_tokens IS NOT NULL)),
+    batched_axis := (SELECT x.axis FROM plan_batched_axis(
+                         (SELECT list(max_num_batched_tokens) FROM query_table(ranked)
+                          WHERE rank_in_model = 1 AND pool_basis = 'engine')) x),
     gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs, enforce_eager := enforce_eager,
     num_speculative_tokens := num_speculative_tokens, block_size := block_size,
     only_models := (SELECT coalesce(list(DISTINCT model_id), ['']) FROM query_table(ranked)
@@ -216,6 +226,23 @@ FROM engine_capacity_at(
                       WHERE rank_in_model = 1 AND pool_basis = 'engine'),
     only_engines := (SELECT coalesce(list(DISTINCT engine_id), ['']) FROM query_table(ranked)
                      WHERE rank_in_model = 1 AND pool_basis = 'engine')) e;
+
+-- plan_levers_admission_of(ranked, admission): table macro, plan_levers_admission's rows read from the table named
+-- `admission` (engine_capacity_at rows made at the knobs `ranked` was sized with, over at least plan_batched_axis of
+-- its recommended settings: `kvreg plan`'s plan_admission_rows, kvreg/plan.py), cut to the recommended engine
+-- configurations (model × hardware × engine), their context and that axis: every row plan_levers_core joins of
+-- plan_levers_admission's (which crosses the lists of models, devices and engines), without a second
+-- engine_capacity_at — the same levers (tests/test_plan_levers.py compares them).  Columns: plan_levers_admission's.
+CREATE OR REPLACE MACRO plan_levers_admission_of(ranked, admission) AS TABLE
+SELECT e.model_id, e.hardware_id, e.engine_id, e.weights_dtype, e.kv_dtype, e.tp, e.max_model_len,
+       e.max_num_batched_tokens, e.admitted_seqs
+FROM query_table(admission) e
+WHERE (e.model_id, e.hardware_id, e.engine_id, e.max_model_len) IN (
+          SELECT (r.model_id, r.hardware_id, r.engine_id, r.workload_context_tokens) FROM query_table(ranked) r
+          WHERE r.rank_in_model = 1 AND r.pool_basis = 'engine')
+  AND list_contains((SELECT x.axis FROM plan_batched_axis(
+                         (SELECT list(max_num_batched_tokens) FROM query_table(ranked)
+                          WHERE rank_in_model = 1 AND pool_basis = 'engine')) x), e.max_num_batched_tokens);
 
 -- plan_levers(ranked, <knobs as plan_levers_admission>): table macro, plan_levers_core with the admission rows of
 -- plan_levers_admission at those knobs — the levers of every model of `ranked`, the batched-tokens lever included
