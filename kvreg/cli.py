@@ -6,7 +6,6 @@ inside the commands so that ``kvreg --help`` stays fast.
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -102,20 +101,13 @@ def _dumps(obj) -> str:
 
 
 def _size(value: str | None) -> float | None:
-    from kvreg.units import UnitError, parse_quantity
+    """--kv-pool in bytes, read by kvreg.units.parse_pool_bytes (the API's parser too); None when not given."""
+    from kvreg.units import UnitError, parse_pool_bytes
 
     if value is None:
         return None
     try:
-        bare = float(value.replace("_", "").replace(",", ""))
-    except ValueError:
-        pass
-    else:  # a bare number on the command line is almost always GB or GiB meant, not bytes
-        if not math.isfinite(bare):
-            raise click.BadParameter(f"{value!r} is not a finite size (write e.g. 80GB, 79.6GiB, 512MiB)")
-        raise click.BadParameter(f"{value!r} has no unit: write {value}GiB (2^30 bytes) or {value}GB (10^9 bytes)")
-    try:
-        return parse_quantity(value, "bytes")
+        return parse_pool_bytes(value)
     except UnitError as exc:
         raise click.BadParameter(f"{exc} ({exc.hint})")
 

@@ -83,8 +83,23 @@ def knob_params(knobs: dict | None, names: tuple[str, ...] = KNOBS) -> list:
 def check_knobs(knobs: dict | None) -> None:
     """Raise :class:`UsageError` for a knob value out of range (utilization in (0, 1], counts ≥ 1 or ≥ 0).
 
-    ``block_size`` depends on the release: :func:`check_block_size`."""
+    ``block_size`` depends on the release: :func:`check_block_size`.  A value of the wrong type (``"0.9"``,
+    ``max_num_seqs=2.5``, a non-bool ``enforce_eager``; the Python API passes what it is given) is a UsageError
+    too, never a TypeError from a comparison."""
     k = knobs or {}
+    if not isinstance(k, dict):
+        raise UsageError(f"knobs must be a dict of engine settings, got {type(k).__name__}")
+    for name, v in k.items():
+        if v is None or name not in KNOBS:
+            continue  # an unknown name: knob_params names it with the known ones
+        if name == "enforce_eager":
+            if not isinstance(v, bool):
+                raise UsageError(f"enforce_eager must be True or False, got {v!r}")
+        elif name == "gpu_memory_utilization":
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise UsageError(f"gpu_memory_utilization must be a number in (0, 1], got {v!r}")
+        elif isinstance(v, bool) or not isinstance(v, int):
+            raise UsageError(f"{name} must be a whole number, got {v!r}")
     u = k.get("gpu_memory_utilization")
     if u is not None and not 0 < u <= 1:
         raise UsageError(f"--gpu-memory-utilization {u} is not in (0, 1]")
