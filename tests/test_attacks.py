@@ -215,6 +215,14 @@ BILLION_LAUGHS = "id: x\n" + "\n".join(
     ("architecture: LlamaForCausalLM", "architecture: LlamaForCausalLM\nvocab_size: 8", "out-of-range", 9),
     ("architecture: LlamaForCausalLM", "architecture: LlamaForCausalLM\nvocab_size: 623000000000", "out-of-range", 9),
     ("    head_dim: 128", "    head_dim: 100000", "out-of-range", 20),
+    # attack trial (issue 15): a fractional token count validated and was truncated to 131072
+    ("native_context: {value: 131072, source: config}", "native_context: {value: 131072.5, source: config}",
+     "wrong-type", 9),
+    ("native_context: {value: 131072, source: config}", 'native_context: {value: "131072.5", source: config}',
+     "wrong-type", 9),
+    ("native_context: {value: 131072, source: config}", "native_context: {value: 131.0725Ki, source: config}",
+     "wrong-type", 9),
+    ("native_context: {value: 131072, source: config}", "native_context: {value: 128Ki, source: config}", None, None),
 ])
 def test_bad_model_values_are_located_problems(tmp_path, old, new, code, line):
     root = real_project(tmp_path)
