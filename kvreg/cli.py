@@ -272,20 +272,35 @@ def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str,
         cur = con.execute(query)
         text = render(cur, fmt) if cur.description else "(statement ran; it returned no rows)"
     except duckdb.Error as exc:
-        raise click.UsageError(_sql_refusal(query_error_text(exc)))
+        _query_failed(query_error_text(exc), "sql")
     finally:
         con.close()  # frees the locked DuckDB instance (the next query in this process opens its own)
     click.echo(text)
 
 
-def _sql_refusal(message: str) -> str:
-    """DuckDB's first error line, with what to do instead when it is the sandbox refusing."""
-    if "disabled by configuration" in message or "has been locked" in message:
+def _query_failed(message: str, command: str) -> None:
+    """Print a failed query's error on stderr, one ``Error:`` line and its hint, without click's usage banner
+    (the command line was right; the query was not), and exit: 2 when the sandbox refused the statement (a
+    write, a file read, a setting), 1 when the query itself failed (``SELECT 'a'::INT``: a conversion, an unknown
+    column).  docs/sql.md "Exit codes"."""
+    refusal = _sql_refusal(message, command)
+    click.echo(f"Error: {refusal}", err=True)
+    sys.exit(2 if refusal != message else 1)
+
+
+def _sql_refusal(message: str, command: str = "sql") -> str:
+    """DuckDB's first error line, with what to do instead when it is the sandbox refusing ``kvreg COMMAND``
+    (``sql`` or ``export``: the hint names the command the user ran)."""
+    if any(w in message for w in ("disabled by configuration", "disabled through configuration", "has been locked")):
+        if command == "export":
+            return (f"{message}\n  kvreg export cannot read other files, attach databases, install or load "
+                    "extensions, fetch URLs or change settings: it writes the rows of a view or a SELECT over "
+                    "the registry's views to the --to file only")
         return (f"{message}\n  kvreg sql cannot write files, attach databases, install or load extensions, fetch "
                 "URLs or change settings; to save rows use: kvreg export VIEW --to FILE.parquet [--where ...]; "
                 "to join a local file use --table NAME=FILE")
     if "read-only mode" in message:
-        return f"{message}\n  kvreg sql is read-only: change the registry's YAML entries instead"
+        return f"{message}\n  kvreg {command} is read-only: change the registry's YAML entries instead"
     return message
 
 
@@ -304,14 +319,16 @@ def export_cmd(what: str, target: Path, where: str | None, project: Path, db: Pa
 
     from kvreg.build import connect_path
     from kvreg.formats import counted
-    from kvreg.sandbox import SandboxError, export
+    from kvreg.sandbox import QueryError, SandboxError, export
 
     try:
         rows = export(connect_path(project, db, progress), what, target, where)
     except KvregError as exc:
         _fail(exc, fmt)
+    except QueryError as exc:
+        _query_failed(str(exc), "export")
     except SandboxError as exc:
-        raise click.UsageError(_sql_refusal(str(exc)))
+        raise click.UsageError(str(exc))
     if fmt == "json":
         click.echo(json.dumps({"path": str(target), "rows": rows, "format": target.suffix.lower().lstrip(".")}))
     else:

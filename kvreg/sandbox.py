@@ -40,6 +40,11 @@ class SandboxError(ValueError):
     """A usage mistake (a bad ``--table`` or ``--to``); the message says what to write instead."""
 
 
+class QueryError(SandboxError):
+    """DuckDB refused or failed the query itself (its first error line): the CLI prints it without a usage
+    banner (kvreg/cli.py ``_query_failed``)."""
+
+
 def _lock(con, allowed_paths: list[str] = ()) -> None:
     """Disable external access except ``allowed_paths``, then lock the configuration."""
     if allowed_paths:
@@ -142,7 +147,7 @@ def single_statement(query: str) -> str:
     try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as exc:
-        raise SandboxError(query_error_text(exc)) from None
+        raise QueryError(query_error_text(exc)) from None
     if len(statements) != 1:
         raise SandboxError(f"give exactly one SELECT statement, got {len(statements)}")
     return query.strip().rstrip(";")
@@ -199,7 +204,7 @@ def export(db: Path, what: str, target: Path, where: str | None = None) -> int:
         try:
             n = con.execute(f"COPY ({source}) TO ? {fmt}", [str(Path(tmp).resolve())]).fetchone()[0]
         except duckdb.Error as exc:
-            raise SandboxError(query_error_text(exc)) from None
+            raise QueryError(query_error_text(exc)) from None
         finally:
             con.close()
         umask = os.umask(0)

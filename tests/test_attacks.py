@@ -97,6 +97,24 @@ def test_sql_refusal_says_what_to_use_instead(small):
     assert "disabled by configuration" in r.output and "kvreg export" in r.output
 
 
+def test_a_failing_query_is_one_error_line_exit_1_without_the_usage_banner(small):
+    # attack trial (issue 15): a runtime SQL error printed click's "Usage: ... Try --help" banner, exit 2
+    r = run("sql", "SELECT 'a'::INT", "--project", small)
+    assert r.exit_code == 1, r.output
+    assert r.output.startswith("Error: Conversion Error: Could not convert string 'a' to INT32")
+    assert "Usage:" not in r.output and "--help" not in r.output
+    r = run("sql", "COPY (SELECT 1) TO 'x.csv'", "--project", small)
+    assert r.exit_code == 2 and "Usage:" not in r.output and "--help" not in r.output
+
+
+def test_an_export_refusal_names_kvreg_export(small, tmp_path):
+    # it said "kvreg sql cannot write files" to a user who ran kvreg export
+    r = run("export", "SELECT * FROM read_csv('/etc/passwd')", "--to", tmp_path / "x.csv", "--project", small)
+    assert r.exit_code == 2 and "disabled by configuration" in r.output, r.output
+    assert "kvreg export cannot read other files" in r.output and "kvreg sql" not in r.output
+    assert "Usage:" not in r.output and not (tmp_path / "x.csv").exists()
+
+
 def test_sql_still_answers_queries_and_temp_objects_change_no_file(small):
     before = tree_hash(small)
     r = run("sql", "SELECT count(*) AS n FROM models", "--project", small, "--format", "csv")
@@ -145,12 +163,20 @@ def test_export_parquet_and_csv_are_written_by_duckdb(small, tmp_path):
     ("models", "--to", "no/such/folder/x.csv"),
     ("models", "--where", "1; COPY models TO 'y.csv'", "--to", "x.csv"),
     ("SELECT 1; SELECT 2", "--to", "x.csv"),
-    ("SELECT * FROM models", "--where", "no_such_column = 1", "--to", "x.csv"),
 ])
 def test_export_bad_requests_are_usage_errors_and_write_nothing(small, args):
     before = tree_hash(small)
     r = run("export", *args, "--project", small)
     clean_exit(r, (2,))
+    assert tree_hash(small) == before
+
+
+def test_export_of_a_failing_query_exits_1_and_writes_nothing(small):
+    # a query DuckDB fails (an unknown column) is a query error, exit 1 as in kvreg sql (docs/sql.md)
+    before = tree_hash(small)
+    r = run("export", "SELECT * FROM models", "--where", "no_such_column = 1", "--to", "x.csv", "--project", small)
+    clean_exit(r, (1,))
+    assert r.output.startswith('Error: Binder Error: Referenced column "no_such_column" not found')
     assert tree_hash(small) == before
 
 
