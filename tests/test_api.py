@@ -102,6 +102,9 @@ def test_doc_examples_run(project, monkeypatch, block):
     ("h100-pcie", ["h100-pcie-80gb", "h100-sxm-80gb"], ["h100-pcie-80gb"]),
     ("lama-3.1-8b", ["llama-3.1-8b", "qwen3-8b"], ["llama-3.1-8b"]),
     ("zzz", ["llama-3.1-8b"], []),
+    # attack trial (issue 15): the spelled-out SKU suggested h100/a100 ids, not the h200 it starts with
+    ("h200-sxm-141gb", ["a100-sxm-80gb", "h100-sxm-80gb", "h200", "h20"], ["h200", "h100-sxm-80gb", "a100-sxm-80gb"]),
+    ("h2000", ["h200"], ["h200"]),
     ("", ["llama-3.1-8b"], []),
 ])
 def test_did_you_mean(typed, known, expected):
