@@ -634,8 +634,10 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
                                            if r.efficiency_basis == "fitted" else
                                            "vendor_measured (a stated figure replaced by the same vendor's lowest"
                                            " measured one)") + ".")
+        # the legend of every table printed above (the priced one and the one without a price): a † in the
+        # second table alone had none
         if any(p["binding_constraint"] == "tpot" and p["hardware_id"] in r.stated
-               for p in (r.feasible or r.unpriced)[:top]):
+               for p in r.feasible[:top] + r.unpriced[:top]):
             out.append("† decode speed binds at a bandwidth efficiency nobody has measured on this device, its"
                        " architecture or its other engines (the hardware entry's stated figure).")
         from kvreg.plan_levers import lever_lines
