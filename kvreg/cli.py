@@ -251,7 +251,7 @@ def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str,
     import duckdb
 
     from kvreg.build import connect_path
-    from kvreg.sandbox import SandboxError, parse_table_option, query_connection
+    from kvreg.sandbox import QueryInterrupted, SandboxError, interruptible, parse_table_option, query_connection
     from kvreg.sqlout import query_error_text, render
 
     if not query.strip():
@@ -269,8 +269,16 @@ def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str,
         if len(statements) > 1:
             raise click.UsageError(f"QUERY holds {len(statements)} statements; kvreg sql runs one at a time "
                                    "(only the last one's rows would show): run each on its own")
-        cur = con.execute(query)
-        text = render(cur, fmt) if cur.description else "(statement ran; it returned no rows)"
+        def work():
+            cur = con.execute(query)
+            return render(cur, fmt) if cur.description else "(statement ran; it returned no rows)"
+
+        text = interruptible(con, work)
+    except QueryInterrupted as exc:
+        # one line, and 128 + the signal as a shell reports it (130 for Ctrl-C); the spill folder goes at exit
+        click.echo(f"kvreg sql: interrupted ({'SIGINT' if exc.signum == 2 else 'SIGTERM'}); the query was stopped",
+                   err=True)
+        sys.exit(128 + exc.signum)
     except duckdb.Error as exc:
         _query_failed(query_error_text(exc), "sql")
     finally:
@@ -319,12 +327,16 @@ def export_cmd(what: str, target: Path, where: str | None, project: Path, db: Pa
 
     from kvreg.build import connect_path
     from kvreg.formats import counted
-    from kvreg.sandbox import QueryError, SandboxError, export
+    from kvreg.sandbox import QueryError, QueryInterrupted, SandboxError, export
 
     try:
         rows = export(connect_path(project, db, progress), what, target, where)
     except KvregError as exc:
         _fail(exc, fmt)
+    except QueryInterrupted as exc:  # the temporary file is removed by export; nothing is written
+        click.echo(f"kvreg export: interrupted ({'SIGINT' if exc.signum == 2 else 'SIGTERM'}); nothing was written",
+                   err=True)
+        sys.exit(128 + exc.signum)
     except QueryError as exc:
         _query_failed(str(exc), "export")
     except SandboxError as exc:

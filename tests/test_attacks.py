@@ -597,3 +597,43 @@ def test_report_out_inside_the_entry_folders_is_refused(tmp_path, out):
     clean_exit(r, (2,))
     assert "inside the project's" in r.output and "holds registry entries" in r.output
     assert (sorted(p.name for p in target.iterdir()) if target.exists() else None) == before
+
+
+# --- runaway queries: the spill folder is capped and removed, Ctrl-C stops the query (issue 15) -------------
+
+def _kvreg(small, query, **env):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **env}
+    return subprocess.Popen([sys.executable, "-m", "kvreg", "sql", query, "--project", str(small)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_runaway_query_stops_at_the_temp_cap_and_leaves_no_spill_folder(small):
+    # each step doubles the working table: without the cap it spilled GBs (DuckDB: 90 % of the free disk)
+    import tempfile
+
+    q = ("WITH RECURSIVE t(n, pad) AS (SELECT 1, repeat('x', 100) UNION ALL SELECT n + 1, pad FROM t, range(2) "
+         "WHERE n < 40) SELECT count(*) FROM t")
+    p = _kvreg(small, q, KVREG_MEMORY_LIMIT="256MiB", KVREG_TEMP_LIMIT="256MiB")
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 1, err
+    assert err.startswith("Error: Out of Memory Error") and "max_temp_directory_size" in err
+    assert not (Path(tempfile.gettempdir()) / f"kvreg-duckdb-spill-{p.pid}").exists()
+
+
+@pytest.mark.parametrize("signum,code,name", [(2, 130, "SIGINT"), (15, 143, "SIGTERM")])
+def test_ctrl_c_or_sigterm_stops_a_long_query_with_one_line(small, signum, code, name):
+    # SIGINT waited minutes for DuckDB's C call to return; now con.interrupt() ends the query
+    import os
+    import time
+
+    p = _kvreg(small, "SELECT count(*) FROM range(10000000000000) t(i) WHERE i % 7 = 3", KVREG_MEMORY_LIMIT="1GB")
+    time.sleep(5)   # past start-up: the query is running
+    assert p.poll() is None
+    os.kill(p.pid, signum)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == code and out == ""
+    assert err == f"kvreg sql: interrupted ({name}); the query was stopped\n"
