@@ -159,14 +159,14 @@ def parse_pool_bytes(value: object) -> float:
         if not math.isfinite(bare):
             raise UnitError(f"{value!r} is not a finite size", f"write e.g. {example}")
         if bare <= 0:
-            raise UnitError(f"a KV pool must be larger than 0 bytes, got {value!r}", f"write e.g. {example}")
-        raise UnitError(f"{value!r} has no unit", f"write {bare:g}GiB (2^30 bytes) or {bare:g}GB (10^9 bytes); "
+            raise UnitError(f"the KV pool must be a positive size, got {value!r}", f"write e.g. {example}")
+        raise UnitError(f"{value!r} has no unit: write {bare:g}GiB (2^30 bytes) or {bare:g}GB (10^9 bytes)",
                         f"a byte count as '{bare:.0f} B'")
     if isinstance(text, str) and text.startswith("-"):
-        raise UnitError(f"a KV pool must be larger than 0 bytes, got {value!r}", f"write e.g. {example}")
+        raise UnitError(f"the KV pool must be a positive size, got {value!r}", f"write e.g. {example}")
     pool = parse_quantity(value, "bytes")
     if not pool > 0:
-        raise UnitError(f"a KV pool must be larger than 0 bytes, got {value!r}", f"write e.g. {example}")
+        raise UnitError(f"the KV pool must be a positive size, got {value!r}", f"write e.g. {example}")
     return pool
 
 

@@ -130,7 +130,7 @@ def test_progress_goes_to_stderr_only_when_asked(project, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("kv_pool,message", [(40, "40 has no unit"), ("40", "'40' has no unit"),
-                                             ("-1", "larger than 0 bytes"), ("0GiB", "larger than 0 bytes")])
+                                             ("-1", "must be a positive size"), ("0GiB", "must be a positive size")])
 def test_kv_pool_is_read_as_the_cli_reads_it(project, kv_pool, message):
     # attack trial (issue 15): kv_pool=40 was taken as 40 bytes (max_seqs 0, no warning); the CLI refuses '40'
     with pytest.raises(kvreg.UsageError, match=re.escape(message)):

@@ -77,8 +77,8 @@ def test_commas_only_in_groups_of_three(text):
 
 
 @pytest.mark.parametrize("value,message", [
-    (40, "40 has no unit"), ("40", "'40' has no unit"), ("-1", "larger than 0 bytes, got '-1'"),
-    ("0GiB", "larger than 0 bytes, got '0GiB'"), ("-1GiB", "larger than 0 bytes, got '-1GiB'"),
+    (40, "40 has no unit"), ("40", "'40' has no unit"), ("-1", "must be a positive size, got '-1'"),
+    ("0GiB", "must be a positive size, got '0GiB'"), ("-1GiB", "must be a positive size, got '-1GiB'"),
 ])
 def test_a_kv_pool_needs_a_unit_and_a_positive_size(value, message):
     # one parser for `kvreg fit --kv-pool` and kvreg.fit(kv_pool=): 40 was 40 bytes in the API, refused by the CLI
