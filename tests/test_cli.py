@@ -83,6 +83,9 @@ def test_fit_unknown_hardware_suggests_the_nearest(db):
 @pytest.mark.parametrize("args,message", [
     (("--kv-pool", "80G"), "'80G' is ambiguous"),
     (("--kv-pool", "inf"), "'inf' is not a finite size"),
+    # attack trial (issue 15): these said "write -1GiB" / "write 0GiB"
+    (("--kv-pool=-1",), "the KV pool must be a positive size, got '-1'"),
+    (("--kv-pool", "0"), "the KV pool must be a positive size, got '0'"),
     (("--context", "0"), "context '0' is not a positive whole number of tokens"),
     (("--tp", "3"), "unknown tp size '3'"),
     (("--kv-dtype", "int3"), "unknown KV dtype 'int3'"),
