@@ -129,10 +129,11 @@ def test_sql_table(db):
     assert r.output.splitlines() == ["a  b    c     d", "-  ---  ----  -", "1  2.5  NULL  x", "(1 row)"]
 
 
-def test_sql_error_is_a_usage_error(db):
+def test_sql_error_exits_1_without_the_usage_banner(db):
+    # issue 15: a query DuckDB fails is the query's error (exit 1), not a usage error with click's banner
     r = run(db, "sql", "SELECT * FROM no_such_view")
-    assert r.exit_code == 2
-    assert "no_such_view" in r.output
+    assert r.exit_code == 1
+    assert "no_such_view" in r.output and "Usage:" not in r.output
 
 
 def test_sql_empty_query_is_a_usage_error(db):
