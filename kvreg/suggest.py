@@ -34,10 +34,10 @@ def near_ids(value: str, known: list[str], n: int = 3) -> list[str]:
 
     add([lower[v]] if v in lower else [])
     add(sorted((k for k in known if k.lower().startswith(v)), key=lambda k: (len(k), k)))
-    # an id the typed name starts with, at a word boundary: ``h200-sxm-141gb`` (a spelled-out SKU) → ``h200``,
-    # longest first (difflib ranks h100-sxm-80gb above it on shared letters)
-    add(sorted((k for k in known if len(k) >= 3 and v.startswith(k.lower()) and v != k.lower()
-                and not v[len(k)].isalnum()), key=lambda k: (-len(k), k)))
+    # an id the typed name starts with, followed by an id's word separator "-": ``h200-sxm-141gb`` (a spelled-out
+    # SKU) → ``h200``, longest first (difflib ranks h100-sxm-80gb above it on shared letters).  Only "-": in
+    # ``ampere_gddr`` the "_" is the typo, and difflib's ``ampere-gddr`` is meant, not ``ampere``
+    add(sorted((k for k in known if len(k) >= 3 and v.startswith(k.lower() + "-")), key=lambda k: (-len(k), k)))
     if len(v) >= 3:
         add(sorted((k for k in known if v in k.lower()), key=lambda k: (len(k), k)))
     add(lower[m] for m in difflib.get_close_matches(v, list(lower), n=n))
