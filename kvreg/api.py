@@ -93,6 +93,10 @@ def validate(project: Path | str = "."):
     return load_registry(_project(project))
 
 
+FIT_OPTIONS = {"engine", "weights_dtype", "kv_dtype", "tp", "knobs"}
+"""The keywords :func:`fit` passes on to :func:`kvreg.fit.fit`; another is a UsageError, not a TypeError."""
+
+
 def fit(model: str, hardware: str | None = None, *, context: Any = None, kv_pool: Any = None,
         project: Path | str = ".", db: Path | str | None = None, **options) -> FitResult:
     """How many concurrent sequences of ``model`` fit on ``hardware`` (``kvreg fit``).
@@ -101,7 +105,8 @@ def fit(model: str, hardware: str | None = None, *, context: Any = None, kv_pool
         model, hardware: registry ids (hardware may be None when ``kv_pool`` is given).
         context: a context (``8192``, ``"8K"`` = 8,000, ``"8Ki"`` = 8,192) or a list of them;
             default the contexts axis.
-        kv_pool: a KV pool per device (``"40GiB"`` or bytes): how many fit in it.
+        kv_pool: a KV pool per device with its unit (``"40GiB"``, ``"40GB"``, ``"42949672960 B"``): how many
+            fit in it; a bare number (``40``) is a UsageError, as on the command line.
         options: ``engine``, ``weights_dtype``, ``kv_dtype``, ``tp`` and any other keyword
             :func:`kvreg.fit.fit` takes.
 
@@ -115,17 +120,21 @@ def fit(model: str, hardware: str | None = None, *, context: Any = None, kv_pool
         58
     """
     from kvreg.fit import fit as _fit
-    from kvreg.units import UnitError, parse_quantity
+    from kvreg.units import UnitError, parse_pool_bytes
 
     pool = None
     if kv_pool is not None:
         try:
-            pool = parse_quantity(kv_pool, "bytes")
+            pool = parse_pool_bytes(kv_pool)  # the CLI's parser: a bare 40 is refused, never 40 bytes
         except UnitError as exc:
             raise UsageError(f"kv_pool: {exc} ({exc.hint})") from None
+    unknown = sorted(set(options) - FIT_OPTIONS)
+    if unknown:
+        raise UsageError(f"fit() has no option {', '.join(unknown)} (options: {', '.join(sorted(FIT_OPTIONS))})")
+    contexts = _contexts(context)
     con = connect(project, db)
     try:
-        return _fit(con, model, hardware, contexts=_contexts(context), kv_pool_bytes=pool, **options)
+        return _fit(con, model, hardware, contexts=contexts, kv_pool_bytes=pool, **options)
     finally:
         con.close()
 

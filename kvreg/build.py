@@ -326,15 +326,38 @@ def duckdb_config() -> dict[str, str]:
         return {}
     limit = _memory_limit(limit)
     spill = Path(tempfile.gettempdir()) / f"kvreg-duckdb-spill-{os.getpid()}"
-    return {"memory_limit": limit, "temp_directory": str(spill)}
+    _remove_at_exit(spill)
+    temp = os.environ.get("KVREG_TEMP_LIMIT", "").strip() or DEFAULT_TEMP_LIMIT
+    return {"memory_limit": limit, "temp_directory": str(spill),
+            "max_temp_directory_size": _memory_limit(temp, "KVREG_TEMP_LIMIT")}
+
+
+DEFAULT_TEMP_LIMIT = "16GiB"
+"""Most a kvreg process spills to its temporary folder (``KVREG_TEMP_LIMIT`` overrides it).  DuckDB's own
+default is 90 % of the free disk: a runaway ``kvreg sql`` recursive CTE filled /tmp with it (issue 15).  The
+full engine grid under ``KVREG_MEMORY_LIMIT=3GB`` spills well under this; past it the query fails with
+DuckDB's out-of-memory error naming ``max_temp_directory_size``."""
+
+_SPILL_DIRS: set[str] = set()
+
+
+def _remove_at_exit(spill: Path) -> None:
+    """Remove the process's spill folder when it exits (normally, by SystemExit, or by the SIGTERM handler the
+    CLI installs, kvreg/sandbox.py ``interruptible``): DuckDB leaves it behind, GBs of it after a big query."""
+    import atexit
+    import shutil
+
+    if str(spill) not in _SPILL_DIRS:
+        _SPILL_DIRS.add(str(spill))
+        atexit.register(shutil.rmtree, spill, ignore_errors=True)
 
 
 # Below this DuckDB cannot even build the views (measured: the build needs ~150 MB); a smaller limit is a typo.
 MIN_MEMORY_LIMIT_BYTES = 256 * 2**20
 
 
-def _memory_limit(text: str) -> str:
-    """``KVREG_MEMORY_LIMIT`` checked and written as DuckDB reads it (whole MiB).
+def _memory_limit(text: str, name: str = "KVREG_MEMORY_LIMIT") -> str:
+    """``KVREG_MEMORY_LIMIT`` (or ``name``: ``KVREG_TEMP_LIMIT``) checked and written as DuckDB reads it (whole MiB).
 
     Raises:
         KvregError: not a size with a byte unit (``4GB``, ``3GiB``), or below :data:`MIN_MEMORY_LIMIT_BYTES`.
@@ -343,17 +366,17 @@ def _memory_limit(text: str) -> str:
     from kvreg.units import UnitError, parse_quantity
 
     def bad(message: str) -> KvregError:
-        return KvregError([Problem("KVREG_MEMORY_LIMIT", 0, 0, "", "bad-memory-limit", message,
+        return KvregError([Problem(name, 0, 0, "", "bad-memory-limit", message,
                                    "set it to a size such as 4GB or 3GiB, or unset it for DuckDB's default")])
 
     try:
         value = parse_quantity(text, "bytes")
     except UnitError as exc:
-        raise bad(f"the environment variable KVREG_MEMORY_LIMIT={text!r} is not a memory size: {exc}") from None
+        raise bad(f"the environment variable {name}={text!r} is not a memory size: {exc}") from None
     if not any(c.isalpha() for c in text):
-        raise bad(f"KVREG_MEMORY_LIMIT={text!r} has no unit (GB or GiB)")
+        raise bad(f"{name}={text!r} has no unit (GB or GiB)")
     if value < MIN_MEMORY_LIMIT_BYTES:
-        raise bad(f"KVREG_MEMORY_LIMIT={text!r} is below the {MIN_MEMORY_LIMIT_BYTES // 2**20} MiB kvreg needs")
+        raise bad(f"{name}={text!r} is below the {MIN_MEMORY_LIMIT_BYTES // 2**20} MiB kvreg needs")
     return f"{int(value // 2**20)}MiB"
 
 

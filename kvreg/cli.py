@@ -6,7 +6,6 @@ inside the commands so that ``kvreg --help`` stays fast.
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -107,31 +106,18 @@ def _dumps(obj) -> str:
 
 
 def _size(value: str | None, option: str = "--kv-pool") -> float | None:
-    """A size option (``--kv-pool 40GiB``) in bytes; a usage error naming ``option`` and the accepted range
-    (a positive size with its unit, below 2^63 bytes: kvreg.units.MAX_QUANTITY) otherwise."""
-    from kvreg.units import UnitError, parse_quantity
+    """A size option (``--kv-pool 40GiB``) in bytes, read by kvreg.units.parse_pool_bytes (the API's parser too);
+    None when not given; a usage error naming ``option`` and the accepted range (a positive size with its unit,
+    below 2^63 bytes: kvreg.units.MAX_QUANTITY) otherwise."""
+    from kvreg.units import UnitError, parse_pool_bytes
 
     if value is None:
         return None
     accepted = "it takes a positive size with its unit, below 2^63 bytes (8 EiB)"
-    hint = f"'{option}'"
     try:
-        bare = float(value.replace("_", "").replace(",", ""))
-    except ValueError:
-        pass
-    else:  # a bare number on the command line is almost always GB or GiB meant, not bytes
-        if not math.isfinite(bare):
-            raise click.BadParameter(f"{value!r} is not a finite size; {accepted} (write e.g. 80GB, 79.6GiB, 512MiB)",
-                                     param_hint=hint)
-        raise click.BadParameter(f"{value!r} has no unit: write {value}GiB (2^30 bytes) or {value}GB (10^9 bytes)",
-                                 param_hint=hint)
-    try:
-        size = parse_quantity(value, "bytes")
+        return parse_pool_bytes(value)
     except UnitError as exc:
-        raise click.BadParameter(f"{exc}; {accepted} ({exc.hint})", param_hint=hint)
-    if size <= 0:
-        raise click.BadParameter(f"{value!r} is {size:g} bytes; {accepted}", param_hint=hint)
-    return size
+        raise click.BadParameter(f"{exc}; {accepted} ({exc.hint})", param_hint=f"'{option}'")
 
 
 def _listed(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -277,7 +263,7 @@ def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str,
     import duckdb
 
     from kvreg.build import connect_path
-    from kvreg.sandbox import SandboxError, parse_table_option, query_connection
+    from kvreg.sandbox import QueryInterrupted, SandboxError, interruptible, parse_table_option, query_connection
     from kvreg.sqlout import query_error_text, render
 
     if not query.strip():
@@ -295,23 +281,46 @@ def sql(query: str, project: Path, db: Path | None, fmt: str, tables: tuple[str,
         if len(statements) > 1:
             raise click.UsageError(f"QUERY holds {len(statements)} statements; kvreg sql runs one at a time "
                                    "(only the last one's rows would show): run each on its own")
-        cur = con.execute(query)
-        text = render(cur, fmt) if cur.description else "(statement ran; it returned no rows)"
+        def work():
+            cur = con.execute(query)
+            return render(cur, fmt) if cur.description else "(statement ran; it returned no rows)"
+
+        text = interruptible(con, work)
+    except QueryInterrupted as exc:
+        # one line, and 128 + the signal as a shell reports it (130 for Ctrl-C); the spill folder goes at exit
+        click.echo(f"kvreg sql: interrupted ({'SIGINT' if exc.signum == 2 else 'SIGTERM'}); the query was stopped",
+                   err=True)
+        sys.exit(128 + exc.signum)
     except duckdb.Error as exc:
-        raise click.UsageError(_sql_refusal(query_error_text(exc)))
+        _query_failed(query_error_text(exc), "sql")
     finally:
         con.close()  # frees the locked DuckDB instance (the next query in this process opens its own)
     click.echo(text)
 
 
-def _sql_refusal(message: str) -> str:
-    """DuckDB's first error line, with what to do instead when it is the sandbox refusing."""
-    if "disabled by configuration" in message or "has been locked" in message:
+def _query_failed(message: str, command: str) -> None:
+    """Print a failed query's error on stderr, one ``Error:`` line and its hint, without click's usage banner
+    (the command line was right; the query was not), and exit: 2 when the sandbox refused the statement (a
+    write, a file read, a setting), 1 when the query itself failed (``SELECT 'a'::INT``: a conversion, an unknown
+    column).  docs/sql.md "Exit codes"."""
+    refusal = _sql_refusal(message, command)
+    click.echo(f"Error: {refusal}", err=True)
+    sys.exit(2 if refusal != message else 1)
+
+
+def _sql_refusal(message: str, command: str = "sql") -> str:
+    """DuckDB's first error line, with what to do instead when it is the sandbox refusing ``kvreg COMMAND``
+    (``sql`` or ``export``: the hint names the command the user ran)."""
+    if any(w in message for w in ("disabled by configuration", "disabled through configuration", "has been locked")):
+        if command == "export":
+            return (f"{message}\n  kvreg export cannot read other files, attach databases, install or load "
+                    "extensions, fetch URLs or change settings: it writes the rows of a view or a SELECT over "
+                    "the registry's views to the --to file only")
         return (f"{message}\n  kvreg sql cannot write files, attach databases, install or load extensions, fetch "
                 "URLs or change settings; to save rows use: kvreg export VIEW --to FILE.parquet [--where ...]; "
                 "to join a local file use --table NAME=FILE")
     if "read-only mode" in message:
-        return f"{message}\n  kvreg sql is read-only: change the registry's YAML entries instead"
+        return f"{message}\n  kvreg {command} is read-only: change the registry's YAML entries instead"
     return message
 
 
@@ -330,14 +339,20 @@ def export_cmd(what: str, target: Path, where: str | None, project: Path, db: Pa
 
     from kvreg.build import connect_path
     from kvreg.formats import counted
-    from kvreg.sandbox import SandboxError, export
+    from kvreg.sandbox import QueryError, QueryInterrupted, SandboxError, export
 
     try:
         rows = export(connect_path(project, db, progress), what, target, where)
     except KvregError as exc:
         _fail(exc, fmt)
+    except QueryInterrupted as exc:  # the temporary file is removed by export; nothing is written
+        click.echo(f"kvreg export: interrupted ({'SIGINT' if exc.signum == 2 else 'SIGTERM'}); nothing was written",
+                   err=True)
+        sys.exit(128 + exc.signum)
+    except QueryError as exc:
+        _query_failed(str(exc), "export")
     except SandboxError as exc:
-        raise click.UsageError(_sql_refusal(str(exc)))
+        raise click.UsageError(str(exc))
     if fmt == "json":
         click.echo(json.dumps({"path": str(target), "rows": rows, "format": target.suffix.lower().lstrip(".")}))
     else:

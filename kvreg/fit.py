@@ -96,6 +96,17 @@ def dict_rows(cur) -> list[dict]:
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
+def _check_types(**args) -> None:
+    """UsageError for an argument of the wrong type (the Python API passes what it is given: ``tp="2"`` was a
+    TypeError deep in :func:`fit`); ids are strings (hardware and weights_dtype may be None), tp a whole number."""
+    for name, v in args.items():
+        if name == "tp":
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise UsageError(f"tp must be a whole number (1, 2, 4, 8 ...), got {v!r}")
+        elif not (isinstance(v, str) or (v is None and name in ("hardware", "weights_dtype"))):
+            raise UsageError(f"{name} must be an id (a string), got {v!r}")
+
+
 def fit(con, model: str, hardware: str | None, *, engine: str = "first-principles", weights_dtype: str | None = None,
         kv_dtype: str = "bf16", tp: int = 1, contexts: list[int] | None = None,
         kv_pool_bytes: float | None = None, knobs: dict | None = None) -> FitResult:
@@ -126,6 +137,8 @@ def fit(con, model: str, hardware: str | None, *, engine: str = "first-principle
     """
     from kvreg.plan import KNOBS, POOL_KNOBS, check_block_size, check_knobs, knob_params
 
+    _check_types(model=model, hardware=hardware, engine=engine, weights_dtype=weights_dtype, kv_dtype=kv_dtype,
+                 tp=tp)
     check_knobs(knobs)
     knob_sql = ", ".join(f"{k} := ?" for k in KNOBS)
     pool_knob_sql = ", ".join(f"{k} := ?" for k in POOL_KNOBS)

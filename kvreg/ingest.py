@@ -521,20 +521,17 @@ def check_log_file(path: Path | str) -> None:
         IngestUsageError: not a regular file (a directory, pipe, socket or device), naming what it is.
         LogError: it cannot be examined, or it is larger than 64 MiB.
     """
-    import stat
+    from kvreg.userfiles import FileTooLarge, NotRegularFile, check_regular_file
 
     try:
-        st = os.stat(path)
+        check_regular_file(path, MAX_LOG_BYTES)
     except OSError as exc:
         raise LogError(f"cannot read {path}: {exc.strerror}")
-    if not stat.S_ISREG(st.st_mode):
-        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a named pipe" if stat.S_ISFIFO(st.st_mode)
-                else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
-                or stat.S_ISBLK(st.st_mode) else "not a regular file")
-        raise IngestUsageError(f"{path} is {kind}: ingest-log reads a saved log file (e.g. vllm serve ... 2>&1 | "
+    except NotRegularFile as exc:
+        raise IngestUsageError(f"{path} is {exc.kind}: ingest-log reads a saved log file (e.g. vllm serve ... 2>&1 | "
                                "tee startup.log, then ingest-log startup.log)")
-    if st.st_size > MAX_LOG_BYTES:
-        raise LogError(too_big(path, st.st_size))
+    except FileTooLarge as exc:
+        raise LogError(too_big(path, exc.size))
 
 
 def too_big(path: Path | str, size: int | None) -> str:

@@ -39,13 +39,29 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
-NUM = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?)"
+# How vLLM prints its figures (0.19.0): counts with thousands separators, ``f"{num_tokens:,}"`` and
+# ``f"{max_model_len:,}"`` (v1/core/kv_cache_utils.py:1319-1324), or bare ``%d`` (V0 "# GPU blocks: %d",
+# v1/metrics/loggers.py:273); GiB figures and the concurrency factor as fixed-point ``%.2f`` with no
+# separator ("Maximum concurrency for 8,192 tokens per request: 19.31x").  So NUM takes commas only in
+# groups of three (``1,234,567``; "1,20" or "157,93" is not a number) and FIXED none at all; a decimal point
+# in a count is refused where the count is read (:data:`_INT_FIELDS`).  The lookahead keeps a figure from
+# matching a prefix of a malformed one ("1,20x" is not "1").
+NUM = r"(-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)(?![0-9]|[.,][0-9])"
+FIXED = r"(-?[0-9]+(?:\.[0-9]+)?)(?![0-9]|[.,][0-9])"
 EXCERPT_LINE_CHARS = 300
 """Longest stored excerpt line (characters); longer lines keep their head and the figure read."""
 
 
-def _num(s: str) -> float | int:
-    """A printed number: an int when it has no decimal point (exact, however long), else a float."""
+def _num(s: str, count: str = "", line: int = 0) -> float | int:
+    """A printed number: an int when it has no decimal point (exact, however long), else a float.
+
+    ``count`` names the figure when it must be a whole number (tokens, blocks): a decimal point there is a
+    :class:`LogError` naming ``line`` (vLLM prints counts as integers; "157.936 tokens" is a locale's
+    thousands separator or an edit, never 157 tokens).
+    """
+    if count and "." in s:
+        raise LogError(f"line {line}: {count} {s!r} has a decimal point, but vLLM prints it as a whole number "
+                       f"(thousands separated by commas: 157,936); fix the line or cut it out")
     s = s.replace(",", "")
     try:
         return int(s) if "." not in s else float(s)
@@ -122,25 +138,25 @@ class ParsedLog:
 FIGURES = {  # ParsedLog field → patterns (any one); group 1 is the value
     # V0 0.6-0.10 worker.py also prints "model weights take XGiB; non_torch_memory takes XGiB; PyTorch activation
     # peak memory takes XGiB; the rest of the memory reserved for KV Cache is XGiB" after "total_gpu_memory (XGiB)"
-    "model_loading_gib": [r"Model loading took " + NUM + r" ?GiB", r"Loading model weights took " + NUM + r" ?GB"],
-    "available_kv_cache_memory_gib": [r"Available KV cache memory: " + NUM + r" ?GiB", r"kv_cache_size=" + NUM + r" ?GiB",
-                                      r"the rest of the memory reserved for KV Cache is " + NUM + r" ?GiB"],
-    "total_gpu_memory_gib": [r"total_gpu_memory=" + NUM + r" ?GiB", r"memory snapshot:.*?total_memory=" + NUM + r" ?GiB",
-                             r"total_gpu_memory \(" + NUM + r" ?GiB\)"],
-    "init_free_memory_gib": [r"memory snapshot:.*?free_memory=" + NUM + r" ?GiB"],
-    "init_cuda_memory_gib": [r"memory snapshot:.*?cuda_memory=" + NUM + r" ?GiB"],
-    "init_non_torch_memory_gib": [r"memory snapshot:.*?\bnon_torch_memory=" + NUM + r" ?GiB"],
-    "requested_memory_gib": [r"worker requested memory: " + NUM + r" ?GiB",
-                             r"Requested memory: [0-9.]+ \(util\), " + NUM + r" ?GiB"],
-    "non_kv_memory_gib": [r"Total non KV cache memory: " + NUM + r" ?GiB"],
-    "activation_peak_gib": [r"torch peak memory increase: " + NUM + r" ?GiB",
-                            r"PyTorch activation peak memory takes " + NUM + r" ?GiB"],
-    "non_torch_forward_gib": [r"non-torch forward increase memory: " + NUM + r" ?GiB",
-                              r"non_torch_memory takes " + NUM + r" ?GiB"],
-    "weights_memory_gib": [r"; weights memory: " + NUM + r" ?GiB", r"model weights take " + NUM + r" ?GiB"],
-    "cuda_graph_estimated_gib": [r"Estimated CUDA graph memory: " + NUM + r" ?GiB total"],
-    "cuda_graph_memory_gib": [r"CUDA graph pool memory: " + NUM + r" ?GiB \(actual\)",
-                              r"Graph capturing finished in .*? took " + NUM + r" ?GiB"],
+    "model_loading_gib": [r"Model loading took " + FIXED + r" ?GiB", r"Loading model weights took " + FIXED + r" ?GB"],
+    "available_kv_cache_memory_gib": [r"Available KV cache memory: " + FIXED + r" ?GiB", r"kv_cache_size=" + FIXED + r" ?GiB",
+                                      r"the rest of the memory reserved for KV Cache is " + FIXED + r" ?GiB"],
+    "total_gpu_memory_gib": [r"total_gpu_memory=" + FIXED + r" ?GiB", r"memory snapshot:.*?total_memory=" + FIXED + r" ?GiB",
+                             r"total_gpu_memory \(" + FIXED + r" ?GiB\)"],
+    "init_free_memory_gib": [r"memory snapshot:.*?free_memory=" + FIXED + r" ?GiB"],
+    "init_cuda_memory_gib": [r"memory snapshot:.*?cuda_memory=" + FIXED + r" ?GiB"],
+    "init_non_torch_memory_gib": [r"memory snapshot:.*?\bnon_torch_memory=" + FIXED + r" ?GiB"],
+    "requested_memory_gib": [r"worker requested memory: " + FIXED + r" ?GiB",
+                             r"Requested memory: [0-9.]+ \(util\), " + FIXED + r" ?GiB"],
+    "non_kv_memory_gib": [r"Total non KV cache memory: " + FIXED + r" ?GiB"],
+    "activation_peak_gib": [r"torch peak memory increase: " + FIXED + r" ?GiB",
+                            r"PyTorch activation peak memory takes " + FIXED + r" ?GiB"],
+    "non_torch_forward_gib": [r"non-torch forward increase memory: " + FIXED + r" ?GiB",
+                              r"non_torch_memory takes " + FIXED + r" ?GiB"],
+    "weights_memory_gib": [r"; weights memory: " + FIXED + r" ?GiB", r"model weights take " + FIXED + r" ?GiB"],
+    "cuda_graph_estimated_gib": [r"Estimated CUDA graph memory: " + FIXED + r" ?GiB total"],
+    "cuda_graph_memory_gib": [r"CUDA graph pool memory: " + FIXED + r" ?GiB \(actual\)",
+                              r"Graph capturing finished in .*? took " + FIXED + r" ?GiB"],
     "num_gpu_blocks": [r"# GPU blocks: " + NUM, r"num_gpu_blocks is: " + NUM],
     # 0.33 prints "<device>[ + host] KV cache size: N tokens, Maximum concurrency ..." on one line
     # (kv_cache_utils.py:1147, _kv_cache_device_name: "GPU" on CUDA, else the device type upper-cased)
@@ -149,9 +165,11 @@ FIGURES = {  # ParsedLog field → patterns (any one); group 1 is the value
 _FIG_RX = {k: [re.compile(p) for p in ps] for k, ps in FIGURES.items()}
 # the same lines with any token where the number goes: a figure line whose value is not a printed number
 # ("1e30", "nan", "inf") is named in a note, never dropped silently (vLLM prints fixed-point figures: ``:.2f``)
-_FIG_LOOSE = {k: [re.compile(p.replace(NUM, r"(\S+)")) for p in ps] for k, ps in FIGURES.items()}
+_FIG_LOOSE = {k: [re.compile(p.replace(NUM, r"(\S+)").replace(FIXED, r"(\S+)")) for p in ps]
+              for k, ps in FIGURES.items()}
 _INT_FIELDS = {"num_gpu_blocks", "kv_cache_tokens", "max_concurrency_tokens"}
-_CONC = re.compile(r"Maximum concurrency for " + NUM + r" tokens per request: " + NUM + r"x")
+_CONC = re.compile(r"Maximum concurrency for " + NUM + r" tokens per request: " + FIXED + r"x")
+_CONC_LOOSE = re.compile(r"Maximum concurrency for (\S+) tokens per request: (\S+)")
 # cheap substring test before any regex: a 50 MB log is mostly lines none of these touch
 _KEYS = ("took", "KV cache", "kv_cache_size", "total_gpu_memory", "memory snapshot", "requested memory",
          "Requested memory", "non KV cache", "CUDA graph", "Graph capturing", "GPU blocks", "num_gpu_blocks",
@@ -325,7 +343,7 @@ def parse_log(text: str | Iterable[str]) -> ParsedLog:
             for k, rx in enumerate(rxs):
                 m = rx.search(line)
                 if m:
-                    v = _num(m.group(1))
+                    v = _num(m.group(1), field if field in _INT_FIELDS else "", n)
                     found.setdefault(field, []).append(Hit(int(v) if field in _INT_FIELDS else v, n, line, process,
                                                            k))
                     break
@@ -333,11 +351,16 @@ def parse_log(text: str | Iterable[str]) -> ParsedLog:
                 lm = next((m for rx in _FIG_LOOSE[field] if (m := rx.search(line))), None)
                 if lm:
                     out.notes.append(f"line {n}: {field} {lm.group(1)[:40]!r} is not a number as vLLM prints one "
-                                     f"(fixed-point, e.g. 51.63): the figure is left out ({line.strip()[:120]!r})")
+                                     f"(a count like 157,936, a figure like 51.63): the figure is left out ({line.strip()[:120]!r})")
         m = _CONC.search(line)
         if m:
-            found.setdefault("max_concurrency_tokens", []).append(Hit(int(_num(m.group(1))), n, line, process))
+            found.setdefault("max_concurrency_tokens", []).append(
+                Hit(_num(m.group(1), "max_concurrency_tokens", n), n, line, process))
             found.setdefault("max_concurrency", []).append(Hit(_num(m.group(2)), n, line, process))
+        elif (cm_ := _CONC_LOOSE.search(line)):
+            out.notes.append(f"line {n}: 'Maximum concurrency for {cm_.group(1)[:40]} tokens per request: "
+                             f"{cm_.group(2)[:40]}' is not as vLLM prints it (a count like 8,192 and a factor "
+                             f"like 19.31x): the figure is left out ({line.strip()[:120]!r})")
         if out.version is None:
             for rx in _VERSION:
                 vm = rx.search(line)
@@ -380,7 +403,7 @@ def parse_log(text: str | Iterable[str]) -> ParsedLog:
         for key, rx in _DEFAULTING:
             dm = rx.search(line)
             if dm:
-                setting(key, int(_num(dm.group(1))), n, line, process, 3)
+                setting(key, _num(dm.group(1), key, n), n, line, process, 3)
         for rx in _UTIL:
             um = rx.search(line)
             if um:

@@ -84,8 +84,23 @@ def knob_params(knobs: dict | None, names: tuple[str, ...] = KNOBS) -> list:
 def check_knobs(knobs: dict | None) -> None:
     """Raise :class:`UsageError` for a knob value out of range (utilization in (0, 1], counts ≥ 1 or ≥ 0).
 
-    ``block_size`` depends on the release: :func:`check_block_size`."""
+    ``block_size`` depends on the release: :func:`check_block_size`.  A value of the wrong type (``"0.9"``,
+    ``max_num_seqs=2.5``, a non-bool ``enforce_eager``; the Python API passes what it is given) is a UsageError
+    too, never a TypeError from a comparison."""
     k = knobs or {}
+    if not isinstance(k, dict):
+        raise UsageError(f"knobs must be a dict of engine settings, got {type(k).__name__}")
+    for name, v in k.items():
+        if v is None or name not in KNOBS:
+            continue  # an unknown name: knob_params names it with the known ones
+        if name == "enforce_eager":
+            if not isinstance(v, bool):
+                raise UsageError(f"enforce_eager must be True or False, got {v!r}")
+        elif name == "gpu_memory_utilization":
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise UsageError(f"gpu_memory_utilization must be a number in (0, 1], got {v!r}")
+        elif isinstance(v, bool) or not isinstance(v, int):
+            raise UsageError(f"{name} must be a whole number, got {v!r}")
     u = k.get("gpu_memory_utilization")
     if u is not None and not 0 < u <= 1:
         raise UsageError(f"--gpu-memory-utilization {u} is not in (0, 1]")
@@ -571,8 +586,10 @@ def render_plan(r: PlanResult, top: int = 10, max_reasons: int = 12) -> str:
                                            if r.efficiency_basis == "fitted" else
                                            "vendor_measured (a stated figure replaced by the same vendor's lowest"
                                            " measured one)") + ".")
+        # the legend of every table printed above (the priced one and the one without a price): a † in the
+        # second table alone had none
         if any(p["binding_constraint"] == "tpot" and p["hardware_id"] in r.stated
-               for p in (r.feasible or r.unpriced)[:top]):
+               for p in r.feasible[:top] + r.unpriced[:top]):
             out.append("† decode speed binds at a bandwidth efficiency nobody has measured on this device, its"
                        " architecture or its other engines (the hardware entry's stated figure).")
         from kvreg.plan_levers import lever_lines

@@ -40,6 +40,11 @@ class SandboxError(ValueError):
     """A usage mistake (a bad ``--table`` or ``--to``); the message says what to write instead."""
 
 
+class QueryError(SandboxError):
+    """DuckDB refused or failed the query itself (its first error line): the CLI prints it without a usage
+    banner (kvreg/cli.py ``_query_failed``)."""
+
+
 def _lock(con, allowed_paths: list[str] = ()) -> None:
     """Disable external access except ``allowed_paths``, then lock the configuration."""
     if allowed_paths:
@@ -142,7 +147,7 @@ def single_statement(query: str) -> str:
     try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as exc:
-        raise SandboxError(query_error_text(exc)) from None
+        raise QueryError(query_error_text(exc)) from None
     if len(statements) != 1:
         raise SandboxError(f"give exactly one SELECT statement, got {len(statements)}")
     return query.strip().rstrip(";")
@@ -197,9 +202,10 @@ def export(db: Path, what: str, target: Path, where: str | None = None) -> int:
     try:
         _lock(con, [str(Path(tmp).resolve())])
         try:
-            n = con.execute(f"COPY ({source}) TO ? {fmt}", [str(Path(tmp).resolve())]).fetchone()[0]
+            n = interruptible(con, lambda: con.execute(f"COPY ({source}) TO ? {fmt}",
+                                                        [str(Path(tmp).resolve())]).fetchone()[0])
         except duckdb.Error as exc:
-            raise SandboxError(query_error_text(exc)) from None
+            raise QueryError(query_error_text(exc)) from None
         finally:
             con.close()
         umask = os.umask(0)
@@ -210,3 +216,61 @@ def export(db: Path, what: str, target: Path, where: str | None = None) -> int:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return int(n)
+
+
+class QueryInterrupted(Exception):
+    """A query stopped by SIGINT (Ctrl-C) or SIGTERM; ``signum`` says which (the CLI exits 128 + signum)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def interruptible(con, work):
+    """``work()`` (which runs a query on ``con`` and reads its rows), stoppable by SIGINT and SIGTERM.
+
+    DuckDB holds the main thread inside one C call for the whole query, so Python's signal handlers (and
+    Ctrl-C) waited minutes for it to return (issue 15: a runaway recursive CTE).  The query runs on a worker
+    thread instead; the main thread waits, and a signal calls ``con.interrupt()`` (DuckDB's own cancellation),
+    which ends the query within its next vector.  Off the main thread (signal handlers cannot be installed there)
+    ``work()`` simply runs.
+
+    Returns:
+        What ``work()`` returns.
+
+    Raises:
+        QueryInterrupted: a signal stopped the query (the process then exits, its spill folder removed at exit).
+        Whatever ``work()`` raises.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return work()
+    got: list[int] = []
+    box: dict = {}
+
+    def run():
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # handed to the main thread, re-raised there
+            box["error"] = exc
+
+    def stop(signum, frame):
+        got.append(signum)
+        con.interrupt()
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        t = threading.Thread(target=run, name="kvreg-query", daemon=True)
+        t.start()
+        while t.is_alive():
+            t.join(0.1)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if got:
+        raise QueryInterrupted(got[0])
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -24,7 +24,11 @@ KINDS = {
     "count": (("",), "70.6e9, 70.6B params is not accepted: write 70.6e9"),
 }
 
-_NUMBER = r"[0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?"
+# A number as written: thousands separated by commas only in groups of three (1,234,567; "1,41" is no
+# number), never "_" (Python's digit separator: "1_41 GB" read as 141 GB hid a typo), an optional fraction
+# and exponent.  unit_pattern() publishes the same grammar to the JSON Schemas.
+_NUMBER = (r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+           r"|\.[0-9]+(?:[eE][+-]?[0-9]+)?")
 _QUANTITY = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[A-Za-z/ ]*?)\s*$")
 
 
@@ -106,8 +110,15 @@ def parse_quantity(value: object, kind: str) -> float:
                         f"write e.g. {example}")
     m = _QUANTITY.match(value)
     if not m:
+        if "_" in value:
+            raise UnitError(f"cannot read {value!r} as a {kind} quantity: '_' is not a digit separator here",
+                            f"write the digits without it (or with commas in groups of three: 1,000): "
+                            f"e.g. {example}")
+        if re.match(r"^\s*[0-9][0-9,]*,", value):
+            raise UnitError(f"cannot read {value!r} as a {kind} quantity: commas separate thousands only in "
+                            f"groups of three (1,234,567)", f"write e.g. {example}")
         raise UnitError(f"cannot read {value!r} as a {kind} quantity", f"write e.g. {example}")
-    number = float(m["num"].replace("_", "").replace(",", ""))
+    number = float(m["num"].replace(",", ""))
     unit = m["unit"].replace(" ", "")
     if unit == "":
         return _finite(number, value, example)  # a bare number (YAML reads 86e9 as a string) is in base units
@@ -118,6 +129,45 @@ def parse_quantity(value: object, kind: str) -> float:
         return _finite(number * mult, value, example)
     hint = _diagnose(m["num"], unit, rest, kind, suffixes) or f"write e.g. {example}"
     raise UnitError(f"cannot read {value!r} as a {kind} quantity", hint)
+
+
+def parse_pool_bytes(value: object) -> float:
+    """Parse a KV pool size (``kvreg fit --kv-pool``, ``kvreg.fit(kv_pool=)``) into bytes: the one parser of both.
+
+    Args:
+        value: a string with a byte unit (``"40GiB"`` = 40 × 2^30, ``"40GB"`` = 40 × 10^9, ``"42949672960 B"``).
+
+    Returns:
+        The pool in bytes (float > 0).
+
+    Raises:
+        UnitError: a bare number (``40`` or ``"40"``: GB or GiB is almost always meant, never bytes, so it is
+            refused rather than read as 40 bytes), not positive (``-1GiB``, ``0GiB``), or not a bytes quantity
+            (see :func:`parse_quantity`).
+    """
+    _, example = KINDS["bytes"]
+    if isinstance(value, bool):
+        raise UnitError("expected a KV pool size, got a boolean", f"write e.g. {example}")
+    text = value.strip() if isinstance(value, str) else value
+    bare = text
+    if isinstance(text, str):
+        try:
+            bare = float(text.replace(",", ""))
+        except ValueError:
+            bare = None
+    if isinstance(bare, (int, float)):
+        if not math.isfinite(bare):
+            raise UnitError(f"{value!r} is not a finite size", f"write e.g. {example}")
+        if bare <= 0:
+            raise UnitError(f"the KV pool must be a positive size, got {value!r}", f"write e.g. {example}")
+        raise UnitError(f"{value!r} has no unit: write {bare:g}GiB (2^30 bytes) or {bare:g}GB (10^9 bytes)",
+                        f"a byte count as '{bare:.0f} B'")
+    if isinstance(text, str) and text.startswith("-"):
+        raise UnitError(f"the KV pool must be a positive size, got {value!r}", f"write e.g. {example}")
+    pool = parse_quantity(value, "bytes")
+    if not pool > 0:
+        raise UnitError(f"the KV pool must be a positive size, got {value!r}", f"write e.g. {example}")
+    return pool
 
 
 # The --context help of every command that takes a context (kvreg fit, kvreg plan).
@@ -173,7 +223,7 @@ def unit_pattern(kind: str) -> str:
     a number, optional spaces, an optional binary or decimal prefix, then one of
     the kind's suffixes (tests check both agree on sample strings).
     """
-    number = r"(?:[0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?)"
+    number = "(?:" + _NUMBER + ")"
     prefixes = sorted(BINARY, key=len, reverse=True) + sorted((p for p in DECIMAL if p), key=len, reverse=True)
     prefix = "(?:" + "|".join(prefixes) + ")"
     suffixes, _ = KINDS[kind]

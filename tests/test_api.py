@@ -102,6 +102,9 @@ def test_doc_examples_run(project, monkeypatch, block):
     ("h100-pcie", ["h100-pcie-80gb", "h100-sxm-80gb"], ["h100-pcie-80gb"]),
     ("lama-3.1-8b", ["llama-3.1-8b", "qwen3-8b"], ["llama-3.1-8b"]),
     ("zzz", ["llama-3.1-8b"], []),
+    # attack trial (issue 15): the spelled-out SKU suggested h100/a100 ids, not the h200 it starts with
+    ("h200-sxm-141gb", ["a100-sxm-80gb", "h100-sxm-80gb", "h200", "h20"], ["h200", "h100-sxm-80gb", "a100-sxm-80gb"]),
+    ("h2000", ["h200"], ["h200"]),
     ("", ["llama-3.1-8b"], []),
 ])
 def test_did_you_mean(typed, known, expected):
@@ -124,3 +127,23 @@ def test_progress_goes_to_stderr_only_when_asked(project, tmp_path, monkeypatch)
     monkeypatch.setenv("KVREG_PROGRESS", "0")
     r = CliRunner().invoke(main, ["build", "--project", str(fresh)])
     assert "…" not in r.output
+
+
+@pytest.mark.parametrize("kv_pool,message", [(40, "40 has no unit"), ("40", "'40' has no unit"),
+                                             ("-1", "must be a positive size"), ("0GiB", "must be a positive size")])
+def test_kv_pool_is_read_as_the_cli_reads_it(project, kv_pool, message):
+    # attack trial (issue 15): kv_pool=40 was taken as 40 bytes (max_seqs 0, no warning); the CLI refuses '40'
+    with pytest.raises(kvreg.UsageError, match=re.escape(message)):
+        kvreg.fit("llama-3.1-8b", None, context="8Ki", kv_pool=kv_pool, project=project)
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"tp": "2"}, "tp must be a whole number (1, 2, 4, 8 ...), got '2'"), ({"tp": True}, "got True"),
+    ({"engine": 3}, "engine must be an id (a string), got 3"), ({"tpp": 2}, "fit() has no option tpp"),
+    ({"knobs": {"gpu_memory_utilization": "0.9"}}, "gpu_memory_utilization must be a number in (0, 1]"),
+    ({"knobs": {"max_num_seqs": 2.5}}, "max_num_seqs must be a whole number, got 2.5"),
+])
+def test_argument_types_are_usage_errors_not_type_errors(project, options, message):
+    # tp='2' was a raw TypeError ('>' not supported between 'str' and 'int') from deep in kvreg.fit.fit
+    with pytest.raises(kvreg.UsageError, match=re.escape(message)):
+        kvreg.fit("llama-3.1-8b", "h100-sxm-80gb", context="8Ki", project=project, **options)

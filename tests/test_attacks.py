@@ -97,6 +97,24 @@ def test_sql_refusal_says_what_to_use_instead(small):
     assert "disabled by configuration" in r.output and "kvreg export" in r.output
 
 
+def test_a_failing_query_is_one_error_line_exit_1_without_the_usage_banner(small):
+    # attack trial (issue 15): a runtime SQL error printed click's "Usage: ... Try --help" banner, exit 2
+    r = run("sql", "SELECT 'a'::INT", "--project", small)
+    assert r.exit_code == 1, r.output
+    assert r.output.startswith("Error: Conversion Error: Could not convert string 'a' to INT32")
+    assert "Usage:" not in r.output and "--help" not in r.output
+    r = run("sql", "COPY (SELECT 1) TO 'x.csv'", "--project", small)
+    assert r.exit_code == 2 and "Usage:" not in r.output and "--help" not in r.output
+
+
+def test_an_export_refusal_names_kvreg_export(small, tmp_path):
+    # it said "kvreg sql cannot write files" to a user who ran kvreg export
+    r = run("export", "SELECT * FROM read_csv('/etc/passwd')", "--to", tmp_path / "x.csv", "--project", small)
+    assert r.exit_code == 2 and "disabled by configuration" in r.output, r.output
+    assert "kvreg export cannot read other files" in r.output and "kvreg sql" not in r.output
+    assert "Usage:" not in r.output and not (tmp_path / "x.csv").exists()
+
+
 def test_sql_still_answers_queries_and_temp_objects_change_no_file(small):
     before = tree_hash(small)
     r = run("sql", "SELECT count(*) AS n FROM models", "--project", small, "--format", "csv")
@@ -145,12 +163,20 @@ def test_export_parquet_and_csv_are_written_by_duckdb(small, tmp_path):
     ("models", "--to", "no/such/folder/x.csv"),
     ("models", "--where", "1; COPY models TO 'y.csv'", "--to", "x.csv"),
     ("SELECT 1; SELECT 2", "--to", "x.csv"),
-    ("SELECT * FROM models", "--where", "no_such_column = 1", "--to", "x.csv"),
 ])
 def test_export_bad_requests_are_usage_errors_and_write_nothing(small, args):
     before = tree_hash(small)
     r = run("export", *args, "--project", small)
     clean_exit(r, (2,))
+    assert tree_hash(small) == before
+
+
+def test_export_of_a_failing_query_exits_1_and_writes_nothing(small):
+    # a query DuckDB fails (an unknown column) is a query error, exit 1 as in kvreg sql (docs/sql.md)
+    before = tree_hash(small)
+    r = run("export", "SELECT * FROM models", "--where", "no_such_column = 1", "--to", "x.csv", "--project", small)
+    clean_exit(r, (1,))
+    assert r.output.startswith('Error: Binder Error: Referenced column "no_such_column" not found')
     assert tree_hash(small) == before
 
 
@@ -215,6 +241,14 @@ BILLION_LAUGHS = "id: x\n" + "\n".join(
     ("architecture: LlamaForCausalLM", "architecture: LlamaForCausalLM\nvocab_size: 8", "out-of-range", 9),
     ("architecture: LlamaForCausalLM", "architecture: LlamaForCausalLM\nvocab_size: 623000000000", "out-of-range", 9),
     ("    head_dim: 128", "    head_dim: 100000", "out-of-range", 20),
+    # attack trial (issue 15): a fractional token count validated and was truncated to 131072
+    ("native_context: {value: 131072, source: config}", "native_context: {value: 131072.5, source: config}",
+     "wrong-type", 9),
+    ("native_context: {value: 131072, source: config}", 'native_context: {value: "131072.5", source: config}',
+     "wrong-type", 9),
+    ("native_context: {value: 131072, source: config}", "native_context: {value: 131.0725Ki, source: config}",
+     "wrong-type", 9),
+    ("native_context: {value: 131072, source: config}", "native_context: {value: 128Ki, source: config}", None, None),
 ])
 def test_bad_model_values_are_located_problems(tmp_path, old, new, code, line):
     root = real_project(tmp_path)
@@ -334,7 +368,8 @@ FIT = ("fit", "llama-3.1-8b", "h100-sxm-80gb")
     (FIT + ("--kv-pool", "1e30GB"), "Invalid value for '--kv-pool': '1e30GB' is too large"),
     (FIT + ("--kv-pool", "inf"), "Invalid value for '--kv-pool': 'inf' is not a finite size; it takes a positive"
      " size with its unit, below 2^63 bytes (8 EiB)"),
-    (FIT + ("--kv-pool", "0GiB"), "Invalid value for '--kv-pool': '0GiB' is 0 bytes; it takes a positive size"),
+    (FIT + ("--kv-pool", "0GiB"), "Invalid value for '--kv-pool': the KV pool must be a positive size, got '0GiB'; it"
+     " takes a positive size"),
 ])
 def test_absurd_cli_values_name_the_option_and_its_range(tmp_path, args, says):
     root = real_project(tmp_path)
@@ -610,3 +645,43 @@ def test_report_out_inside_the_entry_folders_is_refused(tmp_path, out):
     clean_exit(r, (2,))
     assert "inside the project's" in r.output and "holds registry entries" in r.output
     assert (sorted(p.name for p in target.iterdir()) if target.exists() else None) == before
+
+
+# --- runaway queries: the spill folder is capped and removed, Ctrl-C stops the query (issue 15) -------------
+
+def _kvreg(small, query, **env):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **env}
+    return subprocess.Popen([sys.executable, "-m", "kvreg", "sql", query, "--project", str(small)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_runaway_query_stops_at_the_temp_cap_and_leaves_no_spill_folder(small):
+    # each step doubles the working table: without the cap it spilled GBs (DuckDB: 90 % of the free disk)
+    import tempfile
+
+    q = ("WITH RECURSIVE t(n, pad) AS (SELECT 1, repeat('x', 100) UNION ALL SELECT n + 1, pad FROM t, range(2) "
+         "WHERE n < 40) SELECT count(*) FROM t")
+    p = _kvreg(small, q, KVREG_MEMORY_LIMIT="256MiB", KVREG_TEMP_LIMIT="256MiB")
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 1, err
+    assert err.startswith("Error: Out of Memory Error") and "max_temp_directory_size" in err
+    assert not (Path(tempfile.gettempdir()) / f"kvreg-duckdb-spill-{p.pid}").exists()
+
+
+@pytest.mark.parametrize("signum,code,name", [(2, 130, "SIGINT"), (15, 143, "SIGTERM")])
+def test_ctrl_c_or_sigterm_stops_a_long_query_with_one_line(small, signum, code, name):
+    # SIGINT waited minutes for DuckDB's C call to return; now con.interrupt() ends the query
+    import os
+    import time
+
+    p = _kvreg(small, "SELECT count(*) FROM range(10000000000000) t(i) WHERE i % 7 = 3", KVREG_MEMORY_LIMIT="1GB")
+    time.sleep(5)   # past start-up: the query is running
+    assert p.poll() is None
+    os.kill(p.pid, signum)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == code and out == ""
+    assert err == f"kvreg sql: interrupted ({name}); the query was stopped\n"

@@ -83,6 +83,9 @@ def test_fit_unknown_hardware_suggests_the_nearest(db):
 @pytest.mark.parametrize("args,message", [
     (("--kv-pool", "80G"), "'80G' is ambiguous"),
     (("--kv-pool", "inf"), "'inf' is not a finite size"),
+    # attack trial (issue 15): these said "write -1GiB" / "write 0GiB"
+    (("--kv-pool=-1",), "the KV pool must be a positive size, got '-1'"),
+    (("--kv-pool", "0"), "the KV pool must be a positive size, got '0'"),
     (("--context", "0"), "context '0' is not a positive whole number of tokens"),
     (("--tp", "3"), "unknown tp size '3'"),
     (("--kv-dtype", "int3"), "unknown KV dtype 'int3'"),
@@ -126,10 +129,11 @@ def test_sql_table(db):
     assert r.output.splitlines() == ["a  b    c     d", "-  ---  ----  -", "1  2.5  NULL  x", "(1 row)"]
 
 
-def test_sql_error_is_a_usage_error(db):
+def test_sql_error_exits_1_without_the_usage_banner(db):
+    # issue 15: a query DuckDB fails is the query's error (exit 1), not a usage error with click's banner
     r = run(db, "sql", "SELECT * FROM no_such_view")
-    assert r.exit_code == 2
-    assert "no_such_view" in r.output
+    assert r.exit_code == 1
+    assert "no_such_view" in r.output and "Usage:" not in r.output
 
 
 def test_sql_empty_query_is_a_usage_error(db):

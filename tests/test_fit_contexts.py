@@ -96,6 +96,17 @@ def test_fit_beyond_native_is_computed_and_warned(con):
                for w in fit_warnings(r))
 
 
+def test_the_beyond_native_warning_does_not_depend_on_a_sequence_fitting(con):
+    # attack trial (issue 15): `--context 1e9` (nothing fits) was said to omit the warning 256Ki shows; both carry it
+    from kvreg.fit import fit_warnings
+
+    r = fit(con, "llama-3.1-70b", "h100-sxm-80gb", tp=4, contexts=[10**9])
+    assert r.rows[0]["max_seqs"] == 0
+    warnings = fit_warnings(r)
+    assert "Warning: not even one sequence fits at any context shown." in warnings
+    assert any("1,000,000,000 tokens is beyond llama-3.1-70b's native context (131,072 tokens)" in w for w in warnings)
+
+
 def test_fit_in_a_given_pool_off_the_axis(con):
     # Gemma 4 31B in the seed's 40 GiB pool at 20,000 tokens: 40 KiB/token × 20,000 = 819,200,000 B growing
     # + 800 MiB bounded (sliding window 1,024 < 20,000) = 1,658,060,800 B; 42,949,672,960 ÷ that = 25.9 → 25

@@ -183,6 +183,30 @@ def test_a_pipe_or_device_is_refused_before_it_is_opened(project, kind):
     assert not (project / "registry/observations").exists() or not list((project / "registry/observations").iterdir())
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device", "index-device"])
+def test_import_hf_refuses_a_pipe_or_device_as_ingest_log_does(tmp_path, kind):
+    # attack trial (issue 15): `import-hf /dev/zero --stdout` ate memory without bound, a named pipe hung:
+    # the config and --weights-index go through kvreg.userfiles (the guard ingest-log uses), never opened
+    config = ROOT / "registry/models/llama-3.1-8b.config.json"
+    args = {"fifo": [tmp_path / "fifo.json"], "device": ["/dev/zero"],
+            "index-device": [config, "--weights-index", "/dev/zero"]}[kind]
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "fifo.json")
+    r = run("import-hf", *args, "--stdout")
+    want = {"fifo": "unreadable-config: " + str(tmp_path / "fifo.json") + " is a named pipe",
+            "device": "unreadable-config: /dev/zero is a device",
+            "index-device": "unreadable-index: metadata.total_size: cannot read metadata.total_size: /dev/zero is a device"}
+    assert r.exit_code == 1 and want[kind] in r.output and "Traceback" not in r.output, r.output
+
+
+def test_import_hf_reads_a_config_saved_with_a_byte_order_mark(tmp_path):
+    # a UTF-8 BOM (Windows editors) was "pass the model's config.json (a JSON object)"; it is the same JSON
+    config = tmp_path / "config.json"
+    config.write_bytes(b"\xef\xbb\xbf" + (ROOT / "registry/models/llama-3.1-8b.config.json").read_bytes())
+    r = run("import-hf", config, "--stdout")
+    assert r.exit_code == 0 and "kv_heads: 8" in r.output, r.output
+
+
 def test_a_log_over_64_mib_is_refused_naming_the_bound(project):
     log = project / "huge.log"
     with open(log, "wb") as fh:

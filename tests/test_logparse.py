@@ -206,3 +206,28 @@ def test_v0_memory_profiling_summary_lines():
     assert (p.total_gpu_memory_gib, p.weights_memory_gib, p.non_torch_forward_gib, p.activation_peak_gib,
             p.available_kv_cache_memory_gib, p.num_gpu_blocks) == (79.19, 14.99, 0.12, 1.26, 54.90, 28108)
     assert p.args["gpu_memory_utilization"] == 0.90 and p.engine_generation == "V0"
+
+
+def test_a_decimal_point_in_a_token_count_is_refused_naming_the_line():
+    # attack trial (issue 15): "157.936 tokens" (a locale's thousands separator) was read as 157 tokens, 1000x off.
+    # vLLM prints the count as f"{num_tokens:,}" (0.19.0 v1/core/kv_cache_utils.py:1319)
+    with pytest.raises(LogError, match=r"line 2: kv_cache_tokens '157\.936' has a decimal point"):
+        parse_log("INFO vLLM API server version 0.19.0\n"
+                  "(EngineCore pid=1) INFO [kv_cache_utils.py:1319] GPU KV cache size: 157.936 tokens\n")
+    with pytest.raises(LogError, match=r"line 1: num_gpu_blocks '7891\.5'"):
+        parse_log("(EngineCore pid=1) INFO [loggers.py:273] num_gpu_blocks is: 7891.5\n")
+
+
+def test_separators_only_in_groups_of_three_and_never_in_the_concurrency_factor():
+    # "1,20x" was read as 120 (commas deleted): vLLM prints the factor as %.2f ("...: 19.31x"), no separator
+    p = parse_log("(EngineCore pid=1) INFO [kv_cache_utils.py:1319] GPU KV cache size: 157,936 tokens\n"
+                  "(EngineCore pid=1) INFO [kv_cache_utils.py:1324] Maximum concurrency for 8,192 tokens per "
+                  "request: 1,20x\n")
+    assert p.kv_cache_tokens == 157936 and p.max_concurrency is None and p.max_concurrency_tokens is None
+    assert p.notes and p.notes[0].startswith("line 2: 'Maximum concurrency for 8,192 tokens per request: 1,20x'")
+    # "157,93" is no grouping vLLM prints: the figure is left out, and said so, never read as 15793
+    p = parse_log("(EngineCore pid=1) INFO GPU KV cache size: 157,93 tokens\n"
+                  "(EngineCore pid=1) INFO Available KV cache memory: 51.63 GiB\n")
+    assert p.kv_cache_tokens is None and p.available_kv_cache_memory_gib == 51.63
+    assert p.notes[0].startswith("line 1: kv_cache_tokens '157,93' is not a number as vLLM prints one")
+    assert parse_log("GPU KV cache size: 1,210,272 tokens\n").kv_cache_tokens == 1210272

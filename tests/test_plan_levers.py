@@ -234,3 +234,19 @@ def dict_rows_of(con, sql, params=()):
     from kvreg.fit import dict_rows
 
     return dict_rows(con.execute(sql, list(params)))
+
+
+def test_a_dagger_in_the_table_without_a_price_has_its_legend(llama8):
+    # attack trial (issue 15): `kvreg plan` printed tpot† and never said what † means when the † row was in
+    # the second table (no price) and the priced table had none
+    import dataclasses
+
+    from kvreg.plan import render_plan
+
+    r = llama8
+    dagger = r.feasible[0]
+    assert dagger["binding_constraint"] == "tpot" and dagger["hardware_id"] in r.stated
+    plain = next(p for p in r.feasible if not (p["binding_constraint"] == "tpot" and p["hardware_id"] in r.stated))
+    text = render_plan(dataclasses.replace(r, feasible=[plain], unpriced=[dagger], measured=None, levers=None))
+    assert "tpot†" in text
+    assert "† decode speed binds at a bandwidth efficiency nobody has measured on this device" in text

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvreg.units import BINARY, DECIMAL, UnitError, parse_quantity
+from kvreg.units import BINARY, DECIMAL, UnitError, parse_pool_bytes, parse_quantity
 
 
 @pytest.mark.parametrize("text,kind,expected", [
@@ -18,7 +20,8 @@ from kvreg.units import BINARY, DECIMAL, UnitError, parse_quantity
     ("8K", "tokens", 8000),
     ("32Ki", "tokens", 32768),
     ("128Ki tokens", "tokens", 131072),
-    ("131_072", "tokens", 131072),
+    ("131,072", "tokens", 131072),
+    ("1,410 GB", "bytes", 1410e9),
     ("86e9", "bytes", 86e9),          # YAML reads this as a string: a bare number is the base unit
     (85899345920, "bytes", 85899345920),
     ("70.6e9", "count", 70.6e9),
@@ -36,6 +39,11 @@ def test_parses_to_base_units(text, kind, expected):
     ("3.35 TB", "bandwidth", "'TB' is a bytes unit but this field takes bandwidth: write e.g. 3.35 TB/s, 819 GB/s"),
     ("80 GiB/s", "bytes", "'GiB/s' is a bandwidth unit but this field takes bytes: write e.g. 80 GB, 79.6 GiB, 512 MiB"),
     ("eighty", "bytes", "write e.g. 80 GB, 79.6 GiB, 512 MiB"),
+    # attack trial (issue 15): "1_41 GB" was read as 141 GB and "1,41 GB" likewise: a typo, never a number
+    ("1_41 GB", "bytes", "write the digits without it (or with commas in groups of three: 1,000): "
+                         "e.g. 80 GB, 79.6 GiB, 512 MiB"),
+    ("131_072", "tokens", "write the digits without it (or with commas in groups of three: 1,000): "
+                          "e.g. 8K, 32Ki, 131072"),
 ])
 def test_refuses_with_a_precise_hint(text, kind, hint):
     with pytest.raises(UnitError) as exc:
@@ -60,3 +68,20 @@ def test_every_prefix_multiplies(n, prefix):
     expected = n * mult if n * mult < 2**53 else pytest.approx(n * mult, rel=1e-15)
     assert parse_quantity(f"{n} {name}B", "bytes") == expected
     assert parse_quantity(f"{n}{name}B/s", "bandwidth") == expected
+
+
+@pytest.mark.parametrize("text", ["1,41 GB", "1,2345 GB", "12,34,567"])
+def test_commas_only_in_groups_of_three(text):
+    with pytest.raises(UnitError, match="groups of three"):
+        parse_quantity(text, "bytes")
+
+
+@pytest.mark.parametrize("value,message", [
+    (40, "40 has no unit"), ("40", "'40' has no unit"), ("-1", "must be a positive size, got '-1'"),
+    ("0GiB", "must be a positive size, got '0GiB'"), ("-1GiB", "must be a positive size, got '-1GiB'"),
+])
+def test_a_kv_pool_needs_a_unit_and_a_positive_size(value, message):
+    # one parser for `kvreg fit --kv-pool` and kvreg.fit(kv_pool=): 40 was 40 bytes in the API, refused by the CLI
+    with pytest.raises(UnitError, match=re.escape(message)):
+        parse_pool_bytes(value)
+    assert parse_pool_bytes("40GiB") == 40 * 2**30 and parse_pool_bytes("42949672960 B") == 42949672960

@@ -154,6 +154,10 @@ def quantization(qc: dict, layers: int, model_dtype: str) -> tuple[str, dict, li
     return dtype, q, notes
 
 
+MAX_INDEX_BYTES = 64 * 2**20
+"""Largest weights index read (64 MiB; the largest real ones, thousands of tensors, are a few MiB)."""
+
+
 def read_index(path: Path) -> tuple[int, dict]:
     """``(total_size bytes, facts)`` of a ``model.safetensors.index.json``.
 
@@ -163,11 +167,14 @@ def read_index(path: Path) -> tuple[int, dict]:
     Raises:
         KvregError: ``unreadable-index`` when the file or ``metadata.total_size`` is missing or wrong.
     """
+    from kvreg.userfiles import read_bounded
+
     hint = "pass the checkpoint's model.safetensors.index.json"
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        # a regular file of at most MAX_INDEX_BYTES (a pipe, /dev/zero or a weights shard is refused, not read)
+        data = json.loads(read_bounded(path, MAX_INDEX_BYTES).decode("utf-8-sig"))
         total = data["metadata"]["total_size"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # NotRegularFile, FileTooLarge are ValueErrors
         raise KvregError([Problem(str(path), 0, 0, "metadata.total_size", "unreadable-index",
                                   f"cannot read metadata.total_size: {exc}", hint)]) from None
     if not isinstance(total, int) or isinstance(total, bool) or total <= 0:

@@ -130,8 +130,10 @@ def key_lines(text: str) -> dict[str, int]:
 
 def locate(exc: KvregError, path: Path | str) -> KvregError:
     """``exc`` with each problem of line 0 moved to the line of its (first) key in ``path``."""
-    try:
-        lines = key_lines(Path(path).read_text(encoding="utf-8"))
+    from kvreg.userfiles import read_bounded
+
+    try:  # the same guard as read_config: a pipe or /dev/zero is never read (ValueError covers its refusals)
+        lines = key_lines(read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8-sig"))
     except (OSError, ValueError):
         lines = {}
     fixed = []
@@ -192,12 +194,18 @@ def read_config(path: Path | str, display: str | None = None) -> Config:
     """
     path = Path(path)
     display = display or path.name
+    from kvreg.userfiles import FileTooLarge, NotRegularFile, read_bounded
+
     try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            raise _problem(display, "unreadable-config", f"{display} is larger than {MAX_CONFIG_BYTES:,} bytes",
-                           "pass the model's config.json (a few KB), not the weights or the index")
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: a config saved with a byte-order mark (Windows editors) is the same JSON
+        text = read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8-sig")
         raw = json.loads(text)
+    except NotRegularFile as exc:
+        raise _problem(display, "unreadable-config", f"{display} is {exc.kind}, not a file",
+                       "pass the model's config.json saved as a file (a pipe or device is never read)") from None
+    except FileTooLarge:
+        raise _problem(display, "unreadable-config", f"{display} is larger than {MAX_CONFIG_BYTES:,} bytes",
+                       "pass the model's config.json (a few KB), not the weights or the index") from None
     except json.JSONDecodeError as exc:
         raise _problem(display, "unreadable-config", f"cannot read {display} as JSON: {exc.msg}",
                        "pass the model's config.json (a JSON object)", exc.lineno) from None

@@ -28,13 +28,28 @@ Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4"]
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
 
+_BARE = re.compile(r"^\s*[0-9.,eE+\-]+\s*$")
+
+
 def _unit(kind: str, integral: bool):
+    """Parse a quantity field; for an integral one (bytes, tokens) a value that is not whole is wrong-type.
+
+    Tokens are whole whatever the unit (``131072.5`` or ``1.0001K`` is no context: it was truncated to 131072);
+    a byte count written bare (``85899345920.5``) is whole too, while ``79.6 GiB`` rounds to the nearest byte
+    (the prefix's figure is itself a rounded one).  The error type ``int_type`` reports as ``wrong-type``
+    with the whole-number hint, as ``kv_heads: 8.0`` does."""
     def parse(v: Any):
         try:
             x = parse_quantity(v, kind)
         except UnitError as exc:
             raise PydanticCustomError("bad_unit", "{message}", {"message": str(exc), "hint": exc.hint})
-        return to_int(x) if integral else x
+        if not integral:
+            return x
+        bare = isinstance(v, (int, float)) or (isinstance(v, str) and _BARE.match(v) is not None)
+        if (bare or kind == "tokens") and x != int(x):
+            raise PydanticCustomError("int_type", "Input should be a whole number of {kind}: {value} is not",
+                                      {"kind": kind, "value": f"{x:,.6g}" if not bare else str(v)})
+        return to_int(x)
     return BeforeValidator(parse)
 
 
