@@ -28,14 +28,21 @@ def base_tables_read(con, alias: str, names: list[str]) -> dict[str, set[str]]:
         names: view (or table macro) names; a name the side does not have is left out of the result.
     Returns:
         ``{name: {table, …}}`` (a base table in ``names`` maps to itself).
+
+    Main's schema only: the plan scopes (kvreg/sql/276-278) hold stand-ins of the same names in their own schemas
+    (and a table, plan_admission.first_principles_none), which main's views never read; counted by name, they made
+    capacity's focus read a table with no digest, and the diff's step cache stopped keying it.
     """
     defs: dict[str, str] = dict(con.execute(
-        "SELECT view_name, sql FROM duckdb_views() WHERE database_name = ? AND NOT internal", [alias]).fetchall())
+        "SELECT view_name, sql FROM duckdb_views() WHERE database_name = ? AND schema_name = 'main' AND NOT internal",
+        [alias]).fetchall())
     for name, text in con.execute(
             "SELECT function_name, string_agg(coalesce(macro_definition, ''), ' ') FROM duckdb_functions() "
-            "WHERE database_name = ? AND function_type IN ('macro', 'table_macro') GROUP BY ALL", [alias]).fetchall():
+            "WHERE database_name = ? AND schema_name = 'main' AND function_type IN ('macro', 'table_macro') "
+            "GROUP BY ALL", [alias]).fetchall():
         defs[name] = defs.get(name, "") + " " + text
-    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ?",
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ?"
+                                        " AND schema_name = 'main'",
                                         [alias]).fetchall()}
     known = set(defs) | tables
     edges = {n: set(_IDENT.findall(text or "")) & known - {n} for n, text in defs.items()}
