@@ -6,6 +6,5 @@
 -- settings fan-out (2.35 M rows instead of 0.3 M for the Q4 2026 report, +0.4 s CPU).
 -- Grain: one row.  Inputs: batched_tokens; $max_num_batched_tokens (NULL = the release default).
 -- Units: tokens.
-SELECT list(DISTINCT t ORDER BY t) AS batched_axis
-FROM (SELECT max_num_batched_tokens AS t FROM batched_tokens UNION ALL SELECT $max_num_batched_tokens::BIGINT)
-WHERE t IS NOT NULL
+-- The axis itself is plan_batched_axis (284), the one definition `kvreg plan`'s levers use too.
+SELECT axis AS batched_axis FROM plan_batched_axis([$max_num_batched_tokens::BIGINT])
