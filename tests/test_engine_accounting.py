@@ -216,3 +216,24 @@ def test_every_vllm_quirk_sentence_cites_the_engine_source(con):
     (v0,) = con.execute("SELECT text FROM engine_quirks WHERE engine_id = 'vllm-v0' AND trigger = 'does_not_start'"
                         ).fetchone()
     assert "vllm/worker/worker.py raise_if_cache_size_invalid" in v0 and "check_enough" not in v0
+
+
+def test_sglang_long_request_quirk_says_it_starts(con):
+    """SGLang has no start-up fit check (vLLM's check_enough_kv_cache_memory is a vLLM function): its TpModelWorker
+    caps max_req_len at min(context_len - 1, max_total_num_tokens - 1) and asserts only "Memory pool size is too
+    small", so with a pool shorter than max_model_len it starts and rejects the long inputs.  The quirk sentence
+    printed for SGLang rows must say so and must not borrow vLLM's function name."""
+    (text,) = con.execute("SELECT text FROM engine_quirks WHERE engine_id = 'sglang-0.5' AND trigger = 'does_not_start'"
+                          ).fetchone()
+    assert "still starts" in text and "max_total_num_tokens" in text and "validate_input_length" in text
+    assert "check_enough" not in text and "refuses to start" not in text
+
+
+def test_trtllm_long_request_quirk_says_it_starts(con):
+    """TensorRT-LLM's KVCacheManager reduces max_seq_len to the window the pool's blocks allow
+    (_validate_and_adjust_attention_windows) instead of refusing to start: its quirk sentence says so, in its own
+    function's name."""
+    (text,) = con.execute("SELECT text FROM engine_quirks WHERE engine_id = 'trtllm-pytorch' AND trigger = 'does_not_start'"
+                          ).fetchone()
+    assert "still starts" in text and "_validate_and_adjust_attention_windows" in text
+    assert "check_enough" not in text and "refuses to start" not in text
