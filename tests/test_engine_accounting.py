@@ -218,22 +218,18 @@ def test_every_vllm_quirk_sentence_cites_the_engine_source(con):
     assert "vllm/worker/worker.py raise_if_cache_size_invalid" in v0 and "check_enough" not in v0
 
 
-def test_sglang_long_request_quirk_says_it_starts(con):
-    """SGLang has no start-up fit check (vLLM's check_enough_kv_cache_memory is a vLLM function): its TpModelWorker
-    caps max_req_len at min(context_len - 1, max_total_num_tokens - 1) and asserts only "Memory pool size is too
-    small", so with a pool shorter than max_model_len it starts and rejects the long inputs.  The quirk sentence
-    printed for SGLang rows must say so and must not borrow vLLM's function name."""
-    (text,) = con.execute("SELECT text FROM engine_quirks WHERE engine_id = 'sglang-0.5' AND trigger = 'does_not_start'"
-                          ).fetchone()
-    assert "still starts" in text and "max_total_num_tokens" in text and "validate_input_length" in text
-    assert "check_enough" not in text and "refuses to start" not in text
-
-
-def test_trtllm_long_request_quirk_says_it_starts(con):
-    """TensorRT-LLM's KVCacheManager reduces max_seq_len to the window the pool's blocks allow
-    (_validate_and_adjust_attention_windows) instead of refusing to start: its quirk sentence says so, in its own
-    function's name."""
-    (text,) = con.execute("SELECT text FROM engine_quirks WHERE engine_id = 'trtllm-pytorch' AND trigger = 'does_not_start'"
-                          ).fetchone()
-    assert "still starts" in text and "_validate_and_adjust_attention_windows" in text
+@pytest.mark.parametrize("engine_id, own_words", [
+    # TpModelWorker caps max_req_len at min(context_len - 1, max_total_num_tokens - 1) and asserts only "Memory pool
+    # size is too small"; validate_input_length rejects the longer inputs (sglang managers/tp_worker.py, utils.py)
+    ("sglang-0.5", ["max_total_num_tokens", "validate_input_length"]),
+    # KVCacheManager reduces the window and max_seq_len to what the pool's blocks allow (resource_manager.py)
+    ("trtllm-pytorch", ["_validate_and_adjust_attention_windows"]),
+])
+def test_long_request_quirk_says_the_engine_starts(con, engine_id, own_words):
+    """Only vLLM refuses to start when one request of max_model_len does not fit the pool
+    (check_enough_kv_cache_memory is a vLLM function): SGLang and TensorRT-LLM start and cap the request length.
+    Their quirk sentence says so, in their own code's words, and never borrows vLLM's."""
+    (text,) = con.execute("SELECT text FROM engine_quirks WHERE engine_id = ? AND trigger = 'does_not_start'",
+                          [engine_id]).fetchone()
+    assert "still starts" in text and all(w in text for w in own_words)
     assert "check_enough" not in text and "refuses to start" not in text
