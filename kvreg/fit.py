@@ -258,7 +258,7 @@ def _weights_gap_line(r: FitResult) -> str | None:
     if not g or abs(g["engine_bytes"] - g["first_principles_bytes"]) < 2**20:
         return None
     terms = [(g["vocab_padding_bytes"], "vocab padded to 64 rows"),
-             (g["whole_bytes"], "held whole on every rank (norms, router gates, k/v past the KV heads)"),
+             (g["whole_bytes"], "held whole on every rank (norms, router gates, MLA q_a/kv_a projections, k/v past the KV heads)"),
              (g["buffer_bytes"], "rotary cos/sin cache"),
              (g["mla_absorbed_bytes"], "16-bit copy of the quantized MLA kv_b_proj (absorbed W_UK_T / W_UV)"),
              (g["tensor_rule_bytes"], "the checkpoint's own tensor precisions (16-bit embeddings, norms, scales)")]

@@ -91,7 +91,7 @@ def test_fit_says_why_its_weights_are_not_first_principles(con):
     assert 1_048_576 * 64 * 4 == 268_435_456
     assert sg.weights_gap["engine_bytes"] == pytest.approx(196_490_726_912 / 16 + 95_044_800 + 268_435_456)
     line = ("Weights per rank as sglang-0.5 loads them: 11.78 GiB = 11.44 GiB (first principles: the checkpoint ÷ TP"
-            " 16) + 90.64 MiB held whole on every rank (norms, router gates, k/v past the KV heads)"
+            " 16) + 90.64 MiB held whole on every rank (norms, router gates, MLA q_a/kv_a projections, k/v past the KV heads)"
             " + 256 MiB rotary cos/sin cache")
     assert line in render_fit(sg).splitlines()
     # first principles' own fit has no such line: its weights are the checkpoint ÷ TP
