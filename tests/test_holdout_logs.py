@@ -60,18 +60,23 @@ def test_q_a_proj_is_held_whole_on_every_rank(con):
 def test_absorbed_copy_only_where_the_release_keeps_it_and_kv_b_is_quantized(con):
     w = one(con, "SELECT * FROM observation_weights WHERE observation_id = ?", [OBS])
     assert w["mla_absorbed_bytes"] == ABSORBED_BYTES
-    # vLLM 0.19's entry does not state the copy; its DeepSeek-V2-Lite log (bf16: kv_b_proj only viewed) has none
+    # vLLM 0.19 keeps the copy too (mla_attention.py 0.19.0:710-797), but its DeepSeek-V2-Lite log is bf16: an
+    # unquantized kv_b_proj is only viewed, no copy (quant_utils.py 0.19.0:342-355)
     lite = one(con, "SELECT * FROM observation_weights WHERE observation_id = 'v0.19-h100-deepseek-v2-lite-tp1'")
     assert lite["mla_absorbed_bytes"] == 0
     bf16 = one(con, "SELECT mla_absorbed_bytes_per_rank AS b FROM model_weights_at([8]) WHERE model_id = 'deepseek-r1'"
                     " AND checkpoint_id = 'deepseek-r1:bf16:generic'")
     assert bf16["b"] == 0
-    # the engine pool carries the same copy: vllm-0.8's weights per rank exceed 0.17-0.19's by exactly it
+    # the engine pools carry the same copy: each vLLM release's weights per rank are the checkpoint's plus it, and
+    # SGLang's (which states no copy, mla_absorbed_copy false) are not
+    ckpt = one(con, "SELECT weights_bytes_per_rank AS w FROM model_weights_per_rank WHERE model_id = 'deepseek-r1'"
+                    " AND checkpoint_id = 'deepseek-r1:fp8:0' AND tp = 8")["w"]
     pools = {r[0]: r[1] for r in con.execute(
         "SELECT engine_id, weights_bytes_per_rank FROM engine_memory_pools WHERE model_id = 'deepseek-r1'"
         " AND hardware_id = 'h200' AND tp = 8 AND weights_dtype = 'fp8' AND default_batched"
-        " AND engine_id IN ('vllm-0.8', 'vllm-0.17-0.19')").fetchall()}
-    assert pools["vllm-0.8"] - pools["vllm-0.17-0.19"] == pytest.approx(ABSORBED_BYTES)
+        " AND engine_id IN ('vllm-0.8', 'vllm-0.17-0.19', 'vllm-0.22-0.26')").fetchall()}
+    assert pools == {e: pytest.approx(ckpt + ABSORBED_BYTES) for e in ("vllm-0.8", "vllm-0.17-0.19", "vllm-0.22-0.26")}
+    assert one(con, "SELECT mla_absorbed_copy AS c FROM engine_accounting WHERE engine_id = 'sglang-0.5'")["c"] is False
 
 
 def test_weights_per_rank_within_a_tenth_of_a_percent_of_the_log(con):

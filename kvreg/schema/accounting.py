@@ -310,8 +310,9 @@ class Accounting(Strict):
     decodes with): ``process_weights_after_loading`` dequantizes kv_b_proj into the activation dtype and keeps the
     result (vLLM 0.8.4 v1/attention/backends/mla/common.py:660-709, attention/backends/mla/common.py:1080-1129:
     "we just store fp16/bf16 copies"), inside "Model loading took" (model_loader/loader.py:471 runs it within load_model, gpu_model_runner.py:1277-1291).  An
-    unquantized kv_b_proj is only viewed, no copy.  Bytes: 035 ``mla_absorbed_bytes_per_rank``.  Absent: false (not
-    read for the release; no copy counted)."""
+    unquantized kv_b_proj is only viewed, no copy.  The same in 0.11.0, 0.19.0 and 0.22.0 (vllm-0.9-0.16, inherited by
+    the later V1 entries).  Bytes: 035 ``mla_absorbed_bytes_per_rank``.  Absent: false (no copy counted: SGLang,
+    TensorRT-LLM and vLLM V0 are not read for it)."""
     reserve: Annotated[ReserveModel, Columns()]
     compressed_mla: Annotated[CompressedMla | None, Columns("compressed_", present="compressed_mla_modelled")] = None
     """DeepSeek-V4's compressed-attention layout (absent: the release's engine figures leave such models out)."""
