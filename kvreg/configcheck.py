@@ -28,7 +28,7 @@ TOP_FIELDS = ("layers", "hidden_size", "vocab_size", "attention_heads")
 MOE_FIELDS = ("experts", "experts_per_token", "shared_experts")
 # Geometry of one layer: what prices its memory.  Strings (variant, reuses, note) name things and
 # are not numbers; `count` is what the multiset sums.
-GROUP_FIELDS = ("kv_heads", "head_dim", "v_head_dim", "k_eq_v", "window", "chunk", "kv_lora_rank",
+GROUP_FIELDS = ("kv_heads", "head_dim", "v_head_dim", "k_eq_v", "window", "chunk", "kv_lora_rank", "q_lora_rank",
                 "qk_rope_head_dim", "index_head_dim", "compress", "shares_layers")
 
 

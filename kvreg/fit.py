@@ -41,7 +41,8 @@ class FitResult:
     # (they follow from the release's own pool), so the fit says the engine was not applied
     engine_not_applied: bool = False
     # an engine-sized fit: why the release's weights per rank differ from first principles' (weights_rank_gap, 038:
-    # first_principles_bytes, engine_bytes, vocab_padding_bytes, whole_bytes, buffer_bytes, tensor_rule_bytes)
+    # first_principles_bytes, engine_bytes, vocab_padding_bytes, whole_bytes, buffer_bytes, mla_absorbed_bytes,
+    # tensor_rule_bytes)
     weights_gap: dict | None = None
     # the heads do not split at this TP (served_tp_sharding, kvreg/sql/037): the sentence saying so with its arithmetic
     # and the engine code it rests on; None when they split.  An engine release then refuses at load (engine_capacity's
@@ -257,8 +258,9 @@ def _weights_gap_line(r: FitResult) -> str | None:
     if not g or abs(g["engine_bytes"] - g["first_principles_bytes"]) < 2**20:
         return None
     terms = [(g["vocab_padding_bytes"], "vocab padded to 64 rows"),
-             (g["whole_bytes"], "held whole on every rank (norms, router gates, k/v past the KV heads)"),
+             (g["whole_bytes"], "held whole on every rank (norms, router gates, MLA q_a/kv_a projections, k/v past the KV heads)"),
              (g["buffer_bytes"], "rotary cos/sin cache"),
+             (g["mla_absorbed_bytes"], "16-bit copy of the quantized MLA kv_b_proj (absorbed W_UK_T / W_UV)"),
              (g["tensor_rule_bytes"], "the checkpoint's own tensor precisions (16-bit embeddings, norms, scales)")]
     said = " ".join(f"{'+' if b >= 0 else '−'} {f.bytes_binary(abs(b))} {what}" for b, what in terms
                     if abs(b) >= 2**20)

@@ -17,9 +17,12 @@ attention     per attention layer: (q + o) heads·head_dim·hidden   ``split`` o
               + (k + v) kv_heads·head_dim·hidden                   k/v over kv_heads,
                                                                    replicated past them
               MLA: kv_a hidden·(kv_lora_rank + qk_rope_head_dim)   ``replicated``
+              and q_a hidden·q_lora_rank                           ``replicated``
+              MLA kv_b: kv_lora_rank·heads·(qk_nope + v_head_dim)  ``split`` over heads
 recurrent     Gated DeltaNet / Mamba projections, conv, A, D, dt   ``split``
 router        MoE gate: layers × experts × hidden                  ``replicated``
-norms         (2 × layers + 1) × hidden                            ``replicated``
+norms         (2 × layers + 1) × hidden; MLA's q_a/kv_a layernorms  ``replicated``
+              (layers × (q_lora_rank + kv_lora_rank))
 towers        vision / audio encoders (entry ``towers``)           ``split``
 buffers       rotary cos/sin caches (entry ``rope_caches``, else     ``replicated``
               native_context × the largest attention head_dim)
@@ -36,7 +39,7 @@ unsharded; ``rotary_embedding/base.py`` lines 59-63: ``cos_sin_cache`` [max_posi
 rotary_dim] registered as a buffer in the model dtype, one per distinct rope (``_ROPE_DICT``).
 
 Approximations, each small against a checkpoint: biases, q/k norms and per-layer extra norms
-fall in ``mlp``; MLA's q_a/q_b/kv_b/o projections too (so MLA's replicated q_a is split here); the rope buffer uses the full head_dim even where
+fall in ``mlp``; MLA's q_b/o projections too (split, as vLLM splits them); the rope buffer uses the full head_dim even where
 the rotary fraction is partial; MTP heads are not loaded unless speculative decoding is on and
 are left out.
 """
@@ -96,6 +99,7 @@ def tensor_groups(m: ModelEntry) -> list[TensorGroup]:
         out.append(TensorGroup("lm_head", "lm_head", vocab * h, "vocab"))
     heads = m.attention_heads
     rope_dim = 0
+    mla_norms = 0      # MLA's q_a_layernorm + kv_a_layernorm widths, summed over its layers
     for gi, g in enumerate(m.layer_groups):
         if g.kind in ATTENTION_KINDS and heads and g.head_dim:
             q_o = 3 if m.attention_output_gate else 2       # q (+ its output gate half) and o
@@ -105,17 +109,29 @@ def tensor_groups(m: ModelEntry) -> list[TensorGroup]:
                                    g.kv_heads))
             rope_dim = max(rope_dim, g.head_dim)
         elif g.kind == "mla":
-            # kv_a_proj_with_mqa (hidden → kv_lora_rank + qk_rope_head_dim) is a ReplicatedLinear, and the
-            # fused q_a/kv_a projection is built with disable_tp=True (vLLM 0.19.0 deepseek_v2.py lines 870-883,
-            # 786): on every rank.  q_b, kv_b and o are split and priced in the mlp closure.
+            # kv_a_proj_with_mqa (hidden → kv_lora_rank + qk_rope_head_dim) and q_a_proj (hidden → q_lora_rank)
+            # are ReplicatedLinear (vLLM deepseek_v2.py 0.8.4:379-383, 401-405), and 0.19.0 fuses them into one
+            # projection built with disable_tp=True (lines 870-883, 786): on every rank, as are their RMSNorms
+            # q_a_layernorm and kv_a_layernorm (0.8.4:385, 407).  kv_b_proj (kv_lora_rank → heads × (qk_nope + v))
+            # is column-parallel over the heads (0.8.4:409); the engine's absorbed copy of it is sized from this
+            # part (035 mla_absorbed_bytes_per_rank).  q_b and o are split and priced in the mlp closure.
             out.append(TensorGroup("attention", f"kv_a.{gi}",
                                    g.count * h * (g.kv_lora_rank + (g.qk_rope_head_dim or 0)), "replicated"))
+            if g.q_lora_rank:
+                out.append(TensorGroup("attention", f"q_a.{gi}", g.count * h * g.q_lora_rank, "replicated"))
+            if heads and g.head_dim and g.qk_rope_head_dim:
+                nope_v = g.head_dim - g.qk_rope_head_dim + (g.v_head_dim or g.head_dim)
+                out.append(TensorGroup("attention", f"kv_b.{gi}", g.count * g.kv_lora_rank * heads * nope_v,
+                                       "split", heads))
+            mla_norms += g.count * (g.kv_lora_rank + (g.q_lora_rank or 0))
             rope_dim = max(rope_dim, g.qk_rope_head_dim or 0)
         elif g.kind == "recurrent" and g.state:
             out.append(TensorGroup("recurrent", f"mixer.{gi}", g.count * _recurrent_elements(h, g), "split"))
     if m.moe:
         out.append(TensorGroup("router", "gate", m.layers * m.moe.experts * h, "replicated"))
     out.append(TensorGroup("norms", "norms", (2 * m.layers + 1) * h, "replicated"))
+    if mla_norms:
+        out.append(TensorGroup("norms", "mla_norms", mla_norms, "replicated"))
     for name, count in sorted(m.towers.items()):
         out.append(TensorGroup("towers", name, int(count.value), "split"))
     counted = sum(t.elements for t in out if t.name != "towers")

@@ -80,16 +80,18 @@ def test_fit_says_why_its_weights_are_not_first_principles(con):
     # The trial's case: kimi-linear-48b-a3b fp32 at TP 16.  First principles divide the checkpoint by 16
     # (196,490,726,912 B ÷ 16 = 11.44 GiB); SGLang counts what a rank allocates while loading (model_runner.py
     # 0.5.23:1364-1365, free memory before − after), so its pool loses the layers every rank holds whole — the
-    # MLA kv_a projection (37,158,912 B), the MoE router gates (63,700,992 B) and the norms (506,880 B), 15/16 of
-    # them beyond a share: 95,031,360 B = 90.63 MiB — and the rotary cos/sin cache, which SGLang keeps in fp32
+    # MLA kv_a projection (37,158,912 B), the MoE router gates (63,700,992 B), the norms (506,880 B) and the MLA
+    # layers' kv_a_layernorm (an RMSNorm, unsharded: 7 layers × kv_lora_rank 512 × 4 B = 14,336 B), 15/16 of
+    # them beyond a share: 95,044,800 B = 90.64 MiB — and the rotary cos/sin cache, which SGLang keeps in fp32
     # (rotary_embedding/base.py 0.5.23:115-120): 1,048,576 positions × 64 rope dims × 4 B = 268,435,456 B = 256 MiB.
     args = dict(engine="sglang-0.5", weights_dtype="fp32", kv_dtype="bf16", tp=16, contexts=[8192])
     sg = fit(con, "kimi-linear-48b-a3b", "b200", **args)
-    assert (101_366_784 * 15 / 16, 196_490_726_912 / 16 / GIB) == (95_031_360, pytest.approx(11.437, abs=1e-3))
+    assert ((101_366_784 + 7 * 512 * 4) * 15 / 16, 196_490_726_912 / 16 / GIB) == (95_044_800,
+                                                                                  pytest.approx(11.437, abs=1e-3))
     assert 1_048_576 * 64 * 4 == 268_435_456
-    assert sg.weights_gap["engine_bytes"] == pytest.approx(196_490_726_912 / 16 + 95_031_360 + 268_435_456)
+    assert sg.weights_gap["engine_bytes"] == pytest.approx(196_490_726_912 / 16 + 95_044_800 + 268_435_456)
     line = ("Weights per rank as sglang-0.5 loads them: 11.78 GiB = 11.44 GiB (first principles: the checkpoint ÷ TP"
-            " 16) + 90.63 MiB held whole on every rank (norms, router gates, k/v past the KV heads)"
+            " 16) + 90.64 MiB held whole on every rank (norms, router gates, MLA q_a/kv_a projections, k/v past the KV heads)"
             " + 256 MiB rotary cos/sin cache")
     assert line in render_fit(sg).splitlines()
     # first principles' own fit has no such line: its weights are the checkpoint ÷ TP

@@ -273,6 +273,9 @@ def _mla(cfg: Config, fam: Family) -> dict:
     # kv_heads/head_dim/v_head_dim: the decompressed geometry, used only by the naive column.
     g = {"kind": "mla", "kv_lora_rank": cfg.get("kv_lora_rank"), "qk_rope_head_dim": rope,
          "kv_heads": cfg.get("num_attention_heads"), "head_dim": nope + rope, "v_head_dim": v}
+    if cfg.get("q_lora_rank"):
+        # the query's low-rank width (q_a_proj, replicated on every TP rank: kvreg/weights.py); absent/null = full rank
+        g["q_lora_rank"] = cfg.get("q_lora_rank")
     if fam.indexer:
         # The lightning indexer caches one index_head_dim key per token per layer; index_topk (how
         # many tokens attention then reads) and index_n_heads (its query heads) store nothing.

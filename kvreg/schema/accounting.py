@@ -305,6 +305,14 @@ class Accounting(Strict):
     """Bytes per element of the rotary cos/sin cache the release keeps on the device (a buffer every rank holds
     whole, in the engine's weights per rank); absent = the model dtype, as vLLM registers it
     (rotary_embedding/base.py 0.19.0:59-63).  SGLang 0.5.x keeps it fp32 on CUDA and HIP: 4."""
+    mla_absorbed_copy: Annotated[Cited[bool], Column()] = Cited(value=False)
+    """The release keeps, per rank, a 16-bit copy of a quantized MLA kv_b_proj beside it (the absorbed W_UK_T / W_UV it
+    decodes with): ``process_weights_after_loading`` dequantizes kv_b_proj into the activation dtype and keeps the
+    result (vLLM 0.8.4 v1/attention/backends/mla/common.py:660-709, attention/backends/mla/common.py:1080-1129:
+    "we just store fp16/bf16 copies"), inside "Model loading took" (model_loader/loader.py:471 runs it within load_model, gpu_model_runner.py:1277-1291).  An
+    unquantized kv_b_proj is only viewed, no copy.  The same in 0.11.0, 0.19.0 and 0.22.0 (vllm-0.9-0.16, inherited by
+    the later V1 entries).  Bytes: 035 ``mla_absorbed_bytes_per_rank``.  Absent: false (no copy counted: SGLang,
+    TensorRT-LLM and vLLM V0 are not read for it)."""
     reserve: Annotated[ReserveModel, Columns()]
     compressed_mla: Annotated[CompressedMla | None, Columns("compressed_", present="compressed_mla_modelled")] = None
     """DeepSeek-V4's compressed-attention layout (absent: the release's engine figures leave such models out)."""

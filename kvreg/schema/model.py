@@ -28,7 +28,7 @@ KIND_FIELDS: dict[str, set[str]] = {
     "full": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "compress", "index_head_dim"},
     "sliding": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "window"},
     "chunked": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "chunk"},
-    "mla": {"kv_lora_rank", "qk_rope_head_dim", "kv_heads", "head_dim", "v_head_dim", "index_head_dim"},
+    "mla": {"kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "kv_heads", "head_dim", "v_head_dim", "index_head_dim"},
     "recurrent": {"state", "variant", "compress"},
     "shared": {"kv_heads", "head_dim", "v_head_dim", "k_eq_v", "reuses"},
     "mlp": set(),
@@ -97,6 +97,10 @@ class LayerGroup(Strict):
     window: Annotated[Tokens | None, Column("window_tokens")] = None
     chunk: Annotated[Tokens | None, Column("chunk_tokens")] = None
     kv_lora_rank: Annotated[PositiveInt | None, Column()] = None
+    q_lora_rank: Annotated[PositiveInt | None, Column()] = None
+    """MLA's query low-rank width (config ``q_lora_rank``; DeepSeek-V2/V3/R1, Kimi K2: 1536; absent = a full-rank
+    q_proj, DeepSeek-V2-Lite).  Prices the query down-projection q_a_proj [q_lora_rank, hidden] that every TP rank
+    holds whole (vLLM deepseek_v2.py 0.8.4:379-391: ``ReplicatedLinear``; q_b_proj is column-parallel); kvreg/weights.py."""
     qk_rope_head_dim: Annotated[PositiveInt | None, Column()] = None
     index_head_dim: Annotated[PositiveInt | None, Column()] = None
     """DeepSeek sparse attention (V3.2, GLM-5): the lightning indexer's per-token key width.  Its

@@ -19,6 +19,11 @@
 --                             checkpoint's buffer dtype and in elements (an engine that keeps them in another
 --                             dtype prices them with engine_buffer_bytes below)
 --   weights_bytes_per_rank    vocab + sharded + replicated
+--   mla_absorbed_bytes_per_rank  a 16-bit copy of this rank's share of a QUANTIZED MLA kv_b_proj (parts kv_b.*:
+--                             kvreg/weights.py): its elements × max(1/tp, 1/heads) × 2 bytes (the bf16/fp16 activation
+--                             dtype); 0 for an unquantized kv_b_proj (the engine only views it).  Not in
+--                             weights_bytes_per_rank: an engine release adds it where its accounting says it keeps the
+--                             copy (engine_accounting.mla_absorbed_copy; engine_mla_absorbed_bytes below)
 --   basis                     'measured' (checkpoint bytes given) or 'rule' (per-tensor rule only)
 -- Source: kvreg/weights.py (tensor groups, vLLM 0.19.0 file:line); checked against the 18 vLLM 0.19.0
 --   H100 "Model loading took" figures (tests/test_checkpoints.py).
@@ -42,7 +47,10 @@ per_rank AS (
                    ELSE 0 END) AS vocab_bytes_per_rank,
            sum(CASE t.shard
                    WHEN 'split' THEN t.bytes * greatest(1.0 / p.tp, 1.0 / coalesce(t.shard_parts, p.tp))
-                   ELSE 0 END) AS split_rule_per_rank
+                   ELSE 0 END) AS split_rule_per_rank,
+           sum(CASE WHEN t.part LIKE 'kv_b.%' AND t.quantized
+                    THEN t.elements * 2.0 * greatest(1.0 / p.tp, 1.0 / coalesce(t.shard_parts, p.tp))
+                    ELSE 0 END) AS mla_absorbed_bytes_per_rank
     FROM checkpoint_tensors t JOIN models m USING (model_id) CROSS JOIN tps p
     GROUP BY ALL
 ),
@@ -61,6 +69,7 @@ SELECT model_id, checkpoint_id, hf_id, weights_dtype, listed, is_default, tp,
        coalesce(vocab_bytes_per_rank, 0) + split_rule_per_rank * split_scale + replicated_bytes
            AS weights_bytes_per_rank,
        coalesce(vocab_bytes_per_rank, 0) AS vocab_bytes_per_rank,
+       mla_absorbed_bytes_per_rank,
        split_rule_per_rank * split_scale AS sharded_bytes_per_rank,
        replicated_bytes, buffer_bytes, buffer_elements,
        split_total * split_scale AS sharded_bytes_total, vocab_total AS vocab_bytes_total,
@@ -77,3 +86,10 @@ SELECT * FROM model_weights_at((SELECT list(tp ORDER BY tp) FROM tp_sizes));
 -- 0.5.23:115-120).  Bytes per rank.  Used by engine_memory_pools_at (205) and weights_rank_gap (038).
 CREATE OR REPLACE MACRO engine_buffer_bytes(buffer_bytes, buffer_elements, engine_bytes_per_element) AS
     CASE WHEN engine_bytes_per_element IS NULL THEN buffer_bytes ELSE buffer_elements * engine_bytes_per_element END;
+
+-- engine_mla_absorbed_bytes(mla_absorbed_bytes_per_rank, mla_absorbed_copy): the absorbed MLA weights an engine release
+-- keeps on a rank beside the checkpoint's — model_weights_at's mla_absorbed_bytes_per_rank where the release's accounting
+-- says it keeps the 16-bit copy (engine_accounting.mla_absorbed_copy: vLLM 0.8.4 v1/attention/backends/mla/common.py:660-709),
+-- else 0.  Bytes per rank.  Used by observation_weights (036), engine_memory_pools_at (205) and weights_rank_gap (038).
+CREATE OR REPLACE MACRO engine_mla_absorbed_bytes(mla_absorbed_bytes_per_rank, mla_absorbed_copy) AS
+    CASE WHEN coalesce(mla_absorbed_copy, false) THEN coalesce(mla_absorbed_bytes_per_rank, 0) ELSE 0 END;

@@ -17,7 +17,8 @@
 --                      served checkpoint's model_weights_per_rank (035) — a
 --                      listed one, or the precision's generic checkpoint under the same per-tensor rule;
 --                      the model's weights ÷ tp only where no tensor table exists; the rotary cos/sin caches at
---                      the release's rope_cache_bytes_per_element where it states one; a draft model's weights
+--                      the release's rope_cache_bytes_per_element where it states one; the absorbed MLA copy where
+--                      the release keeps one (mla_absorbed_copy, 035 engine_mla_absorbed_bytes); a draft model's weights
 --                      at its own dtype ÷ tp are added (draft_weights_bytes: that part alone)
 --   default_batched    true for the release's default max_num_batched_tokens on this device
 --                      (vLLM get_batch_defaults: larger defaults from large_gpu_min_bytes, except
@@ -169,8 +170,10 @@ pool AS (
            greatest(d.cudagraph_full_per_layer_bytes * s.layers, d.cudagraph_min_per_graph_bytes)
                AS cudagraph_per_graph_full_bytes,
            -- the rotary caches at the release's own dtype where it states one (SGLang: fp32; 035 engine_buffer_bytes)
+           -- and the absorbed MLA copy where the release keeps one (035 engine_mla_absorbed_bytes)
            coalesce(r.weights_bytes_per_rank - r.buffer_bytes
-                        + engine_buffer_bytes(r.buffer_bytes, r.buffer_elements, d.rope_cache_bytes_per_element),
+                        + engine_buffer_bytes(r.buffer_bytes, r.buffer_elements, d.rope_cache_bytes_per_element)
+                        + engine_mla_absorbed_bytes(r.mla_absorbed_bytes_per_rank, d.mla_absorbed_copy),
                     s.weights_bytes / t.tp) + s.draft_weights_bytes / t.tp AS weights_bytes_per_rank,
            s.draft_weights_bytes / t.tp AS draft_weights_bytes,
            engine_forward_peak_bytes(d.batched_set, s.hidden_size, s.intermediate_size, t.tp, s.act_bytes,
