@@ -65,3 +65,17 @@ def test_club3090_1087_pool_is_requested_minus_consumed_minus_activation():
     lg = obs["logged"]
     assert lg["requested_memory_gib"] - 15.03 - lg["activation_peak_gib"] == pytest.approx(
         lg["available_kv_cache_memory_gib"], abs=0.01)
+
+
+def test_qwen3_8_fp8_checkpoint_is_what_vllm_holds_a_rank(rows, con):
+    """Qwen/Qwen3.8-27B-FP8: recipes#810 logs 14.28 GiB of weights a GPU at TP 2. The entry stores the whole
+    (2 × 14.28 GiB less twice the bytes every rank holds whole); the split gives back 14.28 a rank, and the
+    observations that served this checkpoint (model_hf_id) are priced with it, not the lesson's 27 GB default
+    (12.70 GiB a rank)."""
+    r = con.execute("SELECT tp, weights_bytes_per_rank, replicated_bytes FROM model_weights_at([1, 2]) "
+                    "WHERE checkpoint_id = 'Qwen/Qwen3.8-27B-FP8' ORDER BY tp").fetchall()
+    (_, one_rank, replicated), (_, two_ranks, _) = r
+    assert two_ranks / GIB == pytest.approx(14.28, abs=0.005)
+    assert one_rank - replicated == pytest.approx(2 * (two_ranks - replicated), rel=1e-6)   # all else ÷ 2
+    for oid in ("vllm-gh-club3090-1085", "vllm-gh-club3090-1086", "vllm-gh-club3090-1087", "vllm-gh-mitchross-1995"):
+        assert rows[oid]["weights_bytes_per_rank"] / GIB == pytest.approx(14.28, abs=0.005), oid
