@@ -188,16 +188,21 @@ def test_available_memory_rule_per_basis(con, basis, expected):
 
 def test_calibration_end_to_end_is_the_engine_pool_at_the_same_settings(con):
     """One memory model: where an observation sets no knob that changes the reserve, the calibration's
-    end-to-end available memory is the engine pool's, row for row (the two once drifted: SGLang's basis)."""
+    end-to-end available memory is the engine pool's, row for row (the two once drifted: SGLang's basis).
+    The pool prices the precision's default checkpoint, so rows whose log served another one (model_hf_id,
+    observation_weights) are left out: the checkpoint is a knob too."""
     rows = con.execute("""
         SELECT c.observation_id, c.e2e_available_kv_bytes, p.available_kv_bytes
         FROM calibration c JOIN observations o USING (observation_id)
+        JOIN observation_weights ow USING (observation_id)
         JOIN engine_memory_pools p ON p.engine_id = c.engine_id AND p.model_id = c.served_id
              AND p.hardware_id = c.hardware_id AND p.weights_dtype = c.weights_dtype AND p.tp = c.tp
              AND p.default_batched
         WHERE c.e2e_available_kv_bytes IS NOT NULL AND o.pp = 1 AND o.max_num_seqs IS NULL
           AND o.max_num_batched_tokens IS NULL AND o.gpu_memory_utilization IS NULL
-          AND NOT coalesce(o.enforce_eager, false)""").fetchall()
+          AND NOT coalesce(o.enforce_eager, false)
+          AND NOT EXISTS (SELECT 1 FROM checkpoints ck WHERE ck.model_id = ow.model_id
+                          AND ck.checkpoint_id = ow.checkpoint_id AND NOT ck.is_default)""").fetchall()
     assert len(rows) >= 5
     for oid, cal_bytes, pool_bytes in rows:
         assert cal_bytes == pytest.approx(pool_bytes, abs=1.0), oid
