@@ -29,7 +29,7 @@ ENGINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_d
                   "default_batched", "logged_kv_tokens", "admitted_seqs", "starts", "sliding_stored_as_full",
                   "chunked_stored_as_full", "grouped_min_block_report", "padding_layers_wasted",
                   "recurrent_page_alignment", "recurrent_outside_pool", "k_eq_v_stored_twice", "mla_block_size",
-                  "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve", "refusal")
+                  "swa_pool_ratio", "does_not_start", "request_len_capped", "sliding_prefill_reserve", "refusal")
 ROOFLINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "context_tokens",
                     "batch", "batch_fits", "decode_tok_per_s", "tok_per_s_per_seq", "expected_decode_tok_per_s")
 PLANS_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "feasible", "reason",
