@@ -254,3 +254,27 @@ def test_view_missing_a_column_is_left_out_with_a_note():
     con.close()
     assert not ctx.available.engine
     assert "The engine_capacity view lacks columns starts" in html
+
+
+def test_a_release_that_caps_the_request_length_is_warned_in_its_own_words():
+    """Under SGLang (accounting.long_request cap_request_len) a context whose one request does not fit the pool is
+    not a refusal to start: the warning says the engine starts with the request length capped, and each
+    configuration it lists is one engine_capacity flags request_len_capped (starts, admits 0)."""
+    import re
+
+    ctx, _, con = _render(extra=["UPDATE report_items SET item_id = 'sglang-0.5' WHERE report_id = 'example'"
+                                 " AND item_kind = 'engine' AND item_id = 'vllm-0.22-0.26'"])
+    assert not [w for w in ctx.warnings if w.kind == "engine-refuses-to-start"]
+    capped = [w for w in ctx.warnings if w.kind == "engine-caps-request-length"]
+    assert capped and all(w.subject.endswith("under sglang-0.5") for w in capped)
+    for w in capped:
+        model, hw = re.match(r"(\S+) on (\S+) under", w.subject).groups()
+        assert "starts with a request length capped below this context" in w.detail
+        for wd, kd, tp, label in re.findall(r"(\w+) weights / (\w+) KV, TP (\d+) at (\w+)", w.detail):
+            lens = int(label[:-2]) * 1024
+            (starts, flag, admitted), = con.execute(
+                "SELECT bool_and(starts), bool_or(request_len_capped), max(admitted_seqs) FROM engine_capacity"
+                " WHERE engine_id = 'sglang-0.5' AND model_id = ? AND hardware_id = ? AND weights_dtype = ?"
+                " AND kv_dtype = ? AND tp = ? AND max_model_len = ? AND default_batched",
+                [model, hw, wd, kd, int(tp), lens]).fetchall()
+            assert (starts, flag, admitted) == (True, True, 0)

@@ -41,7 +41,7 @@ _NO_ENGINE = """CREATE OR REPLACE TEMP TABLE report_engine_admission AS
 SELECT NULL::VARCHAR AS model_id, NULL::VARCHAR AS hardware_id, NULL::VARCHAR AS engine_id,
        NULL::VARCHAR AS weights_dtype, NULL::VARCHAR AS kv_dtype, NULL::BIGINT AS tp,
        NULL::BIGINT AS context_tokens, NULL::BIGINT AS admitted_seqs, NULL::BOOLEAN AS starts,
-       NULL::BIGINT AS logged_kv_tokens
+       NULL::BOOLEAN AS request_len_capped, NULL::BIGINT AS logged_kv_tokens
 WHERE false"""
 # Empty stand-in for the engine_capacity columns naive_gap.sql reads.
 _NO_ENGINE_CAPACITY = """CREATE OR REPLACE TEMP TABLE report_engine_capacity AS
@@ -57,7 +57,7 @@ WHERE false"""
 _ENGINE = """CREATE OR REPLACE TEMP TABLE report_engine_admission AS
 SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, max_model_len AS context_tokens,
        min(admitted_seqs)::BIGINT AS admitted_seqs, bool_and(starts) AS starts,
-       min(logged_kv_tokens)::BIGINT AS logged_kv_tokens
+       bool_or(request_len_capped) AS request_len_capped, min(logged_kv_tokens)::BIGINT AS logged_kv_tokens
 FROM report_engine_capacity
 GROUP BY ALL"""
 

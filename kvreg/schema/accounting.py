@@ -313,7 +313,7 @@ class Accounting(Strict):
     """Default cap on running sequences (vLLM ``max_num_seqs``); where ``running_requests_rule`` is given, admission
     uses that rule instead when the knob is not set, and this value feeds only the reserve model's per-sequence terms."""
     running_requests_rule: Annotated[RunningRequestsRule | None,
-                                     Columns("running_requests_", last=True)] = None
+                                     Columns("running_requests_")] = None
     """Where given, the default cap on running requests comes from the pool the release sizes (SGLang)."""
     long_request: Annotated[Cited[Literal["refuse_start", "cap_request_len"]], Column()] = Cited(value="refuse_start")
     """What the release does when one request of max_model_len does not fit its KV pool: ``refuse_start`` (vLLM's

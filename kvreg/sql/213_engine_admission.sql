@@ -1,4 +1,4 @@
--- engine_request_fits, engine_starts, engine_admitted_seqs, engine_running_requests: scalar macros, whether one
+-- engine_request_fits, engine_starts, engine_admitted_seqs, engine_running_requests, engine_max_num_seqs: scalar macros, whether one
 -- request of max_model_len fits the pool, whether a release starts, how many sequences it then admits, and SGLang's
 -- default cap on running requests; shared by engine_capacity (220) and engine_capacity_for_memory (221).
 -- Units: blocks, tokens, sequences.
@@ -33,3 +33,12 @@ CREATE OR REPLACE MACRO engine_running_requests(pool_tokens, max_model_len, pool
          THEN least(pool_tokens // pool_divisor,
                     least(greatest(floor(pool_tokens / max_model_len * per_context), min_requests), max_requests))
          END::BIGINT;
+
+-- engine_max_num_seqs(knob, release_max_num_seqs, pool_tokens, max_model_len, <running_requests_rule>): the cap on
+-- running sequences a release applies: the knob where set, else the rule's figure where the release has one, else its
+-- max_num_seqs default.
+CREATE OR REPLACE MACRO engine_max_num_seqs(knob, release_max_num_seqs, pool_tokens, max_model_len, pool_divisor,
+                                            per_context, min_requests, max_requests) AS
+    coalesce(knob, engine_running_requests(pool_tokens, max_model_len, pool_divisor, per_context, min_requests,
+                                           max_requests),
+             release_max_num_seqs)::BIGINT;

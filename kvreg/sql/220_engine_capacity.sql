@@ -179,22 +179,21 @@ logged AS (
            greatest(0, floor(d.available_kv_bytes / d.fp_seq_bytes * d.max_model_len))::BIGINT
                AS first_principles_tokens
     FROM adm d
-),
-capped AS (
-    -- a release whose default cap on running requests comes from its pool (SGLang: running_requests_rule, 213) uses it
-    -- where the knob is not set; elsewhere the knob or the release's max_num_seqs (205)
-    SELECT l.* REPLACE (coalesce(CASE WHEN max_num_seqs IS NULL
-                                      THEN engine_running_requests(l.logged_kv_tokens, l.max_model_len,
-                                                                   l.running_requests_pool_divisor,
-                                                                   l.running_requests_per_context,
-                                                                   l.running_requests_min_requests,
-                                                                   l.running_requests_max_requests) END,
-                                 l.max_num_seqs) AS max_num_seqs)
-    FROM logged l
 )
+-- max_num_seqs: a release whose default cap on running requests comes from its pool (SGLang: running_requests_rule,
+-- 213 engine_max_num_seqs) uses it where the knob is not set; elsewhere the knob or the release's default (205).  The
+-- pool in tokens is num_blocks × block size, SGLang's max_total_num_tokens (its logged_tokens_rule
+-- blocks_x_block_size); read from logged_kv_tokens, the plans over the whole registry ran past 3 GB
 SELECT g.* EXCLUDE (fp_seq_bytes, tp_shards, long_request, running_requests_pool_divisor, running_requests_per_context,
-                    running_requests_min_requests, running_requests_max_requests),
-       engine_admitted_seqs(g.starts AND NOT g.request_len_capped, g.logged_max_concurrency, g.max_num_seqs)
+                    running_requests_min_requests, running_requests_max_requests)
+           REPLACE (engine_max_num_seqs(max_num_seqs, g.max_num_seqs, g.num_blocks * g.block_size_tokens, g.max_model_len,
+                                        g.running_requests_pool_divisor, g.running_requests_per_context,
+                                        g.running_requests_min_requests, g.running_requests_max_requests)
+                    AS max_num_seqs),
+       engine_admitted_seqs(g.starts AND NOT g.request_len_capped, g.logged_max_concurrency,
+                            engine_max_num_seqs(max_num_seqs, g.max_num_seqs, g.num_blocks * g.block_size_tokens, g.max_model_len,
+                                                g.running_requests_pool_divisor, g.running_requests_per_context,
+                                                g.running_requests_min_requests, g.running_requests_max_requests))
            AS admitted_seqs,
        g.logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND g.num_groups > 1 AS grouped_min_block_report,
        -- the quirk "one request of max_model_len does not fit the pool" (check_enough_kv_cache_memory): a release that
@@ -203,7 +202,7 @@ SELECT g.* EXCLUDE (fp_seq_bytes, tp_shards, long_request, running_requests_pool
        g.has_padding_layers AS padding_layers_wasted,
        greatest(0, floor(g.available_kv_bytes / g.fp_seq_bytes))::BIGINT AS first_principles_seqs,
        g.first_principles_tokens / nullif(g.logged_kv_tokens, 0) AS first_principles_ratio
-FROM capped g;
+FROM logged g;
 
 -- engine_capacity: engine_capacity_at over the max_model_lens and batched_tokens axes, every knob at the
 -- release default (columns, grain and units as the macro above).
