@@ -262,8 +262,25 @@ def test_a_release_that_caps_the_request_length_is_warned_in_its_own_words():
     configuration it lists is one engine_capacity flags request_len_capped (starts, admits 0)."""
     import re
 
-    ctx, _, con = _render(extra=["UPDATE report_items SET item_id = 'sglang-0.5' WHERE report_id = 'example'"
-                                 " AND item_kind = 'engine' AND item_id = 'vllm-0.22-0.26'"])
+    import dataclasses
+
+    import duckdb
+
+    from kvreg.build import populate
+    from kvreg.registry import load_registry
+    from kvreg.report.context import build_context
+
+    reg = load_registry(ROOT)
+    con = duckdb.connect(":memory:")
+    populate(con, reg)
+    # the example report under SGLang 0.5 instead of vLLM 0.22-0.26: its definition and its items
+    held = reg.entries["report"]["example"]
+    entry = held.entry.model_copy(update={"engines": ["first-principles", "sglang-0.5"]})
+    reg.entries["report"]["example"] = (dataclasses.replace(held, entry=entry) if dataclasses.is_dataclass(held)
+                                        else held.model_copy(update={"entry": entry}))
+    con.execute("UPDATE report_items SET item_id = 'sglang-0.5' WHERE report_id = 'example' AND item_kind = 'engine'"
+                " AND item_id = 'vllm-0.22-0.26'")
+    ctx = build_context(con, reg, "example", charts=False)
     assert not [w for w in ctx.warnings if w.kind == "engine-refuses-to-start"]
     capped = [w for w in ctx.warnings if w.kind == "engine-caps-request-length"]
     assert capped and all(w.subject.endswith("under sglang-0.5") for w in capped)
