@@ -330,6 +330,11 @@ class Accounting(Strict):
                                       "concurrency_x_len"]], Column()]
     concurrency_rule: Annotated[Cited[Literal["tokens_over_len", "blocks_over_request_blocks"]], Column()]
     null_block_in_fit_check: Annotated[Cited[bool], Column()] = Cited(value=False)
+    frees_out_of_window_blocks: Annotated[Cited[bool], Column()] = Cited(value=False)
+    """True where the scheduler frees a request's blocks that fall behind a sliding window (or before the current
+    attention chunk) as it decodes (vLLM V1 SlidingWindowManager / ChunkedLocalAttentionManager
+    remove_skipped_blocks), so the sequences it keeps running at max_model_len are bounded by the window, not by the
+    start-up figure's worst case (W − 1 + max_num_batched_tokens per sliding group for every request)."""
     available_log_decimals: Annotated[Measure[Annotated[int, Field(ge=0)]] | None, Column()] = None
     rope_cache_bytes_per_element: Annotated[Measure[PositiveInt] | None, Column()] = None
     """Bytes per element of the rotary cos/sin cache the release keeps on the device (a buffer every rank holds

@@ -1,4 +1,5 @@
--- engine_request_fits, engine_starts, engine_admitted_seqs, engine_running_requests, engine_max_num_seqs: scalar macros, whether one
+-- engine_request_fits, engine_starts, engine_admitted_seqs, engine_running_requests, engine_max_num_seqs,
+-- engine_running_concurrency: scalar macros, whether one
 -- request of max_model_len fits the pool, whether a release starts, how many sequences it then admits, and SGLang's
 -- default cap on running requests; shared by engine_capacity (220) and engine_capacity_for_memory (221).
 -- Units: blocks, tokens, sequences.
@@ -11,7 +12,8 @@
 --                         max_total_num_tokens ≤ 0 (model_runner.py) and caps max_req_len to the pool (tp_worker.py);
 --                         TensorRT-LLM reduces the attention window and max_seq_len to the pool (resource_manager.py
 --                         _validate_and_adjust_attention_windows)
---   engine_admitted_seqs  floor(concurrency) capped by max_num_seqs, 0 unless a request of max_model_len is served
+--   engine_admitted_seqs  floor(concurrency) capped by max_num_seqs, 0 unless a request of max_model_len is served;
+--                         concurrency is engine_running_concurrency (below)
 --                         (a release that caps the request length serves none of that length)
 --   engine_running_requests  SGLang's max_running_requests with no --max-running-requests:
 --                         min(T // divisor, min(max(floor(T ÷ L × per_context), min_requests), max_requests)),
@@ -42,3 +44,19 @@ CREATE OR REPLACE MACRO engine_max_num_seqs(knob, release_max_num_seqs, pool_tok
     coalesce(knob, engine_running_requests(pool_tokens, max_model_len, pool_divisor, per_context, min_requests,
                                            max_requests),
              release_max_num_seqs)::BIGINT;
+
+-- engine_running_concurrency(num_blocks, blocks_per_request, running_blocks_per_request, null_block_in_fit_check,
+-- frees_out_of_window_blocks, concurrency): the requests of max_model_len a release keeps running (unrounded), what
+-- engine_admitted_seqs floors.  A release whose scheduler frees the blocks behind a window
+-- (accounting.frees_out_of_window_blocks: vLLM V1's SlidingWindowManager / ChunkedLocalAttentionManager
+-- remove_skipped_blocks) holds running_blocks_per_request for each decoding request and the worst case,
+-- blocks_per_request, for the one whose prefill chunk is in flight:
+--   N = (num_blocks − null block − blocks_per_request + running_blocks_per_request) ÷ running_blocks_per_request
+-- (N − 1 decoding requests and one prefilling fill the pool).  Otherwise, or where no group is window-bounded
+-- (running = blocks_per_request), the release's own concurrency figure (engine_concurrency, 211).
+CREATE OR REPLACE MACRO engine_running_concurrency(num_blocks, blocks_per_request, running_blocks_per_request,
+                                                   null_block_in_fit_check, frees_out_of_window_blocks, concurrency) AS
+    CASE WHEN frees_out_of_window_blocks AND running_blocks_per_request < blocks_per_request
+         THEN greatest(0, num_blocks - CASE WHEN null_block_in_fit_check THEN 1 ELSE 0 END - blocks_per_request
+                          + running_blocks_per_request) / running_blocks_per_request
+         ELSE concurrency END;
