@@ -46,17 +46,17 @@ CREATE OR REPLACE MACRO engine_max_num_seqs(knob, release_max_num_seqs, pool_tok
              release_max_num_seqs)::BIGINT;
 
 -- engine_running_concurrency(num_blocks, blocks_per_request, running_blocks_per_request, null_block_in_fit_check,
--- frees_out_of_window_blocks, concurrency): the requests of max_model_len a release keeps running (unrounded), what
--- engine_admitted_seqs floors.  A release whose scheduler frees the blocks behind a window
--- (accounting.frees_out_of_window_blocks: vLLM V1's SlidingWindowManager / ChunkedLocalAttentionManager
--- remove_skipped_blocks) holds running_blocks_per_request for each decoding request and the worst case,
+-- concurrency): the requests of max_model_len a release keeps running (unrounded), what engine_admitted_seqs floors.
+-- A release whose scheduler frees the blocks behind a window (accounting.frees_out_of_window_blocks: vLLM V1's
+-- SlidingWindowManager / ChunkedLocalAttentionManager remove_skipped_blocks) holds running_blocks_per_request for each
+-- decoding request (220 passes blocks_per_request where it does not free them) and the start-up worst case,
 -- blocks_per_request, for the one whose prefill chunk is in flight:
 --   N = (num_blocks − null block − blocks_per_request + running_blocks_per_request) ÷ running_blocks_per_request
--- (N − 1 decoding requests and one prefilling fill the pool).  Otherwise, or where no group is window-bounded
--- (running = blocks_per_request), the release's own concurrency figure (engine_concurrency, 211).
+-- (N − 1 decoding requests and one prefilling fill the pool).  Where no group is window-bounded (running =
+-- blocks_per_request), the release's own concurrency figure (engine_concurrency, 211).
 CREATE OR REPLACE MACRO engine_running_concurrency(num_blocks, blocks_per_request, running_blocks_per_request,
-                                                   null_block_in_fit_check, frees_out_of_window_blocks, concurrency) AS
-    CASE WHEN frees_out_of_window_blocks AND running_blocks_per_request < blocks_per_request
+                                                   null_block_in_fit_check, concurrency) AS
+    CASE WHEN running_blocks_per_request < blocks_per_request
          THEN greatest(0, num_blocks - CASE WHEN null_block_in_fit_check THEN 1 ELSE 0 END - blocks_per_request
                           + running_blocks_per_request) / running_blocks_per_request
          ELSE concurrency END;

@@ -31,11 +31,13 @@
 --   logged_max_concurrency  "Maximum concurrency for L tokens per request" (unrounded): num_blocks ÷
 --                           concurrency_blocks_per_request (engine_request_blocks_at; = blocks_per_request except
 --                           for DeepSeek-V4's layer tuples)
---   running_blocks_per_request  blocks one request holds while it decodes at L (215: sliding groups bounded by the
---                           window, W − 1 tokens + 1 block, with no prefill chunk)
+--   running_blocks_per_request  blocks the scheduler holds for a request decoding at L: where the release frees the
+--                           blocks behind a window (accounting.frees_out_of_window_blocks), 215's window-bounded figure
+--                           (W − 1 tokens + 1 block per sliding group, no prefill chunk); else (and for DeepSeek-V4's
+--                           page-weighted layouts) blocks_per_request
 --   running_concurrency     the requests of L the scheduler keeps running (unrounded, engine_running_concurrency, 213):
---                           where the release frees the blocks behind a window (accounting.frees_out_of_window_blocks:
---                           vLLM V1) and a group is window-bounded, (num_blocks − null − blocks_per_request +
+--                           where running_blocks_per_request < blocks_per_request (vLLM V1 with a window-bounded
+--                           group), (num_blocks − null − blocks_per_request +
 --                           running_blocks_per_request) ÷ running_blocks_per_request — every request decoding at L but
 --                           one whose prefill chunk is in flight; otherwise logged_max_concurrency
 --   admitted_seqs           floor(running_concurrency) capped by max_num_seqs; 0 when it does not start or caps the
@@ -118,11 +120,15 @@ base AS (
            p.max_num_batched_tokens, p.default_batched, p.max_num_seqs, p.max_num_seqs_is_default,
            p.util_is_default, p.enforce_eager, p.num_speculative_tokens,
            k.layout_mode, k.page_bytes, k.block_size_tokens, k.num_groups, k.group_size, k.padding_layers,
-           k.block_bytes, r.blocks_per_request, r.concurrency_blocks_per_request, r.running_blocks_per_request,
+           k.block_bytes, r.blocks_per_request, r.concurrency_blocks_per_request,
+           -- what the scheduler holds for a decoding request: the window-bounded figure where the release frees the
+           -- blocks behind the window; DeepSeek-V4's page-weighted cache sets (layer_tuples, block_outermost) keep the
+           -- start-up figure (their freeing is not modelled)
+           CASE WHEN a.frees_out_of_window_blocks AND k.layout_mode NOT IN ('layer_tuples', 'block_outermost')
+                THEN r.running_blocks_per_request ELSE r.blocks_per_request END AS running_blocks_per_request,
            p.usable_bytes, p.gpu_memory_utilization, p.weights_bytes_per_rank, p.reserve_bytes, p.available_kv_bytes,
            greatest(0, floor(p.available_kv_bytes / k.block_bytes))::BIGINT AS num_blocks,
            a.concurrency_rule, a.logged_tokens_rule, a.null_block_in_fit_check, a.long_request,
-           a.frees_out_of_window_blocks,
            a.running_requests_pool_divisor, a.running_requests_per_context, a.running_requests_min_requests,
            a.running_requests_max_requests,
            k.sliding_stored_as_full, k.chunked_stored_as_full, k.recurrent_outside_pool, k.k_eq_v_stored_twice,
@@ -192,8 +198,8 @@ logged AS (
 -- 213 engine_max_num_seqs) uses it where the knob is not set; elsewhere the knob or the release's default (205).  The
 -- pool in tokens is num_blocks × block size, SGLang's max_total_num_tokens (its logged_tokens_rule
 -- blocks_x_block_size); read from logged_kv_tokens, the plans over the whole registry ran past 3 GB
-SELECT g.* EXCLUDE (fp_seq_bytes, tp_shards, long_request, frees_out_of_window_blocks, running_requests_pool_divisor,
-                    running_requests_per_context, running_requests_min_requests, running_requests_max_requests)
+SELECT g.* EXCLUDE (fp_seq_bytes, tp_shards, long_request, running_requests_pool_divisor, running_requests_per_context,
+                    running_requests_min_requests, running_requests_max_requests)
            REPLACE (engine_max_num_seqs(max_num_seqs, g.max_num_seqs, g.num_blocks * g.block_size_tokens, g.max_model_len,
                                         g.running_requests_pool_divisor, g.running_requests_per_context,
                                         g.running_requests_min_requests, g.running_requests_max_requests)
@@ -201,12 +207,11 @@ SELECT g.* EXCLUDE (fp_seq_bytes, tp_shards, long_request, frees_out_of_window_b
        -- the requests the scheduler keeps running (the logged figure, or bounded by the window where the release frees
        -- the blocks behind it: 213)
        engine_running_concurrency(g.num_blocks, g.blocks_per_request, g.running_blocks_per_request,
-                                  g.null_block_in_fit_check, g.frees_out_of_window_blocks, g.logged_max_concurrency)
+                                  g.null_block_in_fit_check, g.logged_max_concurrency)
            AS running_concurrency,
        engine_admitted_seqs(g.starts AND NOT g.request_len_capped,
                             engine_running_concurrency(g.num_blocks, g.blocks_per_request, g.running_blocks_per_request,
-                                                       g.null_block_in_fit_check, g.frees_out_of_window_blocks,
-                                                       g.logged_max_concurrency),
+                                                       g.null_block_in_fit_check, g.logged_max_concurrency),
                             engine_max_num_seqs(max_num_seqs, g.max_num_seqs, g.num_blocks * g.block_size_tokens, g.max_model_len,
                                                 g.running_requests_pool_divisor, g.running_requests_per_context,
                                                 g.running_requests_min_requests, g.running_requests_max_requests))
