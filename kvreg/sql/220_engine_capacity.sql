@@ -121,11 +121,8 @@ base AS (
            p.util_is_default, p.enforce_eager, p.num_speculative_tokens,
            k.layout_mode, k.page_bytes, k.block_size_tokens, k.num_groups, k.group_size, k.padding_layers,
            k.block_bytes, r.blocks_per_request, r.concurrency_blocks_per_request,
-           -- what the scheduler holds for a decoding request: the window-bounded figure where the release frees the
-           -- blocks behind the window; DeepSeek-V4's page-weighted cache sets (layer_tuples, block_outermost) keep the
-           -- start-up figure (their freeing is not modelled)
-           CASE WHEN a.frees_out_of_window_blocks AND k.layout_mode NOT IN ('layer_tuples', 'block_outermost')
-                THEN r.running_blocks_per_request ELSE r.blocks_per_request END AS running_blocks_per_request,
+           -- what the scheduler holds for a decoding request (215: NULL where it holds the start-up figure)
+           coalesce(r.running_blocks_per_request, r.blocks_per_request) AS running_blocks_per_request,
            p.usable_bytes, p.gpu_memory_utilization, p.weights_bytes_per_rank, p.reserve_bytes, p.available_kv_bytes,
            greatest(0, floor(p.available_kv_bytes / k.block_bytes))::BIGINT AS num_blocks,
            a.concurrency_rule, a.logged_tokens_rule, a.null_block_in_fit_check, a.long_request,
