@@ -112,7 +112,8 @@ base AS (
     SELECT w.*, p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.kv_dtype, p.tp,
            p.pool_bytes, p.claimed_bytes, p.resident_bytes, p.weights_bytes_per_rank AS rank_weights_bytes,
            p.max_seqs AS capacity_seqs, p.seq_bytes AS held_rank_bytes, p.max_seqs AS engine_seqs_unshared,
-           p.engine_num_blocks, p.engine_blocks_per_request, p.max_num_seqs AS admission_max_num_seqs,
+           p.engine_num_blocks, p.engine_blocks_per_request, p.engine_running_blocks_per_request,
+           p.max_num_seqs AS admission_max_num_seqs,
            coalesce(wb.prefix_blocks, 0) AS prefix_blocks, coalesce(wb.prompt_blocks, 0) AS prompt_blocks,
            k.growing_token_bytes AS growing_rank_token_bytes,
            -- the prefill's inputs, to cost a shorter prompt (the longest that meets the TTFT, max_context_tokens)
@@ -192,7 +193,8 @@ shared AS (
            b.prefix_tokens * b.growing_rank_token_bytes AS prefix_rank_bytes,
            greatest(coalesce(b.prompt_tokens, b.prefix_tokens), b.prefix_tokens) * b.growing_rank_token_bytes
                AS prompt_rank_bytes,
-           engine_seq_blocks(b.engine_blocks_per_request, b.prefix_blocks, b.prompt_blocks, b.samples)
+           -- per request while it decodes (the window-bounded figure where the release frees the blocks behind it, 220)
+           engine_seq_blocks(b.engine_running_blocks_per_request, b.prefix_blocks, b.prompt_blocks, b.samples)
                AS request_blocks
     FROM base b
 ),
@@ -206,7 +208,11 @@ admitted AS (
                 THEN s.engine_seqs_unshared // s.samples   -- nothing shared: the release's own admission
                 WHEN NOT s.engine_starts OR s.engine_request_len_capped THEN 0
                 ELSE greatest(0, least(s.admission_max_num_seqs // s.samples,
-                                       floor((s.engine_num_blocks - s.prefix_blocks) / s.request_blocks)))
+                                       -- one request's prefill chunk in flight holds the start-up figure's
+                                       -- extra (0 without a window-bounded group: engine_running_concurrency, 213)
+                                       floor((s.engine_num_blocks - s.prefix_blocks
+                                              - (s.engine_blocks_per_request - s.engine_running_blocks_per_request))
+                                             / s.request_blocks)))
                 END::BIGINT AS engine_requests
     FROM shared s
 ),
