@@ -14,7 +14,8 @@ from kvreg.fit import dict_rows
 
 QUIRK_COLUMNS = ("sliding_stored_as_full", "chunked_stored_as_full", "grouped_min_block_report",
                  "padding_layers_wasted", "recurrent_page_alignment", "recurrent_outside_pool",
-                 "k_eq_v_stored_twice", "mla_block_size", "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve")
+                 "k_eq_v_stored_twice", "mla_block_size", "swa_pool_ratio", "does_not_start", "request_len_capped",
+                 "sliding_prefill_reserve")
 _TRIGGER = {"padding_layers": "padding_layers_wasted"}
 
 

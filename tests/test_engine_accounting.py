@@ -229,7 +229,10 @@ def test_long_request_quirk_says_the_engine_starts(con, engine_id, own_words):
     """Only vLLM refuses to start when one request of max_model_len does not fit the pool
     (check_enough_kv_cache_memory is a vLLM function): SGLang and TensorRT-LLM start and cap the request length.
     Their quirk sentence says so, in their own code's words, and never borrows vLLM's."""
-    (text,) = con.execute("SELECT text FROM engine_quirks WHERE engine_id = ? AND trigger = 'does_not_start'",
+    (text,) = con.execute("SELECT text FROM engine_quirks WHERE engine_id = ? AND trigger = 'request_len_capped'",
                           [engine_id]).fetchone()
     assert "still starts" in text and all(w in text for w in own_words)
+    # the sentence is selected by the rule the release's data states (engine_capacity request_len_capped)
+    (rule,) = con.execute("SELECT long_request FROM engine_accounting WHERE engine_id = ?", [engine_id]).fetchone()
+    assert rule == "cap_request_len"
     assert "check_enough" not in text and "refuses to start" not in text

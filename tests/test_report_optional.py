@@ -64,16 +64,18 @@ def test_engine_column_is_engine_capacity_at_the_default_batched_tokens(full):
         " AND engine_id = ?"
         " AND hardware_id = 'h100-sxm-80gb' AND weights_dtype = 'fp8' AND kv_dtype = 'fp8' AND tp = 1"
         " AND max_model_len = 32768 AND default_batched", [ENGINE]).fetchall()
-    # vLLM reserves whole prefill chunks for each sliding-window group, so it admits far fewer sequences
-    # of 32Ki than the first-principles pool holds (the sliding_prefill_reserve quirk).
-    # 31,565 blocks (38.53 GiB after the 5.20 GiB reserve of 204_engine_reserve.sql: its CUDA-graph estimate for
-    # 1,024 max_num_seqs on Hopper is 1.18 GiB, not the flat 0.8) ÷ 3,909 per request = 8
-    assert (cell.engine_seqs, cell.engine_starts) == (admitted, starts) == (8, True)
+    # vLLM's start-up figure charges each of the 5 sliding-window groups a whole prefill chunk, cdiv(1,023 + 8,192, 16)
+    # + 1 = 577 blocks, beside the full group's 1,024: 3,909 a request, 31,565 blocks (38.53 GiB after the 5.20 GiB
+    # reserve of 204_engine_reserve.sql: its CUDA-graph estimate for 1,024 max_num_seqs on Hopper is 1.18 GiB) ÷ 3,909
+    # = 8.07 logged.  Its scheduler frees the blocks behind the window, so a decoding request holds 1,024 + 5 × 65 =
+    # 1,349 and only the one in prefill the 3,909: (31,565 − 3,909 + 1,349) ÷ 1,349 = 21.5 → 21 admitted, still fewer
+    # than the first-principles pool holds (the sliding_prefill_reserve quirk).
+    assert (cell.engine_seqs, cell.engine_starts) == (admitted, starts) == (21, True)
     # One memory model per engine id: the first-principles cell of an engine row is the per-kind arithmetic on
     # the release's own available KV memory: 41,373,270,062 B ÷ 1,090,519,040 B per 32Ki sequence = 37.9 → 37
     # (not the simple 1 GiB budget's 42).
-    assert cell.max_seqs == fp_seqs == 37 and cell.engine_ratio == pytest.approx(37 / 8)
-    assert "<th class=\"num\">Engine</th>" in html and "4.62×" in html     # 4.625, printed to 2 places
+    assert cell.max_seqs == fp_seqs == 37 and cell.engine_ratio == pytest.approx(37 / 21)
+    assert "<th class=\"num\">Engine</th>" in html and "1.76×" in html     # 1.762, printed to 2 places
     # first principles rows have no engine figure
     assert _cell(ctx, "gemma-4-31b", "h100-sxm-80gb", "fp8", "fp8", 1, "first-principles", 32768).engine_seqs is None
 
@@ -149,24 +151,29 @@ def test_recommendation_comes_from_plans(full):
     rate = math.floor((0.05 - 31.0e9 / bw) / (1_090_519_040 / bw))
     n = -(-200 // min(43, rate))
     assert plan == (43, rate, n, n, pytest.approx(n * 2.99), "tpot" if rate < 43 else "capacity")
-    # The report plans on the engine's number (seed rule 3): the recommendation is the cheapest option
-    # vLLM admits — 133 sequences per TP-8 A100 replica → 2 replicas, 16 devices — not the plans row above.
-    admitted = con.execute(
-        "SELECT admitted_seqs FROM engine_capacity WHERE model_id = 'gemma-4-31b' AND hardware_id = 'a100-sxm-80gb'"
-        " AND engine_id = ? AND weights_dtype = 'bf16' AND kv_dtype = 'fp8' AND tp = 8 AND max_model_len = 32768"
-        " AND default_batched", [ENGINE]).fetchone()[0]
-    assert (g.hardware_id, g.engine_id, g.planned_seqs, g.devices, g.binding) == (
-        "a100-sxm-80gb", ENGINE, admitted, 8 * -(-200 // admitted), "KV memory at engine admission")
-    # 16 A100 80GB × $1.60 (Hyperstack on-demand 2026-08-26, the lowest of its five quotes) = $25.60 per hour
-    assert g.usd_per_hour == pytest.approx(g.devices * 1.60) == pytest.approx(25.60)
+    # The report plans on the engine's number (seed rule 3): the recommendation is the cheapest option vLLM admits —
+    # on one B300 with bf16 weights and fp8 KV, 150,662 blocks; a request of 32Ki is charged 3,909 blocks at start-up
+    # (1,024 full + 5 sliding groups × 577) but holds 1,349 while it decodes (5 × 65 window blocks), only one prefill
+    # chunk in flight: (150,662 − 3,909 + 1,349) ÷ 1,349 = 109.8 → 109 sequences per replica → ⌈200 ÷ 109⌉ = 2 devices
+    # (until the scheduler's freeing of the blocks behind the window was modelled: 133 per TP-8 A100 replica, 16 A100s).
+    (admitted, blocks, per_request, running) = con.execute(
+        "SELECT admitted_seqs, num_blocks, blocks_per_request, running_blocks_per_request FROM engine_capacity"
+        " WHERE model_id = 'gemma-4-31b' AND hardware_id = 'b300' AND engine_id = ? AND weights_dtype = 'bf16'"
+        " AND kv_dtype = 'fp8' AND tp = 1 AND max_model_len = 32768 AND default_batched", [ENGINE]).fetchone()
+    assert (blocks, per_request, running) == (150662, 1024 + 5 * 577, 1024 + 5 * 65)
+    assert admitted == (150662 - 3909 + 1349) // 1349 == 109
+    assert (g.hardware_id, g.engine_id, g.tp, g.planned_seqs, g.devices, g.binding) == (
+        "b300", ENGINE, 1, admitted, -(-200 // admitted), "KV memory at engine admission")
+    # 2 B300 × $7.40 (Hyperstack on-demand, the lowest listed quote) = $14.80 per hour
+    assert g.usd_per_hour == pytest.approx(g.devices * 7.40) == pytest.approx(14.80)
     assert "sized by the plans view for memory and speed together" in html
     summary = html[html.index('id="summary"'):html.index('class="model"')]
-    assert (f"<strong>Gemma 4 31B:</strong> a100-sxm-80gb, {g.devices // 8} replicas × TP 8 = {g.devices} devices"
+    assert (f"<strong>Gemma 4 31B:</strong> b300, {g.devices} replicas × TP 1 = {g.devices} devices"
             f" (bf16 weights / fp8 KV, {ENGINE})") in summary
-    assert (f"The {g.devices} devices hold {g.devices // 8 * admitted} sequences at 32Ki, the memory limit:"
-            f" {g.devices // 8} replicas × {admitted} that the engine admits") in summary
-    # the binding constraint is the engine's admission, with the margin to the next limit
-    assert f"Binding: KV memory at engine admission. It allows {admitted} sequences per replica; the next limit" in summary
+    assert (f"The {g.devices} devices hold {g.devices * admitted} sequences at 32Ki, the memory limit:"
+            f" {g.devices} replicas × {admitted} that the engine admits") in summary
+    # the binding constraint is the engine's admission
+    assert f"Binding: KV memory at engine admission. It allows {admitted} sequences per replica." in summary
     # plans.max_context_tokens is capped at Gemma 4's native 262,144 tokens in the text
     assert ("One sequence alone fits and meets the TPOT target on the recommended configuration up to 262,144 tokens"
             " of context (the model's native context") in summary
@@ -183,8 +190,8 @@ def test_engine_admission_resizes_the_engine_option(full):
     gemma = next(m for m in ctx.models if m.model_id == "gemma-4-31b")
     o = next(o for o in gemma.options if (o.hardware_id, o.engine_id, o.weights_dtype, o.kv_dtype, o.tp)
              == ("h100-sxm-80gb", ENGINE, "fp8", "fp8", 1))
-    # plans puts 40 per replica; the engine admits 8 → ⌈200 / 8⌉ = 25 devices
-    assert (o.planned_seqs, o.devices, o.binding, o.engine_limited) == (8, 25, "KV memory at engine admission", True)
+    # plans puts 40 per replica; the engine admits 21 (test above) → ⌈200 / 21⌉ = 10 devices
+    assert (o.planned_seqs, o.devices, o.binding, o.engine_limited) == (21, 10, "KV memory at engine admission", True)
     assert o.rank_in_model > 1
 
 
@@ -254,3 +261,44 @@ def test_view_missing_a_column_is_left_out_with_a_note():
     con.close()
     assert not ctx.available.engine
     assert "The engine_capacity view lacks columns starts" in html
+
+
+def test_a_release_that_caps_the_request_length_is_warned_in_its_own_words():
+    """Under SGLang (accounting.long_request cap_request_len) a context whose one request does not fit the pool is
+    not a refusal to start: the warning says the engine starts with the request length capped, and each
+    configuration it lists is one engine_capacity flags request_len_capped (starts, admits 0)."""
+    import re
+
+    import dataclasses
+
+    import duckdb
+
+    from kvreg.build import populate
+    from kvreg.registry import load_registry
+    from kvreg.report.context import build_context
+
+    reg = load_registry(ROOT)
+    con = duckdb.connect(":memory:")
+    populate(con, reg)
+    # the example report under SGLang 0.5 instead of vLLM 0.22-0.26: its definition and its items
+    held = reg.entries["report"]["example"]
+    entry = held.entry.model_copy(update={"engines": ["first-principles", "sglang-0.5"]})
+    reg.entries["report"]["example"] = (dataclasses.replace(held, entry=entry) if dataclasses.is_dataclass(held)
+                                        else held.model_copy(update={"entry": entry}))
+    con.execute("UPDATE report_items SET item_id = 'sglang-0.5' WHERE report_id = 'example' AND item_kind = 'engine'"
+                " AND item_id = 'vllm-0.22-0.26'")
+    ctx = build_context(con, reg, "example", charts=False)
+    assert not [w for w in ctx.warnings if w.kind == "engine-refuses-to-start"]
+    capped = [w for w in ctx.warnings if w.kind == "engine-caps-request-length"]
+    assert capped and all(w.subject.endswith("under sglang-0.5") for w in capped)
+    for w in capped:
+        model, hw = re.match(r"(\S+) on (\S+) under", w.subject).groups()
+        assert "starts with a request length capped below this context" in w.detail
+        for wd, kd, tp, label in re.findall(r"(\w+) weights / (\w+) KV, TP (\d+) at (\w+)", w.detail):
+            lens = int(label[:-2]) * 1024
+            (starts, flag, admitted), = con.execute(
+                "SELECT bool_and(starts), bool_or(request_len_capped), max(admitted_seqs) FROM engine_capacity"
+                " WHERE engine_id = 'sglang-0.5' AND model_id = ? AND hardware_id = ? AND weights_dtype = ?"
+                " AND kv_dtype = ? AND tp = ? AND max_model_len = ? AND default_batched",
+                [model, hw, wd, kd, int(tp), lens]).fetchall()
+            assert (starts, flag, admitted) == (True, True, 0)

@@ -29,7 +29,7 @@ ENGINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_d
                   "default_batched", "logged_kv_tokens", "admitted_seqs", "starts", "sliding_stored_as_full",
                   "chunked_stored_as_full", "grouped_min_block_report", "padding_layers_wasted",
                   "recurrent_page_alignment", "recurrent_outside_pool", "k_eq_v_stored_twice", "mla_block_size",
-                  "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve", "refusal")
+                  "swa_pool_ratio", "does_not_start", "request_len_capped", "sliding_prefill_reserve", "refusal")
 ROOFLINE_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "context_tokens",
                     "batch", "batch_fits", "decode_tok_per_s", "tok_per_s_per_seq", "expected_decode_tok_per_s")
 PLANS_COLUMNS = ("model_id", "hardware_id", "engine_id", "weights_dtype", "kv_dtype", "tp", "feasible", "reason",
@@ -41,7 +41,7 @@ _NO_ENGINE = """CREATE OR REPLACE TEMP TABLE report_engine_admission AS
 SELECT NULL::VARCHAR AS model_id, NULL::VARCHAR AS hardware_id, NULL::VARCHAR AS engine_id,
        NULL::VARCHAR AS weights_dtype, NULL::VARCHAR AS kv_dtype, NULL::BIGINT AS tp,
        NULL::BIGINT AS context_tokens, NULL::BIGINT AS admitted_seqs, NULL::BOOLEAN AS starts,
-       NULL::BIGINT AS logged_kv_tokens
+       NULL::BOOLEAN AS request_len_capped, NULL::BIGINT AS logged_kv_tokens
 WHERE false"""
 # Empty stand-in for the engine_capacity columns naive_gap.sql reads.
 _NO_ENGINE_CAPACITY = """CREATE OR REPLACE TEMP TABLE report_engine_capacity AS
@@ -57,7 +57,7 @@ WHERE false"""
 _ENGINE = """CREATE OR REPLACE TEMP TABLE report_engine_admission AS
 SELECT model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, max_model_len AS context_tokens,
        min(admitted_seqs)::BIGINT AS admitted_seqs, bool_and(starts) AS starts,
-       min(logged_kv_tokens)::BIGINT AS logged_kv_tokens
+       bool_or(request_len_capped) AS request_len_capped, min(logged_kv_tokens)::BIGINT AS logged_kv_tokens
 FROM report_engine_capacity
 GROUP BY ALL"""
 

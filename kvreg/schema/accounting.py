@@ -39,7 +39,7 @@ class Cited(Strict, Generic[R]):
 StorageRule = Literal["always", "when_mixed", "never"]
 Trigger = Literal["sliding_stored_as_full", "chunked_stored_as_full", "grouped_min_block_report", "padding_layers",
                   "recurrent_page_alignment", "recurrent_outside_pool", "k_eq_v_stored_twice", "mla_block_size",
-                  "swa_pool_ratio", "does_not_start", "sliding_prefill_reserve"]
+                  "swa_pool_ratio", "does_not_start", "request_len_capped", "sliding_prefill_reserve"]
 
 
 class Quirk(Strict):
@@ -249,6 +249,26 @@ class CompressedMla(Strict):
         return self
 
 
+class RunningRequestsRule(Strict):
+    """SGLang's default ``max_running_requests`` where the user sets none (docs/engine.md "Admission"):
+
+        pool     = min(max(floor(T ÷ L × per_context), min_requests), max_requests)   (ReqToTokenPool size)
+        running  = min(T // pool_divisor, pool)
+
+    T = max_total_num_tokens (the logged pool), L = context_len (max_model_len).  0.5.x: ModelRunner.init_memory_pool
+    sizes the ReqToTokenPool (python/sglang/srt/model_executor/model_runner.py) and TpModelWorker.__init__
+    (managers/tp_worker.py) takes max_running_requests = min(max_total_num_tokens // 2, req_to_token_pool.size);
+    later releases keep the rule in ``_resolve_max_num_reqs`` (min(estimated, token_capacity // 2)).
+    """
+
+    pool_divisor: Annotated[Measure[PositiveInt], Column()]
+    per_context: Annotated[Measure[PositiveInt], Column()]
+    min_requests: Annotated[Measure[PositiveInt], Column()]
+    max_requests: Annotated[Measure[PositiveInt], Column()]
+    source: str | None = None
+    note: str | None = None
+
+
 class Accounting(Strict):
     """How one engine release range sizes, splits and reports its KV pool (engine_accounting.md)."""
 
@@ -290,6 +310,16 @@ class Accounting(Strict):
     rule (SGLang's mem_fraction_static and chunked_prefill_size); absent: the engine's one value and the
     large-GPU defaults."""
     max_num_seqs: Annotated[Measure[PositiveInt], Column()]
+    """Default cap on running sequences (vLLM ``max_num_seqs``); where ``running_requests_rule`` is given, admission
+    uses that rule instead when the knob is not set, and this value feeds only the reserve model's per-sequence terms."""
+    running_requests_rule: Annotated[RunningRequestsRule | None,
+                                     Columns("running_requests_")] = None
+    """Where given, the default cap on running requests comes from the pool the release sizes (SGLang)."""
+    long_request: Annotated[Cited[Literal["refuse_start", "cap_request_len"]], Column()] = Cited(value="refuse_start")
+    """What the release does when one request of max_model_len does not fit its KV pool: ``refuse_start`` (vLLM's
+    check_enough_kv_cache_memory raises at start-up) or ``cap_request_len`` (it starts and caps the request length to
+    what the pool holds: SGLang tp_worker.py max_req_len, TensorRT-LLM resource_manager.py
+    _validate_and_adjust_attention_windows)."""
     large_gpu_min_bytes: Annotated[Measure[Bytes] | None, Column()] = None
     """From this much device memory the larger defaults below apply (vLLM get_batch_defaults)."""
     large_gpu_excludes: Annotated[list[str], Column(join=",")] = []
@@ -300,6 +330,11 @@ class Accounting(Strict):
                                       "concurrency_x_len"]], Column()]
     concurrency_rule: Annotated[Cited[Literal["tokens_over_len", "blocks_over_request_blocks"]], Column()]
     null_block_in_fit_check: Annotated[Cited[bool], Column()] = Cited(value=False)
+    frees_out_of_window_blocks: Annotated[Cited[bool], Column()] = Cited(value=False)
+    """True where the scheduler frees a request's blocks that fall behind a sliding window (or before the current
+    attention chunk) as it decodes (vLLM V1 SlidingWindowManager / ChunkedLocalAttentionManager
+    remove_skipped_blocks), so the sequences it keeps running at max_model_len are bounded by the window, not by the
+    start-up figure's worst case (W − 1 + max_num_batched_tokens per sliding group for every request)."""
     available_log_decimals: Annotated[Measure[Annotated[int, Field(ge=0)]] | None, Column()] = None
     rope_cache_bytes_per_element: Annotated[Measure[PositiveInt] | None, Column()] = None
     """Bytes per element of the rotary cos/sin cache the release keeps on the device (a buffer every rank holds

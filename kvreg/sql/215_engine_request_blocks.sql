@@ -19,6 +19,12 @@
 --   grouped pools (and DeepSeek-V4's layer tuples and 0.33 packing, whose groups share one block pool) sum blocks over all
 --   groups (Σ_g blocks_g); a single
 --   group (or SGLang's pools) needs the largest per-bucket figure.
+--   running_blocks_per_request: the blocks one request holds while it decodes at max_model_len, T = 0 in the window
+--   formulas (a sliding group cdiv(min(W − 1, L), bs) + 1: the window's W − 1 earlier tokens and the +1 for a window that
+--   does not start on a block boundary, SlidingWindowManager.remove_skipped_blocks; a chunked group one chunk); equal to
+--   blocks_per_request for a model without window-bounded layers; NULL where the release does not free the blocks behind a
+--   window (accounting.frees_out_of_window_blocks false: the scheduler holds the start-up figure) and for DeepSeek-V4's
+--   page-weighted layouts (layer_tuples, block_outermost: their freeing is not modelled).
 --   concurrency_blocks_per_request: the blocks the "Maximum concurrency" figure divides by
 --   (get_max_concurrency_for_kv_cache_config, v1/core/kv_cache_utils.py 0.22.0:877-895: num_layer_per_group ×
 --   Σ_g max_memory_usage_bytes(group) ÷ (group 0's page × num_layer_per_group)): for layer_tuples (DeepSeek-V4)
@@ -36,6 +42,19 @@ SELECT b.engine_id, b.model_id, b.kv_dtype, b.tp, b.mla_block_tokens, l.max_mode
                  b.storage_kind, b.block_tokens, b.window_tokens, l.max_model_len,
                  t.max_num_batched_tokens * a.window_batched_tokens_factor, a.sliding_extra_blocks,
                  a.recurrent_blocks_per_request + b.num_speculative_tokens, b.pool_ratio)) END::BIGINT AS blocks_per_request,
+       -- the same request once it decodes at max_model_len with no prefill chunk in flight (T = 0): its sliding groups
+       -- hold cdiv(min(W − 1, L), bs) + 1 blocks, its chunked groups one chunk, the rest as above — what a scheduler
+       -- that frees the blocks behind the window keeps per running request (accounting.frees_out_of_window_blocks);
+       -- NULL where the scheduler holds the start-up figure
+       CASE WHEN NOT any_value(a.frees_out_of_window_blocks)
+                 OR any_value(b.layout_mode) IN ('layer_tuples', 'block_outermost') THEN NULL
+            WHEN any_value(b.layout_mode) = 'grouped' THEN sum(b.request_groups * engine_group_blocks(
+                 b.storage_kind, b.block_tokens, b.window_tokens, l.max_model_len, 0, a.sliding_extra_blocks,
+                 a.recurrent_blocks_per_request + b.num_speculative_tokens, b.pool_ratio))
+            ELSE max(engine_group_blocks(
+                 b.storage_kind, b.block_tokens, b.window_tokens, l.max_model_len, 0, a.sliding_extra_blocks,
+                 a.recurrent_blocks_per_request + b.num_speculative_tokens, b.pool_ratio)) END::BIGINT
+           AS running_blocks_per_request,
        -- the blocks vLLM's concurrency figure charges: layer_tuples weights each cache set's blocks by its pages
        -- over the MLA set's, cdiv(Σ_set blocks · set pages, MLA set pages); otherwise blocks_per_request
        coalesce(((sum(b.raw_page_bytes::BIGINT * engine_group_blocks(

@@ -31,19 +31,35 @@
 --   logged_max_concurrency  "Maximum concurrency for L tokens per request" (unrounded): num_blocks ÷
 --                           concurrency_blocks_per_request (engine_request_blocks_at; = blocks_per_request except
 --                           for DeepSeek-V4's layer tuples)
---   admitted_seqs           floor(concurrency) capped by max_num_seqs; 0 when it does not start
+--   running_blocks_per_request  blocks the scheduler holds for a request decoding at L: where the release frees the
+--                           blocks behind a window (accounting.frees_out_of_window_blocks), 215's window-bounded figure
+--                           (W − 1 tokens + 1 block per sliding group, no prefill chunk); else (and for DeepSeek-V4's
+--                           page-weighted layouts) blocks_per_request
+--   running_concurrency     the requests of L the scheduler keeps running (unrounded, engine_running_concurrency, 213):
+--                           where running_blocks_per_request < blocks_per_request (vLLM V1 with a window-bounded
+--                           group), (num_blocks − null − blocks_per_request +
+--                           running_blocks_per_request) ÷ running_blocks_per_request — every request decoding at L but
+--                           one whose prefill chunk is in flight; otherwise logged_max_concurrency
+--   admitted_seqs           floor(running_concurrency) capped by max_num_seqs; 0 when it does not start or caps the
+--                           request length below max_model_len (no request of that length is served)
 --   starts                  the release loads the model at this TP (served_tp_sharding, 037: the query heads and
---                           every KV head count split, else QKVParallelLinear's `divide` asserts at load) and one
---                           request of L fits: num_blocks (− the null block where the release subtracts it) ≥
---                           blocks_per_request (check_enough_kv_cache_memory)
+--                           every KV head count split, else QKVParallelLinear's `divide` asserts at load) and its
+--                           long_request rule passes (engine_starts, 213): 'refuse_start' (vLLM) when one request of L
+--                           fits, num_blocks (− the null block where the release subtracts it) ≥ blocks_per_request
+--                           (check_enough_kv_cache_memory); 'cap_request_len' when the pool holds a block
+--   request_len_capped      it starts but one request of max_model_len does not fit: a 'cap_request_len' release
+--                           (accounting.long_request: SGLang, TensorRT-LLM) serves shorter requests only (213)
 --   refusal                 why it does not start: 'tp_heads' (the heads do not split at this TP: no pool, blocks or
 --                           admission is logged, so logged_kv_tokens and logged_max_concurrency are NULL; the words:
---                           tp_sharding_reason, 037) or 'kv_cache' (one request does not fit); NULL when it starts
+--                           tp_sharding_reason, 037) or 'kv_cache' (one request does not fit, or no block for a capping release); NULL when it starts
 --   first_principles_tokens pool tokens by per-kind arithmetic from the same available memory:
 --                           available ÷ seq_bytes(L) × L (windows at min(L, W), state per sequence)
 --   first_principles_seqs   floor(available ÷ seq_bytes(L))
 --   first_principles_ratio  first_principles_tokens ÷ logged_kv_tokens (NULL when the engine logs 0)
---   max_num_seqs, gpu_memory_utilization, max_num_batched_tokens, enforce_eager, num_speculative_tokens:
+--   max_num_seqs            the cap on running sequences: the knob; else the release's running_requests_rule on the
+--                           logged pool where it has one (SGLang: min(T // 2, clamp(⌊T ÷ L × 512⌋, 2048, 4096))),
+--                           else its max_num_seqs default
+--   gpu_memory_utilization, max_num_batched_tokens, enforce_eager, num_speculative_tokens:
 --                           the settings used; max_num_seqs_is_default, util_is_default, default_batched
 --                           say whether each is the release default
 --   block_size, block_size_is_default  the block size set (the knob, else the release's) and whether it is the
@@ -105,9 +121,13 @@ base AS (
            p.util_is_default, p.enforce_eager, p.num_speculative_tokens,
            k.layout_mode, k.page_bytes, k.block_size_tokens, k.num_groups, k.group_size, k.padding_layers,
            k.block_bytes, r.blocks_per_request, r.concurrency_blocks_per_request,
+           -- what the scheduler holds for a decoding request (215: NULL where it holds the start-up figure)
+           coalesce(r.running_blocks_per_request, r.blocks_per_request) AS running_blocks_per_request,
            p.usable_bytes, p.gpu_memory_utilization, p.weights_bytes_per_rank, p.reserve_bytes, p.available_kv_bytes,
            greatest(0, floor(p.available_kv_bytes / k.block_bytes))::BIGINT AS num_blocks,
-           a.concurrency_rule, a.logged_tokens_rule, a.null_block_in_fit_check,
+           a.concurrency_rule, a.logged_tokens_rule, a.null_block_in_fit_check, a.long_request,
+           a.running_requests_pool_divisor, a.running_requests_per_context, a.running_requests_min_requests,
+           a.running_requests_max_requests,
            k.sliding_stored_as_full, k.chunked_stored_as_full, k.recurrent_outside_pool, k.k_eq_v_stored_twice,
            k.mla_block_size, k.sliding_prefill_reserve, k.recurrent_page_alignment, k.has_padding_layers, k.swa_pool_ratio,
            k.block_size, k.block_size_is_default, k.mla_block_size_forced,
@@ -151,10 +171,15 @@ adm AS (
            CASE WHEN b.tp_shards
                 THEN engine_concurrency(b.num_blocks, b.concurrency_blocks_per_request, b.block_size_tokens,
                                         b.max_model_len, b.concurrency_rule) END AS logged_max_concurrency,
-           b.tp_shards AND engine_starts(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check) AS starts,
+           b.tp_shards AND engine_starts(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check,
+                                         b.long_request) AS starts,
            CASE WHEN NOT b.tp_shards THEN 'tp_heads'
-                WHEN NOT engine_starts(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check) THEN 'kv_cache'
-                END AS refusal
+                WHEN NOT engine_starts(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check, b.long_request)
+                THEN 'kv_cache' END AS refusal,
+           -- started, but one request of max_model_len does not fit: the release caps the request length (213)
+           b.tp_shards AND engine_starts(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check, b.long_request)
+               AND NOT engine_request_fits(b.num_blocks, b.blocks_per_request, b.null_block_in_fit_check)
+               AS request_len_capped
     FROM base b
 ),
 logged AS (
@@ -166,8 +191,28 @@ logged AS (
                AS first_principles_tokens
     FROM adm d
 )
-SELECT g.* EXCLUDE (fp_seq_bytes, tp_shards),
-       engine_admitted_seqs(g.starts, g.logged_max_concurrency, g.max_num_seqs) AS admitted_seqs,
+-- max_num_seqs: a release whose default cap on running requests comes from its pool (SGLang: running_requests_rule,
+-- 213 engine_max_num_seqs) uses it where the knob is not set; elsewhere the knob or the release's default (205).  The
+-- pool in tokens is num_blocks × block size, SGLang's max_total_num_tokens (its logged_tokens_rule
+-- blocks_x_block_size); read from logged_kv_tokens, the plans over the whole registry ran past 3 GB
+SELECT g.* EXCLUDE (fp_seq_bytes, tp_shards, long_request, running_requests_pool_divisor, running_requests_per_context,
+                    running_requests_min_requests, running_requests_max_requests)
+           REPLACE (engine_max_num_seqs(max_num_seqs, g.max_num_seqs, g.num_blocks * g.block_size_tokens, g.max_model_len,
+                                        g.running_requests_pool_divisor, g.running_requests_per_context,
+                                        g.running_requests_min_requests, g.running_requests_max_requests)
+                    AS max_num_seqs),
+       -- the requests the scheduler keeps running (the logged figure, or bounded by the window where the release frees
+       -- the blocks behind it: 213)
+       engine_running_concurrency(g.num_blocks, g.blocks_per_request, g.running_blocks_per_request,
+                                  g.null_block_in_fit_check, g.logged_max_concurrency)
+           AS running_concurrency,
+       engine_admitted_seqs(g.starts AND NOT g.request_len_capped,
+                            engine_running_concurrency(g.num_blocks, g.blocks_per_request, g.running_blocks_per_request,
+                                                       g.null_block_in_fit_check, g.logged_max_concurrency),
+                            engine_max_num_seqs(max_num_seqs, g.max_num_seqs, g.num_blocks * g.block_size_tokens, g.max_model_len,
+                                                g.running_requests_pool_divisor, g.running_requests_per_context,
+                                                g.running_requests_min_requests, g.running_requests_max_requests))
+           AS admitted_seqs,
        g.logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND g.num_groups > 1 AS grouped_min_block_report,
        -- the quirk "one request of max_model_len does not fit the pool" (check_enough_kv_cache_memory): a release that
        -- cannot split the heads (refusal 'tp_heads') stops before it profiles memory, for another reason

@@ -9,8 +9,10 @@ CREATE OR REPLACE MACRO capacity_first_principles_rows_at(context_list, gpu_memo
 -- first-principles rows: the simple budget and the per-kind arithmetic
 SELECT p.*, s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
        s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
-       NULL::BOOLEAN AS engine_starts, NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens,
+       NULL::BOOLEAN AS engine_starts, NULL::BOOLEAN AS engine_request_len_capped,
+       NULL::BIGINT AS engine_admitted_seqs, NULL::BIGINT AS engine_logged_kv_tokens,
        NULL::BIGINT AS engine_num_blocks, NULL::BIGINT AS engine_blocks_per_request,
+       NULL::BIGINT AS engine_running_blocks_per_request,
        NULL::BIGINT AS engine_block_size, NULL::BOOLEAN AS engine_block_size_is_default,
        NULL::BOOLEAN AS engine_mla_block_size_forced, NULL::BIGINT AS engine_mla_block_tokens
 FROM memory_pools_at(gpu_memory_utilization := gpu_memory_utilization, max_num_seqs := max_num_seqs,
@@ -35,11 +37,13 @@ CREATE OR REPLACE MACRO capacity_engine_rows_at(context_list, gpu_memory_utiliza
 -- a fit's ids) is then pushed into engine_capacity_at's scans; DuckDB does not carry a list_contains
 -- filter across a join's equality, so with p's keys it evaluated the whole registry's engine grid
 -- (9 million rows for the Q4 2026 report's 3,840) before the join filtered it: 5.9 → 0.7 s.
+-- max_num_seqs is the release's cap as engine_capacity_at applies it (SGLang's from its pool, 220 capped)
 SELECT p.* REPLACE (e.model_id AS model_id, e.hardware_id AS hardware_id, e.engine_id AS engine_id,
-                    e.weights_dtype AS weights_dtype, e.tp AS tp),
+                    e.weights_dtype AS weights_dtype, e.tp AS tp, e.max_num_seqs AS max_num_seqs),
        s.kv_dtype, s.context_tokens, s.context_label, s.within_native, s.seq_bytes, s.growing_bytes,
        s.bounded_bytes, s.state_bytes, s.conv_state_bytes, s.naive_seq_bytes,
-       e.starts, e.admitted_seqs, e.logged_kv_tokens, e.num_blocks, e.blocks_per_request, e.block_size,
+       e.starts, e.request_len_capped, e.admitted_seqs, e.logged_kv_tokens, e.num_blocks, e.blocks_per_request,
+       e.running_blocks_per_request, e.block_size,
        e.block_size_is_default, e.mla_block_size_forced, e.mla_block_tokens
 FROM engine_capacity_at(context_list, gpu_memory_utilization := gpu_memory_utilization,
                         max_num_seqs := max_num_seqs, max_num_batched_tokens := max_num_batched_tokens,
@@ -86,9 +90,13 @@ WHERE in_ids(only_engines, e.engine_id);
 --   fits            one sequence fits: the engine starts and admits one (engine), pool_bytes ≥ seq_bytes
 --                   (first principles)
 --   engine_starts   the release starts at this max_model_len (NULL for first principles)
---   engine_num_blocks, engine_blocks_per_request  the release's blocks and one request's blocks at the
---                   context (engine_capacity_at; NULL for first principles): plans (275) re-admits with a
---                   shared prefix from them
+--   engine_request_len_capped  it starts but caps the request length below this context (one request of it does not
+--                   fit the pool: SGLang, TensorRT-LLM; engine_capacity_at request_len_capped), so it admits 0
+--   max_num_seqs    engine rows: the cap engine_capacity_at applied (the knob, the release's running-requests rule
+--                   on its pool, or its default); first principles: memory_pools_at's
+--   engine_num_blocks, engine_blocks_per_request, engine_running_blocks_per_request  the release's blocks, one
+--                   request's blocks at the context (the start-up figure) and what it holds while it decodes
+--                   (engine_capacity_at; NULL for first principles): plans (275) re-admits with a shared prefix from them
 --   kv_pool_share   fraction of the claimed memory that is KV pool (the rest weights, reserve, residents)
 --   pool_basis and the knob columns: as memory_pools_at
 --   block_size, block_size_is_default, mla_block_size_forced  engine rows: the block size set (the --block-size knob,
@@ -137,8 +145,9 @@ SELECT z.model_id, z.hardware_id, z.engine_id, z.weights_dtype, z.kv_dtype, z.tp
        z.naive_max_seqs / nullif(z.max_seqs, 0) AS naive_ratio,
        z.fits,
        greatest(0, z.pool_bytes) / z.claimed_bytes AS kv_pool_share,
-       z.first_principles_seqs, z.first_principles_tokens, z.engine_starts, z.engine_admitted_seqs,
-       z.engine_num_blocks, z.engine_blocks_per_request,
+       z.first_principles_seqs, z.first_principles_tokens, z.engine_starts, z.engine_request_len_capped,
+       z.engine_admitted_seqs,
+       z.engine_num_blocks, z.engine_blocks_per_request, z.engine_running_blocks_per_request,
        z.pool_basis, z.gpu_memory_utilization, z.util_is_default, z.max_num_seqs, z.max_num_seqs_is_default,
        z.max_num_batched_tokens, z.default_batched, z.enforce_eager, z.num_speculative_tokens,
        z.engine_block_size AS block_size, z.engine_block_size_is_default AS block_size_is_default,

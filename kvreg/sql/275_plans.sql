@@ -49,7 +49,7 @@
 --   binding_constraint    'capacity' (the KV pool holds fewer than the rate allows; first principles),
 --                         'admission' (the engine release admits fewer than the rate allows), 'tpot' (the
 --                         rate allows fewer), or 'none' (one replica holds every user within both)
---   pool_basis, engine_starts and the knob columns (gpu_memory_utilization, util_is_default, max_num_seqs,
+--   pool_basis, engine_starts, engine_request_len_capped and the knob columns (gpu_memory_utilization, util_is_default, max_num_seqs,
 --                         max_num_seqs_is_default, max_num_batched_tokens, default_batched, enforce_eager,
 --                         num_speculative_tokens, block_size, block_size_is_default): as capacity_at
 --   feasible, reason      why a configuration cannot serve the workload at all ('platform: …', the engine release
@@ -59,7 +59,8 @@
 --                         without an interconnect figure, or without its domain size, or wider than its
 --                         domain: the stated link bandwidth does not reach such a group, so it is not
 --                         planned at it; weights do not fit; the weights fit but the reserve leaves no KV pool;
---                         the engine refuses to start or admits no
+--                         the engine refuses to start, or starts but caps the request length below the context
+--                         (accounting.long_request), or admits no
 --                         sequence; one sequence does not fit; one sequence alone
 --                         misses the TPOT; the prefill floor misses the TTFT).  The reason text does not
 --                         name the TP, so `kvreg plan` can group one hardware's TPs that fail alike.
@@ -111,13 +112,15 @@ base AS (
     SELECT w.*, p.model_id, p.hardware_id, p.engine_id, p.weights_dtype, p.kv_dtype, p.tp,
            p.pool_bytes, p.claimed_bytes, p.resident_bytes, p.weights_bytes_per_rank AS rank_weights_bytes,
            p.max_seqs AS capacity_seqs, p.seq_bytes AS held_rank_bytes, p.max_seqs AS engine_seqs_unshared,
-           p.engine_num_blocks, p.engine_blocks_per_request, p.max_num_seqs AS admission_max_num_seqs,
+           p.engine_num_blocks, p.engine_blocks_per_request, p.engine_running_blocks_per_request,
+           p.max_num_seqs AS admission_max_num_seqs,
            coalesce(wb.prefix_blocks, 0) AS prefix_blocks, coalesce(wb.prompt_blocks, 0) AS prompt_blocks,
            k.growing_token_bytes AS growing_rank_token_bytes,
            -- the prefill's inputs, to cost a shorter prompt (the longest that meets the TTFT, max_context_tokens)
            k.hidden_size AS pf_hidden_size, k.prefill_attn_flop_per_context_token AS pf_attn_flop,
            k.bounded_groups AS pf_bounded_groups, k.state_flop_per_token AS pf_state_flop,
-           k.state_bytes AS pf_state_bytes, p.first_principles_seqs, p.engine_starts, p.pool_basis,
+           k.state_bytes AS pf_state_bytes, p.first_principles_seqs, p.engine_starts,
+           p.engine_request_len_capped, p.pool_basis,
            p.gpu_memory_utilization AS knob_util, p.util_is_default, p.max_num_seqs AS knob_max_num_seqs,
            p.max_num_seqs_is_default, p.max_num_batched_tokens AS knob_batched, p.default_batched,
            p.enforce_eager AS knob_eager, p.num_speculative_tokens AS knob_spec, p.block_size AS knob_block_size,
@@ -190,7 +193,8 @@ shared AS (
            b.prefix_tokens * b.growing_rank_token_bytes AS prefix_rank_bytes,
            greatest(coalesce(b.prompt_tokens, b.prefix_tokens), b.prefix_tokens) * b.growing_rank_token_bytes
                AS prompt_rank_bytes,
-           engine_seq_blocks(b.engine_blocks_per_request, b.prefix_blocks, b.prompt_blocks, b.samples)
+           -- per request while it decodes (the window-bounded figure where the release frees the blocks behind it, 220)
+           engine_seq_blocks(b.engine_running_blocks_per_request, b.prefix_blocks, b.prompt_blocks, b.samples)
                AS request_blocks
     FROM base b
 ),
@@ -202,9 +206,13 @@ admitted AS (
            CASE WHEN s.pool_basis <> 'engine' THEN NULL
                 WHEN s.prefix_blocks = 0 AND (s.samples = 1 OR s.prompt_blocks = 0)
                 THEN s.engine_seqs_unshared // s.samples   -- nothing shared: the release's own admission
-                WHEN NOT s.engine_starts THEN 0
+                WHEN NOT s.engine_starts OR s.engine_request_len_capped THEN 0
                 ELSE greatest(0, least(s.admission_max_num_seqs // s.samples,
-                                       floor((s.engine_num_blocks - s.prefix_blocks) / s.request_blocks)))
+                                       -- one request's prefill chunk in flight holds the start-up figure's
+                                       -- extra (0 without a window-bounded group: engine_running_concurrency, 213)
+                                       floor((s.engine_num_blocks - s.prefix_blocks
+                                              - (s.engine_blocks_per_request - s.engine_running_blocks_per_request))
+                                             / s.request_blocks)))
                 END::BIGINT AS engine_requests
     FROM shared s
 ),
@@ -280,6 +288,11 @@ judged AS (
                          || ' pool is left at this TP'
                 WHEN b.pool_basis = 'engine' AND NOT b.engine_starts
                     THEN 'engine: refuses to start (one request of this context does not fit its KV cache)'
+                -- a release that caps the request length (accounting.long_request cap_request_len: SGLang,
+                -- TensorRT-LLM) starts, and serves no request of this context
+                WHEN b.pool_basis = 'engine' AND b.engine_request_len_capped
+                    THEN 'engine: starts, but caps the request length below this context (one request of it does'
+                         || ' not fit its KV cache)'
                 WHEN b.pool_basis = 'engine' AND b.max_seqs_per_replica < 1
                     THEN 'engine: admits no sequence of this context'
                 WHEN b.pool_basis = 'engine' AND b.capacity_requests < 1
@@ -340,7 +353,7 @@ SELECT r.model_id, r.hardware_id, r.engine_id, r.weights_dtype, r.kv_dtype, r.tp
                      r.ec, r.moe_act_bytes, host_s_per_seq := r.host_s) AS empty_context_step_s,
        r.prefill_floor_s,
        r.kv_read_bytes_per_seq, r.pool_bytes * r.tp AS replica_pool_bytes, r.weights_bytes,
-       r.fp_seqs AS first_principles_seqs, r.pool_basis, r.engine_starts,
+       r.fp_seqs AS first_principles_seqs, r.pool_basis, r.engine_starts, r.engine_request_len_capped,
        r.knob_util AS gpu_memory_utilization, r.util_is_default, r.knob_max_num_seqs AS max_num_seqs,
        r.max_num_seqs_is_default, r.knob_batched AS max_num_batched_tokens, r.default_batched,
        r.knob_eager AS enforce_eager, r.knob_spec AS num_speculative_tokens, r.knob_block_size AS block_size,

@@ -30,7 +30,7 @@ flags AS (
                    c.sliding_stored_as_full, c.chunked_stored_as_full,
                    c.grouped_min_block_report, c.padding_layers_wasted AS padding_layers, c.recurrent_page_alignment,
                    c.recurrent_outside_pool, c.k_eq_v_stored_twice, c.mla_block_size, c.swa_pool_ratio,
-                   c.does_not_start, c.sliding_prefill_reserve,
+                   c.does_not_start, c.request_len_capped, c.sliding_prefill_reserve,
                    coalesce(c.refusal = 'tp_heads', FALSE) AS tp_heads
             FROM report_engine_capacity c
             JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id

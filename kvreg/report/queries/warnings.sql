@@ -35,6 +35,17 @@ SELECT * FROM (
     FROM g WHERE engine_starts = false AND weights_fit AND max_seqs > 0
     GROUP BY model_id, hardware_id, engine_id, model_idx, hardware_idx, engine_idx
     UNION ALL
+    -- a release whose rule is to cap the request length (accounting.long_request cap_request_len: SGLang,
+    -- TensorRT-LLM) starts, but serves no request of this length
+    SELECT 1, 'engine-caps-request-length', format('{} on {} under {}', model_id, hardware_id, engine_id),
+           'first principles fit a sequence, but the engine starts with a request length capped below this context '
+               || '(one request of it does not fit its KV cache), so it serves none of this length, with '
+               || string_agg(format('{} weights / {} KV, TP {} at {}', weights_dtype, kv_dtype, tp, context_label),
+                             ', ' ORDER BY weights_idx, kv_idx, tp_idx, context_idx),
+           NULL, model_idx, hardware_idx, 2 + engine_idx
+    FROM g WHERE engine_request_len_capped AND weights_fit AND max_seqs > 0
+    GROUP BY model_id, hardware_id, engine_id, model_idx, hardware_idx, engine_idx
+    UNION ALL
     SELECT DISTINCT 2, 'beyond-native-context', format('{} at {}', model_id, context_label),
            'the context is longer than the model''s native context; quality there is not established', NULL,
            model_idx, 0, context_idx
