@@ -11,6 +11,9 @@
 --   kv: kv_dtype, bf16 when not logged ('auto' = the model dtype); wdtype: the weights dtype (NULL for a quantized
 --   checkpoint nobody stated); L: max_model_len, else the 'Maximum concurrency for L tokens' figure; default_T /
 --   default_seqs: the release's max_num_batched_tokens / max_num_seqs on this device (large-GPU defaults).
+--   available_half_unit_bytes: half a unit of the printed available memory's last decimal; available_blocks_low/high:
+--   the blocks that memory holds at its two ends; tokens_implied_blocks: the blocks the "GPU KV cache size" implies
+--   where the release's token rule inverts.
 -- Rules: pipeline parallel stages hold ceil(layers / pp) layers (single-group layouts only; engine_accounting.md §7).
 CREATE OR REPLACE VIEW observation_engine AS
 WITH o AS (
@@ -50,5 +53,21 @@ k AS (
     WHERE l.mla_block_tokens = 0 OR l.mla_block_tokens = mb.mla_block_tokens
 )
 SELECT o.*, k.layout_mode, k.num_groups, k.block_size_tokens, k.block_bytes, k.blocks_per_request,
-       k.concurrency_blocks_per_request
-FROM o LEFT JOIN k USING (observation_id)
+       k.concurrency_blocks_per_request, x.available_half_unit_bytes,
+       -- the blocks the printed "Available KV cache memory" holds, at the printed value ∓ half a unit of its last
+       -- decimal ("51.63 GiB" is anything in [51.625, 51.635) GiB; the release's available_log_decimals wins:
+       -- "6.9" from format_gib means 6.90): num_blocks = available // block bytes (§3 get_num_blocks)
+       floor((o.available_kv_bytes - x.available_half_unit_bytes) / k.block_bytes)::BIGINT AS available_blocks_low,
+       floor((o.available_kv_bytes + x.available_half_unit_bytes) / k.block_bytes)::BIGINT AS available_blocks_high,
+       -- the blocks the logged token figure implies where the release's rule can be inverted
+       CASE WHEN o.logged_tokens_rule = 'blocks_x_block_size'
+            THEN o.kv_cache_tokens // k.block_size_tokens
+            WHEN o.logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND k.num_groups = 1
+            THEN o.kv_cache_tokens // k.block_size_tokens
+            -- int(conc × L) with one group and L a multiple of the block is exactly blocks × bs (§4)
+            WHEN o.logged_tokens_rule = 'concurrency_x_len' AND k.layout_mode = 'single'
+                 AND o.L % k.block_size_tokens = 0
+            THEN o.kv_cache_tokens // k.block_size_tokens END AS tokens_implied_blocks
+FROM o LEFT JOIN k USING (observation_id),
+LATERAL (SELECT 0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30
+                AS available_half_unit_bytes) x

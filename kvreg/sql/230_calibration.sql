@@ -95,21 +95,14 @@ blocks AS (
            e.e2e_non_torch_bytes, e.e2e_activation_bytes, e.e2e_cuda_graph_bytes, e.e2e_cuda_graph_estimate_bytes,
            e.util_basis,
            coalesce(o.kv_cache_tokens, o.num_gpu_blocks * o.block_size_tokens) AS logged_tokens,
-           0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30 AS half_unit_bytes,
+           o.available_half_unit_bytes AS half_unit_bytes,
            floor(o.available_kv_bytes / o.block_bytes)::BIGINT AS nb_mid,
-           floor((o.available_kv_bytes - 0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30) / o.block_bytes)::BIGINT AS nb_low,
-           floor((o.available_kv_bytes + 0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30) / o.block_bytes)::BIGINT AS nb_high,
+           o.available_blocks_low AS nb_low, o.available_blocks_high AS nb_high,
            CASE WHEN e.e2e_available_kv_bytes >= 0 THEN floor(e.e2e_available_kv_bytes / o.block_bytes)
                 WHEN e.e2e_available_kv_bytes < 0 THEN 0 END::BIGINT AS nb_e2e,
-           -- blocks implied by the logged token figure where the release's rule can be inverted
-           CASE WHEN o.logged_tokens_rule = 'blocks_x_block_size'
-                THEN coalesce(o.num_gpu_blocks, o.kv_cache_tokens // o.block_size_tokens)
-                WHEN o.logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND o.num_groups = 1
-                THEN o.kv_cache_tokens // o.block_size_tokens
-                -- int(conc × L) with one group and L a multiple of the block is exactly blocks × bs (§4)
-                WHEN o.logged_tokens_rule = 'concurrency_x_len' AND o.layout_mode = 'single'
-                     AND o.L % o.block_size_tokens = 0
-                THEN o.kv_cache_tokens // o.block_size_tokens END AS nb_implied
+           -- blocks implied by the logged figures (229): the block count where the release prints it with the tokens
+           CASE WHEN o.logged_tokens_rule = 'blocks_x_block_size' THEN coalesce(o.num_gpu_blocks, o.tokens_implied_blocks)
+                ELSE o.tokens_implied_blocks END AS nb_implied
     FROM o LEFT JOIN e2e_avail e USING (observation_id)
 ),
 pred AS (
