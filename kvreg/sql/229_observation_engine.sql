@@ -4,7 +4,7 @@
 -- with it.
 -- Grain: one row per observation (registry/observations); layout columns NULL where the model, engine, kv dtype or
 --   TP is not modelled.
--- Inputs: observations, models, hardware, engine_accounting, engine_kv_layout, engine_request_blocks,
+-- Inputs: observations, models, hardware, engine_accounting, engine_kv_layout, engine_request_blocks_at,
 --   engine_mla_backend (the layout of the logged device's MLA block: its hardware architecture); scalar macro
 --   engine_large_gpu (203).
 -- Units: bytes per device (block_bytes: one block id across the shared tensors, per pipeline stage), tokens, blocks.
@@ -44,7 +44,13 @@ k AS (
     FROM o
     JOIN engine_kv_layout l ON l.engine_id = o.engine_id AND l.model_id = o.served_id AND l.kv_dtype = o.kv
                            AND l.tp = o.tp
-    JOIN engine_request_blocks r ON r.engine_id = o.engine_id AND r.model_id = o.served_id AND r.kv_dtype = o.kv
+    -- the request blocks at the observations' own lengths, batch budgets, models and releases only (the full
+    -- engine_request_blocks axes give the same rows here, at many times the cost: validate runs check 208 on this)
+    JOIN engine_request_blocks_at((SELECT list(DISTINCT L) FROM o WHERE L > 0),
+                                  (SELECT list(DISTINCT coalesce(max_num_batched_tokens, default_T)) FROM o
+                                   WHERE coalesce(max_num_batched_tokens, default_T) IS NOT NULL),
+                                  only_models := (SELECT list(DISTINCT served_id) FROM o WHERE served_id IS NOT NULL),
+                                  only_engines := (SELECT list(DISTINCT engine_id) FROM o WHERE engine_id IS NOT NULL)) r ON r.engine_id = o.engine_id AND r.model_id = o.served_id AND r.kv_dtype = o.kv
                                 AND r.tp = o.tp AND r.mla_block_tokens = l.mla_block_tokens AND r.max_model_len = o.L
                                 AND r.max_num_batched_tokens = coalesce(o.max_num_batched_tokens, o.default_T)
     -- the logged device's MLA block (200 engine_mla_backend); an unknown device: the release's fallback
