@@ -442,7 +442,8 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
         source: where the log was published (a URL or a title); default the file name.
         model, hardware, engine: registry ids to set (the log rarely says them).
         force: replace an existing observation of that id, keeping its curated fields
-            (:func:`keep_curated`); without it an existing id is refused.
+            (:func:`keep_curated`); without it an existing id is refused.  Also keeps a log whose own figures
+            disagree (check 208), recording the disagreement in the entry's ``figures_disagree``.
 
     Returns:
         (path written, messages for the user).
@@ -452,8 +453,9 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
             ``obs_id`` is not a valid id, the observation exists and ``force`` is off,
             ``model`` / ``hardware`` names no registry entry (with the ids meant), or ``model`` is not the
             registry model whose checkpoint the log loaded.
-        LogError: unreadable, over 64 MiB (:data:`MAX_LOG_BYTES`), not a vLLM startup log, truncated, contradicting itself, or an
-            unknown engine release.
+        LogError: unreadable, over 64 MiB (:data:`MAX_LOG_BYTES`), not a vLLM startup log, truncated, contradicting itself
+            (two values of one figure, or figures the release's rules cannot both print: check 208, unless ``force``),
+            or an unknown engine release.
         KvregError: the project's registry has problems.
     """
     from kvreg.registry import load_registry
@@ -502,7 +504,12 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
     check_entry(entry)  # never write an entry the registry would reject
     previous = target.read_bytes() if target.exists() else None
     written = write_observation(root, entry)
-    _check_in_registry(root, written, previous)
+    kept = _check_in_registry(root, written, previous, force)
+    if kept:  # --force over figures that disagree: the entry says so, for a person to replace with the reason
+        entry["figures_disagree"] = f"kept by ingest-log --force although {'; '.join(kept)}"
+        write_observation(root, entry)
+        _check_in_registry(root, written, previous, False)
+        msgs.append(f"written although its figures disagree (--force), recorded in figures_disagree: {'; '.join(kept)}")
     return written, msgs
 
 
@@ -561,15 +568,21 @@ def read_log_lines(path: Path | str):
         raise LogError(f"cannot read {path}: {exc.strerror}")
 
 
-def _check_in_registry(root: Path | str, written: Path, previous: bytes | None) -> None:
+def _check_in_registry(root: Path | str, written: Path, previous: bytes | None, force: bool = False) -> list[str]:
     """The registry's cross-entry checks (kvreg/checks/*.sql) with the observation just written; on a problem
-    they find in it (the same startup as an existing observation: 206 duplicate_observation), the write is undone
-    (the replaced file's bytes restored, or the new file removed) and the problem raised, so a log ingested
-    twice under two ids never leaves a second copy for `validate` to blame on the curated one.
+    they find in it (the same startup as an existing observation: 206 duplicate_observation; figures of the log that
+    disagree: 208 observation_figures_disagree), the write is undone (the replaced file's bytes restored, or the new
+    file removed) and the problem raised, so a log ingested twice under two ids never leaves a second copy for
+    `validate` to blame on the curated one.
+
+    Returns:
+        [] when the registry is valid with the file; with ``force``, the messages of check 208 when they are the
+        file's only problems (the file stays written: the caller records them in ``figures_disagree``).
 
     Raises:
         IngestUsageError: the observation repeats an existing one (with the command that refreshes that one).
-        LogError: any other cross-entry problem located in the written file.
+        LogError: any other cross-entry problem located in the written file; figures that disagree list every
+            disagreeing pair (both figures' entry and log lines) with the check's hint.
     """
     from kvreg.problems import KvregError
     from kvreg.registry import load_registry
@@ -577,12 +590,15 @@ def _check_in_registry(root: Path | str, written: Path, previous: bytes | None) 
     rel = written.relative_to(Path(root)).as_posix()   # as problems name files (write_observation: root/registry/…)
     try:
         load_registry(root)
-        return
+        return []
     except KvregError as exc:
         # the written file is the problem's own or the one it names (related: the first copy of a duplicate)
         found = [p for p in exc.problems if rel in (p.file, p.related) or rel in (p.message or "")]
     if not found:
-        return   # problems elsewhere in the registry were there before this log (it loaded above)
+        return []   # problems elsewhere in the registry were there before this log (it loaded above)
+    disagree = [p.message for p in found if p.code == "observation-figures-disagree"]
+    if force and len(disagree) == len(found):
+        return disagree
     if previous is None:
         written.unlink()
     else:
@@ -596,6 +612,9 @@ def _check_in_registry(root: Path | str, written: Path, previous: bytes | None) 
         raise IngestUsageError(f"this log's startup is already {other_file} (the same logged KV figures and "
                                f"settings): nothing written; to refresh that observation from this log run "
                                f"kvreg ingest-log LOG --id {other_id} --force")
+    if disagree and len(disagree) == len(found):
+        raise LogError(f"{rel}: observation-figures-disagree: " + "; ".join(disagree)
+                       + f" (nothing written). Hint: {p.hint} — ingest-log --force keeps it")
     raise LogError(f"{rel}: {p.code}: {p.message} (nothing written)")
 
 

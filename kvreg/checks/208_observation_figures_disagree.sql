@@ -33,9 +33,9 @@ WITH e AS (
 ),
 figs AS (  -- "VALUE (entry line N, log line M)" of each figure
     SELECT e.*,
-           format('{} (entry line {}{})', kv_cache_tokens, kv_cache_tokens_line,
+           format('{:,} (entry line {}{})', kv_cache_tokens, kv_cache_tokens_line,
                   coalesce(', log line ' || kv_cache_tokens_log_line, '')) AS tokens_at,
-           format('{} (entry line {}{})', num_gpu_blocks, num_gpu_blocks_line,
+           format('{:,} (entry line {}{})', num_gpu_blocks, num_gpu_blocks_line,
                   coalesce(', log line ' || num_gpu_blocks_log_line, '')) AS blocks_at,
            format('{}x (entry line {}{})', max_concurrency, max_concurrency_line,
                   coalesce(', log line ' || max_concurrency_log_line, '')) AS conc_at,
@@ -55,8 +55,8 @@ pairs AS (
     UNION ALL
     -- tokens ~ concurrency, concurrency_x_len: tokens = int(conc × L), monotone in conc
     SELECT file, line, 'logged.kv_cache_tokens',
-           format('logged.kv_cache_tokens {} disagrees with logged.max_concurrency {} at {} tokens: {} prints '
-                  'tokens = int(concurrency × max_model_len), {}–{} for a concurrency printed as {:.2f}',
+           format('logged.kv_cache_tokens {} disagrees with logged.max_concurrency {} at {:,} tokens: {} prints '
+                  'tokens = int(concurrency × max_model_len), {:,}–{:,} for a concurrency printed as {:.2f}',
                   tokens_at, conc_at, Lc, rel, lo, hi, max_concurrency)
     FROM (SELECT *, engine_logged_tokens(NULL, NULL, NULL, max_concurrency - 0.005 - 1e-9, Lc, logged_tokens_rule) AS lo,
                     engine_logged_tokens(NULL, NULL, NULL, max_concurrency + 0.005 + 1e-9, Lc, logged_tokens_rule) AS hi
@@ -66,7 +66,7 @@ pairs AS (
     -- tokens ~ concurrency, tokens_over_len with tokens = NB × bs: conc = NB × bs / L is the macro at (tokens, bs 1)
     SELECT file, line, 'logged.kv_cache_tokens',
            format('logged.kv_cache_tokens {} disagrees with logged.max_concurrency {}: {} prints concurrency = '
-                  'tokens / max_model_len = {} / {} = {:.4f}, not {:.2f}', tokens_at, conc_at, rel, kv_cache_tokens,
+                  'tokens / max_model_len = {:,} / {:,} = {:.4f}, not {:.2f}', tokens_at, conc_at, rel, kv_cache_tokens,
                   Lc, x, max_concurrency)
     FROM (SELECT *, engine_concurrency(kv_cache_tokens, NULL, 1, Lc, concurrency_rule) AS x
           FROM figs WHERE concurrency_rule = 'tokens_over_len' AND logged_tokens_rule = 'blocks_x_block_size')
@@ -75,7 +75,7 @@ pairs AS (
     -- tokens ~ concurrency, other rules (layout known): the blocks the concurrency allows, then their tokens
     SELECT file, line, 'logged.kv_cache_tokens',
            format('logged.kv_cache_tokens {} disagrees with logged.max_concurrency {}: in {} the concurrency is '
-                  'blocks / {} blocks per request, so {}–{} blocks, which print {}–{} tokens', tokens_at, conc_at, rel,
+                  'blocks / {:,} blocks per request, so {:,}–{:,} blocks, which print {:,}–{:,} tokens', tokens_at, conc_at, rel,
                   concurrency_blocks_per_request, nb_lo, nb_hi, lo, hi)
     FROM (SELECT *, engine_logged_tokens(nb_lo, num_groups, block_size_tokens, NULL, Lc, logged_tokens_rule) AS lo,
                     engine_logged_tokens(nb_hi, num_groups, block_size_tokens, NULL, Lc, logged_tokens_rule) AS hi
@@ -87,7 +87,7 @@ pairs AS (
     UNION ALL
     -- tokens ~ num_gpu_blocks
     SELECT file, line, 'logged.kv_cache_tokens',
-           format('logged.kv_cache_tokens {} disagrees with logged.num_gpu_blocks {}: {} prints {} tokens for {} '
+           format('logged.kv_cache_tokens {} disagrees with logged.num_gpu_blocks {}: {} prints {:,} tokens for {:,} '
                   'blocks ({} rule{})', tokens_at, blocks_at, rel, x, num_gpu_blocks, logged_tokens_rule,
                   CASE WHEN multi_rank THEN '; the blocks are the min over the ranks, the tokens at least theirs' ELSE '' END)
     FROM (SELECT *, engine_logged_tokens(num_gpu_blocks, num_groups, block_size_tokens,
@@ -99,7 +99,7 @@ pairs AS (
     UNION ALL
     -- concurrency ~ num_gpu_blocks
     SELECT file, line, 'logged.max_concurrency',
-           format('logged.max_concurrency {} disagrees with logged.num_gpu_blocks {}: {} prints {:.4f}x for {} blocks '
+           format('logged.max_concurrency {} disagrees with logged.num_gpu_blocks {}: {} prints {:.4f}x for {:,} blocks '
                   '({} rule{})', conc_at, blocks_at, rel, x, num_gpu_blocks, concurrency_rule,
                   CASE WHEN multi_rank THEN '; the blocks are the min over the ranks, the concurrency at least theirs' ELSE '' END)
     FROM (SELECT *, engine_concurrency(num_gpu_blocks, concurrency_blocks_per_request, block_size_tokens, Lc,
@@ -109,11 +109,11 @@ pairs AS (
     UNION ALL
     -- available ~ blocks (logged, else implied by the tokens)
     SELECT file, line, CASE WHEN num_gpu_blocks IS NOT NULL THEN 'logged.num_gpu_blocks' ELSE 'logged.kv_cache_tokens' END,
-           format('{} disagrees with logged.available_kv_cache_memory_gib {}: at {} bytes a block, that memory holds '
-                  '{}–{} blocks{}',
+           format('{} disagrees with logged.available_kv_cache_memory_gib {}: at {:,} bytes a block, that memory holds '
+                  '{:,}–{:,} blocks{}',
                   CASE WHEN num_gpu_blocks IS NOT NULL THEN 'logged.num_gpu_blocks ' || blocks_at
-                       ELSE format('logged.kv_cache_tokens {} ({} blocks)', tokens_at, nb) END,
-                  avail_at, block_bytes, CASE WHEN multi_rank THEN 0 ELSE available_blocks_low END,
+                       ELSE format('logged.kv_cache_tokens {} ({:,} blocks)', tokens_at, nb) END,
+                  avail_at, block_bytes::BIGINT, CASE WHEN multi_rank THEN 0 ELSE available_blocks_low END,
                   available_blocks_high,
                   CASE WHEN multi_rank THEN ' (one rank''s memory; the blocks are the min over the ranks)' ELSE '' END)
     FROM (SELECT *, coalesce(num_gpu_blocks, tokens_implied_blocks) AS nb FROM figs
