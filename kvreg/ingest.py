@@ -603,7 +603,7 @@ def _check_in_registry(root: Path | str, written: Path, previous: bytes | None, 
         written.unlink()
     else:
         written.write_bytes(previous)
-    p = found[0]
+    p = next((q for q in found if q.code == "duplicate-observation"), found[0])   # a second copy says the most
     if p.code == "duplicate-observation":
         # the problem sits on the later file by name and names the first in related: the other one is whichever
         # of the two is not the file just written
