@@ -189,11 +189,13 @@ ENGINE_SPECS = (ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS, PROFI
 
 
 def _decimals(x: float | None) -> int | None:
-    """Decimals a logged figure was printed with (50.32 → 2), from its shortest repr."""
+    """Decimals a logged figure was printed with (50.32 → 2), from its shortest repr; one written with an exponent
+    (``1e30``, ``1.5e-05``: repr's mantissa and exponent) has the mantissa's decimals less the exponent, at least 0."""
     if x is None:
         return None
-    s = repr(float(x))
-    return 0 if s.endswith(".0") else len(s.split(".")[1])
+    mantissa, _, exp = repr(float(x)).partition("e")
+    frac = mantissa.partition(".")[2]
+    return max(0, (0 if frac in ("", "0") else len(frac)) - int(exp or 0))
 
 
 def served_id(target: str, draft: str | None, num_spec: int) -> str:

@@ -190,3 +190,16 @@ def test_the_concurrency_length_is_max_model_len(project):
              lambda e: (_pure(e, 194192, 4.74, 40960), e["settings"].update(max_model_len=32768)))
     (p,) = [p for p in _validate(project) if p["code"] == CODE and p["key"] == "logged.max_concurrency_tokens"]
     assert f"settings.max_model_len 32768 (entry line {_line_of(f, 'max_model_len:')})" in p["message"]
+
+
+@pytest.mark.parametrize("key, value", [("max_concurrency", 1e30), ("available_kv_cache_memory_gib", 1e30),
+                                        ("max_concurrency", 1e12), ("max_concurrency_tokens", 1)])
+def test_absurd_figures_are_located_problems_never_an_internal_error(project, key, value):
+    """A hand-written 1e30 concurrency would overflow int(conc × L) as BIGINT, and a 1e30 GiB pool the block range
+    (and '1e+30' has no decimals to count): each is a located problem or a pass, exit 0 or 1."""
+    _add(project, "registry/observations/vllm-log-21.yaml", lambda e: e["logged"].update({key: value}))
+    r = CliRunner().invoke(main, ["validate", "--project", str(project), "--format", "json"])
+    assert r.exit_code in (0, 1) and "internal error" not in r.output, r.output
+    if key == "max_concurrency":
+        assert any(p["code"] == CODE and p["key"] == "logged.max_concurrency" or "max_concurrency" in p["message"]
+                   for p in json.loads(r.stdout))

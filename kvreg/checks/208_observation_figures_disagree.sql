@@ -27,7 +27,9 @@
 -- Reads views: 010_kv_layer_costs, 200_engine_approximate_gcd, 200_engine_compressed_pages, 200_engine_layer_specs, 201_engine_compressed_bucket_rows, 201_engine_compressed_buckets, 201_engine_compressed_packed, 201_engine_kv_buckets, 202_engine_kv_layout, 203_engine_budget, 210_engine_group_blocks, 211_engine_concurrency, 212_engine_logged_tokens, 215_engine_request_blocks, 229_observation_engine
 WITH e AS (
     SELECT e.*, coalesce(e.max_concurrency_tokens, e.max_model_len) AS Lc, e.tp * e.pp > 1 AS multi_rank,
-           replace(e.engine_id, '_', '-') AS rel
+           replace(e.engine_id, '_', '-') AS rel,
+           -- a concurrency whose pool (conc × L) is beyond 2^53 tokens is no engine's (and would overflow BIGINT)
+           coalesce(e.max_concurrency * coalesce(e.max_concurrency_tokens, e.max_model_len, 1), 0) < 2^53 AS conc_ok
     FROM observation_engine e
     WHERE e.figures_disagree IS NULL
 ),
@@ -60,8 +62,15 @@ pairs AS (
                   tokens_at, conc_at, Lc, rel, lo, hi, max_concurrency)
     FROM (SELECT *, engine_logged_tokens(NULL, NULL, NULL, max_concurrency - 0.005 - 1e-9, Lc, logged_tokens_rule) AS lo,
                     engine_logged_tokens(NULL, NULL, NULL, max_concurrency + 0.005 + 1e-9, Lc, logged_tokens_rule) AS hi
-          FROM figs WHERE logged_tokens_rule = 'concurrency_x_len')
+          FROM figs WHERE logged_tokens_rule = 'concurrency_x_len' AND conc_ok)
     WHERE kv_cache_tokens NOT BETWEEN lo AND hi
+    UNION ALL
+    -- a concurrency no pool of at most 2^53 tokens gives, beside any other pool figure
+    SELECT file, line, 'logged.max_concurrency',
+           format('logged.max_concurrency {} times {:,} tokens is beyond 2^53 tokens: no pool prints it beside '
+                  'logged.kv_cache_tokens {}, logged.num_gpu_blocks {}', conc_at, coalesce(Lc, 1),
+                  coalesce(tokens_at, 'not logged'), coalesce(blocks_at, 'not logged'))
+    FROM figs WHERE NOT conc_ok AND (kv_cache_tokens IS NOT NULL OR num_gpu_blocks IS NOT NULL)
     UNION ALL
     -- tokens ~ concurrency, tokens_over_len with tokens = NB × bs: conc = NB × bs / L is the macro at (tokens, bs 1)
     SELECT file, line, 'logged.kv_cache_tokens',
@@ -81,7 +90,7 @@ pairs AS (
                     engine_logged_tokens(nb_hi, num_groups, block_size_tokens, NULL, Lc, logged_tokens_rule) AS hi
           FROM (SELECT *, ceil((max_concurrency - 0.005 - 1e-9) * concurrency_blocks_per_request)::BIGINT AS nb_lo,
                           floor((max_concurrency + 0.005 + 1e-9) * concurrency_blocks_per_request)::BIGINT AS nb_hi
-                FROM figs WHERE concurrency_rule = 'blocks_over_request_blocks'
+                FROM figs WHERE concurrency_rule = 'blocks_over_request_blocks' AND conc_ok
                           AND logged_tokens_rule <> 'concurrency_x_len' AND concurrency_blocks_per_request > 0))
     WHERE kv_cache_tokens NOT BETWEEN lo AND hi
     UNION ALL

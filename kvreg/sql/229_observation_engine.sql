@@ -63,8 +63,11 @@ SELECT o.*, k.layout_mode, k.num_groups, k.block_size_tokens, k.block_bytes, k.b
        -- the blocks the printed "Available KV cache memory" holds, at the printed value ∓ half a unit of its last
        -- decimal ("51.63 GiB" is anything in [51.625, 51.635) GiB; the release's available_log_decimals wins:
        -- "6.9" from format_gib means 6.90): num_blocks = available // block bytes (§3 get_num_blocks)
-       floor((o.available_kv_bytes - x.available_half_unit_bytes) / k.block_bytes)::BIGINT AS available_blocks_low,
-       floor((o.available_kv_bytes + x.available_half_unit_bytes) / k.block_bytes)::BIGINT AS available_blocks_high,
+       -- (NULL for a memory beyond 2^53 blocks: no device's, and beyond BIGINT's reach)
+       CASE WHEN o.available_kv_bytes / k.block_bytes < 2^53
+            THEN floor((o.available_kv_bytes - x.available_half_unit_bytes) / k.block_bytes)::BIGINT END AS available_blocks_low,
+       CASE WHEN o.available_kv_bytes / k.block_bytes < 2^53
+            THEN floor((o.available_kv_bytes + x.available_half_unit_bytes) / k.block_bytes)::BIGINT END AS available_blocks_high,
        -- the blocks the logged token figure implies where the release's rule can be inverted
        CASE WHEN o.logged_tokens_rule = 'blocks_x_block_size'
             THEN o.kv_cache_tokens // k.block_size_tokens
