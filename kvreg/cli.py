@@ -425,7 +425,8 @@ def _engine_section(con, result, engine: str) -> None:
 @click.option("--model", default=None, help="Registry model id (the log rarely names it).")
 @click.option("--hardware", default=None, help="Registry hardware id (the log does not name the GPU).")
 @click.option("--engine", default=None, help="Engine release id (default: from the version banner).")
-@click.option("--force", is_flag=True, help="Replace an existing observation (its curated fields are kept).")
+@click.option("--force", is_flag=True, help="Replace an existing observation (its curated fields are kept); keep a "
+              "log whose own figures disagree, recording figures_disagree.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: {\"path\": the file written, \"notes\": what the log did not say} (docs/json.md).")
 @project_option

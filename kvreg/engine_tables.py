@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, NamedTuple
 
+from kvreg.logparse import excerpt_line
 from kvreg.entry_tables import Derived, EntryTable, columns, rows as entry_rows
 from kvreg.schema.columns import Column
 from kvreg.table_specs import RecordTable
@@ -48,6 +49,14 @@ def _observed_served_id(r) -> str | None:
     return served_id(o.model, s.draft_model, n_spec) if o.model and (s.draft_model or n_spec) else o.model
 
 
+_FIGURE_PATHS = {"kv_cache_tokens": ("logged", "kv_cache_tokens"), "num_gpu_blocks": ("logged", "num_gpu_blocks"),
+                 "max_concurrency": ("logged", "max_concurrency"),
+                 "max_concurrency_tokens": ("logged", "max_concurrency_tokens"),
+                 "available_kv": ("logged", "available_kv_cache_memory_gib"), "max_model_len": ("settings", "max_model_len")}
+"""Column stem → the entry path of a figure kvreg/checks/208_observation_figures_disagree.sql compares."""
+_FIGURE_FIELD = {"available_kv": "available_kv_cache_memory_gib"}
+
+
 def _line(*path):
     return Derived(I, False, lambda r: r.item.doc.where(path)[0])
 
@@ -60,7 +69,11 @@ OBSERVATIONS = EntryTable(
         "source_url": Derived(S, True, lambda r: next((src.url for src in r.obj.sources if src.url), None)),
         "file": Derived(S, False, lambda r: r.item.doc.file),
         "line": _line("id"), "engine_line": _line("engine"), "hardware_line": _line("hardware"),
-        "draft_line": _line("settings", "draft_model")})
+        "draft_line": _line("settings", "draft_model"),
+        # where each figure check 208 (observation_figures_disagree) compares sits: the entry's line and the log's
+        **{f"{k}_line": _line(*path) for k, path in _FIGURE_PATHS.items()},
+        **{f"{k}_log_line": Derived(I, True, lambda r, k=k: excerpt_line(r.obj.excerpt, _FIGURE_FIELD.get(k, k)))
+           for k in _FIGURE_PATHS if k != "max_model_len"}})
 
 class ServedModel(NamedTuple):
     """One model of a served set: each model alone (``served_id`` = the model, role target), and each target +
@@ -176,11 +189,13 @@ ENGINE_SPECS = (ACCOUNTING, MEM_FRACTION_TIERS, MLA_BACKEND_RULES, QUIRKS, PROFI
 
 
 def _decimals(x: float | None) -> int | None:
-    """Decimals a logged figure was printed with (50.32 → 2), from its shortest repr."""
+    """Decimals a logged figure was printed with (50.32 → 2), from its shortest repr; one written with an exponent
+    (``1e30``, ``1.5e-05``: repr's mantissa and exponent) has the mantissa's decimals less the exponent, at least 0."""
     if x is None:
         return None
-    s = repr(float(x))
-    return 0 if s.endswith(".0") else len(s.split(".")[1])
+    mantissa, _, exp = repr(float(x)).partition("e")
+    frac = mantissa.partition(".")[2]
+    return max(0, (0 if frac in ("", "0") else len(frac)) - int(exp or 0))
 
 
 def served_id(target: str, draft: str | None, num_spec: int) -> str:

@@ -442,7 +442,8 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
         source: where the log was published (a URL or a title); default the file name.
         model, hardware, engine: registry ids to set (the log rarely says them).
         force: replace an existing observation of that id, keeping its curated fields
-            (:func:`keep_curated`); without it an existing id is refused.
+            (:func:`keep_curated`); without it an existing id is refused.  Also keeps a log whose own figures
+            disagree (check 208), recording the disagreement in the entry's ``figures_disagree``.
 
     Returns:
         (path written, messages for the user).
@@ -452,8 +453,9 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
             ``obs_id`` is not a valid id, the observation exists and ``force`` is off,
             ``model`` / ``hardware`` names no registry entry (with the ids meant), or ``model`` is not the
             registry model whose checkpoint the log loaded.
-        LogError: unreadable, over 64 MiB (:data:`MAX_LOG_BYTES`), not a vLLM startup log, truncated, contradicting itself, or an
-            unknown engine release.
+        LogError: unreadable, over 64 MiB (:data:`MAX_LOG_BYTES`), not a vLLM startup log, truncated, contradicting itself
+            (two values of one figure, or figures the release's rules cannot both print: check 208, unless ``force``),
+            or an unknown engine release.
         KvregError: the project's registry has problems.
     """
     from kvreg.registry import load_registry
@@ -502,7 +504,14 @@ def ingest_file(root: Path | str, path: Path, *, obs_id: str | None = None, sour
     check_entry(entry)  # never write an entry the registry would reject
     previous = target.read_bytes() if target.exists() else None
     written = write_observation(root, entry)
-    _check_in_registry(root, written, previous)
+    from kvreg.ingest_registry import check_in_registry
+
+    kept = check_in_registry(root, written, previous, force)
+    if kept:  # --force over figures that disagree: the entry says so, for a person to replace with the reason
+        entry["figures_disagree"] = f"kept by ingest-log --force although {'; '.join(kept)}"
+        write_observation(root, entry)
+        check_in_registry(root, written, previous, False)
+        msgs.append(f"written although its figures disagree (--force), recorded in figures_disagree: {'; '.join(kept)}")
     return written, msgs
 
 
@@ -559,44 +568,6 @@ def read_log_lines(path: Path | str):
                 yield line.decode("utf-8", errors="replace")
     except OSError as exc:
         raise LogError(f"cannot read {path}: {exc.strerror}")
-
-
-def _check_in_registry(root: Path | str, written: Path, previous: bytes | None) -> None:
-    """The registry's cross-entry checks (kvreg/checks/*.sql) with the observation just written; on a problem
-    they find in it (the same startup as an existing observation: 206 duplicate_observation), the write is undone
-    (the replaced file's bytes restored, or the new file removed) and the problem raised, so a log ingested
-    twice under two ids never leaves a second copy for `validate` to blame on the curated one.
-
-    Raises:
-        IngestUsageError: the observation repeats an existing one (with the command that refreshes that one).
-        LogError: any other cross-entry problem located in the written file.
-    """
-    from kvreg.problems import KvregError
-    from kvreg.registry import load_registry
-
-    rel = written.relative_to(Path(root)).as_posix()   # as problems name files (write_observation: root/registry/…)
-    try:
-        load_registry(root)
-        return
-    except KvregError as exc:
-        # the written file is the problem's own or the one it names (related: the first copy of a duplicate)
-        found = [p for p in exc.problems if rel in (p.file, p.related) or rel in (p.message or "")]
-    if not found:
-        return   # problems elsewhere in the registry were there before this log (it loaded above)
-    if previous is None:
-        written.unlink()
-    else:
-        written.write_bytes(previous)
-    p = found[0]
-    if p.code == "duplicate-observation":
-        # the problem sits on the later file by name and names the first in related: the other one is whichever
-        # of the two is not the file just written
-        other_file = p.related if p.file == rel else p.file
-        other_id = Path(other_file).stem   # an observation's id is its file's stem (write_observation)
-        raise IngestUsageError(f"this log's startup is already {other_file} (the same logged KV figures and "
-                               f"settings): nothing written; to refresh that observation from this log run "
-                               f"kvreg ingest-log LOG --id {other_id} --force")
-    raise LogError(f"{rel}: {p.code}: {p.message} (nothing written)")
 
 
 def check_entry(entry: dict, lines: dict[str, int] | None = None) -> None:

@@ -177,6 +177,27 @@ _KEYS = ("took", "KV cache", "kv_cache_size", "total_gpu_memory", "memory snapsh
          "Defaulting", "Chunked prefill", "gpu_memory_utilization", "max seq len", "failed to start",
          "No available memory", "Memory profiling", "block_size=", "weights take", "memory takes",
          "reserved for KV Cache")
+def excerpt_line(excerpt: str | None, field: str) -> int | None:
+    """The log line number an observation's ``excerpt`` shows ``field`` was read from, else None.
+
+    Args:
+        excerpt: the entry's ``excerpt`` (``<line>: <text>`` rows, :meth:`ParsedLog.excerpt`); a curated excerpt
+            without line numbers gives None.
+        field: a :data:`FIGURES` key, or ``max_concurrency`` / ``max_concurrency_tokens`` (the "Maximum concurrency"
+            line).
+
+    Returns:
+        The first row's number whose text matches the field's pattern (the patterns :func:`parse_log` reads with),
+        so kvreg/checks/208_observation_figures_disagree.sql names the log lines of both figures it compares.
+    """
+    rxs = [_CONC] if field in ("max_concurrency", "max_concurrency_tokens") else _FIG_RX.get(field, [])
+    for row in (excerpt or "").splitlines():
+        n, sep, text = row.partition(": ")
+        if sep and n.strip().isdigit() and any(rx.search(text) for rx in rxs):
+            return int(n)
+    return None
+
+
 _PREFILTER = re.compile("|".join(re.escape(k) for k in _KEYS))
 _VERSION = [re.compile(r"V1 LLM engine \(v([0-9][0-9A-Za-z.+\-]*)\)"),
             re.compile(r"vLLM API server version v?([0-9][0-9A-Za-z.+\-]*)"),

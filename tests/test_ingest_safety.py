@@ -411,10 +411,16 @@ def test_a_checkpoint_the_registry_lists_names_the_model_and_its_weights_dtype(p
     log = project / "l70.log"
     log.write_text(FULL.replace("microsoft/phi-4", "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic")
                    .replace("quantization=None", "quantization=compressed-tensors"))
+    # phi-4's pool under a 70B name: 46.08 GiB of 70B blocks (80 layers × 8 KV heads × 128 × 2 × 2 B × 16 tokens
+    # = 5,242,880 B) is 9,436–9,438 blocks, not phi-4's 15,098, so check 208 refuses the made-up log ...
     r = run("ingest-log", log, "--project", project, "--hardware", "h100-sxm-80gb")
+    assert r.exit_code == 1 and "9,436–9,438 blocks" in r.output, r.output
+    # ... and --force keeps it, saying so; what this test is about is the model and weights dtype it names
+    r = run("ingest-log", log, "--project", project, "--hardware", "h100-sxm-80gb", "--force")
     assert r.exit_code == 0, r.output
     e = yaml.safe_load((project / "registry/observations/l70.yaml").read_text())
     assert e["model"] == "llama-3.3-70b" and e["settings"]["weights_dtype"] == "fp8"
+    assert "logged.num_gpu_blocks 15,098" in e["figures_disagree"]
     assert "settings.weights_dtype" not in e.get("unknown", [])
 
 

@@ -94,7 +94,7 @@ def test_the_same_startup_under_a_second_id_is_a_duplicate_at_the_later_one(proj
     assert p["hint"].startswith("remove one of the two")
 
 
-@pytest.mark.parametrize("change", [("settings", "max_num_seqs", 256), ("logged", "num_gpu_blocks", 15268),
+@pytest.mark.parametrize("change", [("settings", "max_num_seqs", 256), ("logged", "model_loading_gib", 33.9),
                                     ("settings", "tp", 4)])
 def test_another_setting_or_figure_is_another_startup(project, change):
     e = yaml.safe_load((project / OBS).read_text())

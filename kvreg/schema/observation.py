@@ -156,3 +156,8 @@ class ObservationEntry(Entry):
     (set by a person or the curated record)."""
     excerpt: str | None = None
     """The lines the figures and settings were read from, ``<line>: <text>`` (not the whole log)."""
+    figures_disagree: Annotated[str | None, Column()] = None
+    """Why the log is kept although its own figures disagree (kvreg/checks/208_observation_figures_disagree.sql):
+    ``kvreg ingest-log --force`` writes the disagreement it overrode; a person replaces it with the reason (e.g.
+    "unedited log; kvreg's layout of this model is wrong at this release, issue N").  The check then skips the
+    entry; calibration still reads its figures."""

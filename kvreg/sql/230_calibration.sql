@@ -1,8 +1,7 @@
 -- calibration: each observed engine startup beside kvreg's prediction, with the error.
 -- Grain: one row per observation (registry/observations).
--- Inputs: observations, models, observation_weights, engine_accounting, engine_kv_layout, engine_request_blocks,
---   engine_memory_pools, engine_mla_backend (the layout of the logged device's MLA block: its hardware architecture);
---   scalar macros engine_concurrency, engine_logged_tokens.
+-- Inputs: observation_engine (229: each observation with its release's rules, KV layout and request blocks),
+--   observation_weights, engine_memory_pools; scalar macros engine_concurrency, engine_logged_tokens.
 -- Units: bytes per device, blocks, tokens, % (error ÷ logged × 100).
 --   logged_tokens          "GPU KV cache size" as logged (V0: # GPU blocks × block size)
 --   (a) block arithmetic from the logged available memory (exact up to print rounding):
@@ -40,42 +39,7 @@
 --   the served checkpoint's (observation_weights: by model_hf_id, else the default at weights_dtype); an observation whose
 --   model, engine or hardware is not in the registry gets NULL predictions and says which in `missing`.
 CREATE OR REPLACE VIEW calibration AS
-WITH o AS (
-    SELECT o.*, coalesce(o.kv_dtype, 'bf16') AS kv,
-           -- a quantized checkpoint whose weights dtype nobody stated has no end-to-end figure (never the model's dtype)
-           CASE WHEN o.weights_dtype IS NULL AND o.quantization IS NOT NULL THEN NULL
-                ELSE coalesce(o.weights_dtype, m.dtype) END AS wdtype,
-           coalesce(o.max_model_len, o.max_concurrency_tokens) AS L,
-           m.model_id IS NOT NULL AS model_known, a.engine_id IS NOT NULL AS engine_known,
-           h.hardware_id IS NOT NULL AS hardware_known, h.architecture AS hardware_architecture,
-           a.logged_tokens_rule, a.concurrency_rule, a.available_log_decimals,
-           CASE WHEN engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id)
-                THEN coalesce(a.max_num_batched_tokens_large_gpu, a.max_num_batched_tokens)
-                ELSE a.max_num_batched_tokens END AS default_T,
-           CASE WHEN engine_large_gpu(a.large_gpu_min_bytes, a.large_gpu_excludes, h.usable_bytes, h.hardware_id)
-                THEN coalesce(a.max_num_seqs_large_gpu, a.max_num_seqs)
-                ELSE a.max_num_seqs END AS default_seqs
-    FROM observations o
-    LEFT JOIN models m ON m.model_id = o.model_id
-    LEFT JOIN engine_accounting a ON a.engine_id = o.engine_id
-    LEFT JOIN hardware h ON h.hardware_id = o.hardware_id
-),
-k AS (
-    SELECT o.observation_id, o.pp, l.layout_mode, l.num_groups, l.block_size_tokens,
-           CASE WHEN l.layout_mode = 'single' AND o.pp > 1
-                THEN l.block_bytes / l.pool_layers * ceil(l.pool_layers / o.pp) ELSE l.block_bytes END AS block_bytes,
-           r.blocks_per_request, r.concurrency_blocks_per_request
-    FROM o
-    JOIN engine_kv_layout l ON l.engine_id = o.engine_id AND l.model_id = o.served_id AND l.kv_dtype = o.kv
-                           AND l.tp = o.tp
-    JOIN engine_request_blocks r ON r.engine_id = o.engine_id AND r.model_id = o.served_id AND r.kv_dtype = o.kv
-                                AND r.tp = o.tp AND r.mla_block_tokens = l.mla_block_tokens AND r.max_model_len = o.L
-                                AND r.max_num_batched_tokens = coalesce(o.max_num_batched_tokens, o.default_T)
-    -- the logged device's MLA block (200 engine_mla_backend); an unknown device: the release's fallback
-    LEFT JOIN engine_mla_backend mb ON mb.engine_id = o.engine_id AND mb.kv_dtype = o.kv AND mb.sparse = l.mla_sparse
-                                   AND mb.architecture IS NOT DISTINCT FROM o.hardware_architecture
-    WHERE l.mla_block_tokens = 0 OR l.mla_block_tokens = mb.mla_block_tokens
-),
+WITH o AS (SELECT * FROM observation_engine),
 e2e AS (
     SELECT o.observation_id, p.usable_bytes, coalesce(o.gpu_memory_utilization, p.gpu_memory_utilization) AS util,
            -- the checkpoint the log served (observation_weights, 036: matched by hf_id, else the default at
@@ -126,28 +90,20 @@ e2e_avail AS (
     FROM e2e
 ),
 blocks AS (
-    SELECT o.*, k.layout_mode, k.num_groups, k.block_size_tokens, k.block_bytes, k.blocks_per_request,
-           k.concurrency_blocks_per_request,
+    SELECT o.*,
            e.usable_bytes, e.util, e.weights_bytes_per_rank, e.reserve_bytes, e.e2e_available_kv_bytes,
            e.e2e_non_torch_bytes, e.e2e_activation_bytes, e.e2e_cuda_graph_bytes, e.e2e_cuda_graph_estimate_bytes,
            e.util_basis,
-           coalesce(o.kv_cache_tokens, o.num_gpu_blocks * k.block_size_tokens) AS logged_tokens,
-           0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30 AS half_unit_bytes,
-           floor(o.available_kv_bytes / k.block_bytes)::BIGINT AS nb_mid,
-           floor((o.available_kv_bytes - 0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30) / k.block_bytes)::BIGINT AS nb_low,
-           floor((o.available_kv_bytes + 0.5 * pow(10, -coalesce(o.available_log_decimals, o.available_kv_decimals, 2)) * 2^30) / k.block_bytes)::BIGINT AS nb_high,
-           CASE WHEN e.e2e_available_kv_bytes >= 0 THEN floor(e.e2e_available_kv_bytes / k.block_bytes)
+           coalesce(o.kv_cache_tokens, o.num_gpu_blocks * o.block_size_tokens) AS logged_tokens,
+           o.available_half_unit_bytes AS half_unit_bytes,
+           floor(o.available_kv_bytes / o.block_bytes)::BIGINT AS nb_mid,
+           o.available_blocks_low AS nb_low, o.available_blocks_high AS nb_high,
+           CASE WHEN e.e2e_available_kv_bytes >= 0 THEN floor(e.e2e_available_kv_bytes / o.block_bytes)
                 WHEN e.e2e_available_kv_bytes < 0 THEN 0 END::BIGINT AS nb_e2e,
-           -- blocks implied by the logged token figure where the release's rule can be inverted
-           CASE WHEN o.logged_tokens_rule = 'blocks_x_block_size'
-                THEN coalesce(o.num_gpu_blocks, o.kv_cache_tokens // k.block_size_tokens)
-                WHEN o.logged_tokens_rule = 'blocks_per_group_x_min_block_size' AND k.num_groups = 1
-                THEN o.kv_cache_tokens // k.block_size_tokens
-                -- int(conc × L) with one group and L a multiple of the block is exactly blocks × bs (§4)
-                WHEN o.logged_tokens_rule = 'concurrency_x_len' AND k.layout_mode = 'single'
-                     AND o.L % k.block_size_tokens = 0
-                THEN o.kv_cache_tokens // k.block_size_tokens END AS nb_implied
-    FROM o LEFT JOIN k USING (observation_id) LEFT JOIN e2e_avail e USING (observation_id)
+           -- blocks implied by the logged figures (229): the block count where the release prints it with the tokens
+           CASE WHEN o.logged_tokens_rule = 'blocks_x_block_size' THEN coalesce(o.num_gpu_blocks, o.tokens_implied_blocks)
+                ELSE o.tokens_implied_blocks END AS nb_implied
+    FROM o LEFT JOIN e2e_avail e USING (observation_id)
 ),
 pred AS (
     SELECT *,
