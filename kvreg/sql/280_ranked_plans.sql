@@ -18,12 +18,20 @@
 --   rank_in_list  1 = first of its list.  Rule, in order: options sized on an engine release's admission
 --                 (pool_basis 'engine') before first-principles ones (seed rule 3, kv-arithmetic-hybrid-
 --                 attention.txt: plan on the engine's number); then $/hour ('priced'), or devices
---                 ('no price', 'other basis'); then fewer devices, hardware, tp, weights, KV, engine ids.
+--                 ('no price', 'other basis'); then fewer devices; then the most headroom (issue 12: equal-cost
+--                 options were left to the ids' alphabetical order, which picked Qwen3.6-27B's TP 1 × 2 at rate
+--                 limit 102 for a batch of 100 over TP 2 × 1 at 240 for 200, both $5.18/h); then hardware, tp,
+--                 weights, KV, engine ids (stable).
+--                 headroom = least(max_seqs_per_replica, rate_max_batch) ÷ batch_per_replica: how far each
+--                 replica's batch may grow before memory, the engine's admission or the TPOT stops it (1 = none
+--                 left); NULL on infeasible rows, which keep their own order.
 --                 Infeasible rows: the longest servable context first, then (where a context was computed: the
 --                 refusal is about memory or speed) the fastest single sequence, then fewer devices (one replica:
 --                 tp) as the options, then the ids as above.
 --   rank_in_model 1 = the recommendation when rank_list is 'priced' or 'no price': the lists in the order
 --                 above, each by rank_in_list
+--   headroom      least(max_seqs_per_replica, rate_max_batch) ÷ batch_per_replica (feasible rows; ≥ 1), the
+--                 tie-break after cost and devices
 --   rate_basis_ranked  the model's rate basis ('expected' when any feasible row has a stated efficiency)
 CREATE OR REPLACE MACRO ranked_plans(users, context_tokens, tpot_s, ttft_s := NULL, models := NULL, hardware := NULL,
                                      engines := NULL, weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL,
@@ -62,6 +70,8 @@ basis AS (
 ),
 listed_in AS (
     SELECT b.*,
+           CASE WHEN b.feasible THEN least(b.max_seqs_per_replica, b.rate_max_batch)::DOUBLE
+                                     / b.batch_per_replica END AS headroom,
            CASE WHEN NOT b.feasible THEN 'infeasible'
                 WHEN b.rate_basis <> b.rate_basis_ranked THEN 'other basis'
                 WHEN b.usd_per_hour IS NULL THEN 'no price'
@@ -82,6 +92,7 @@ ranked AS (
                              THEN r.single_seq_tpot_s END NULLS LAST,
                         -- devices: a refused row has no replica count, so its one replica (tp), as the options
                         coalesce(r.gpus, r.tp),
+                        r.headroom DESC NULLS LAST,
                         r.hardware_id, r.tp, r.weights_dtype, r.kv_dtype, r.engine_id) AS rank_in_list
     FROM listed_in r
 )
