@@ -1,10 +1,12 @@
 -- ranked_plans(users, context_tokens, tpot_s, ttft_s := NULL, models := NULL, hardware := NULL, engines := NULL,
 --   weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL, <engine knobs as plans>, cost_basis := 'rental',
 --   tco_years, tco_usd_per_kwh, tco_pue, <workload parameters as plans: input_tokens, output_tokens,
---   shared_prefix_tokens, parallel_samples, request_rate_per_s>, efficiency_basis := NULL (as plans)): table macro, the plans
+--   shared_prefix_tokens, parallel_samples, request_rate_per_s>, efficiency_basis := NULL (as plans), weights_pairs := NULL): table macro, the plans
 -- (275) of the listed configurations, ranked per model — the ONE ranking rule, used by `kvreg plan` and by
 -- the report's sizing (kvreg/report/queries/scope_plans.sql), so both give the same rows in the same order.
--- The lists (VARCHAR[] ids, BIGINT[] tps; NULL = every one) filter before ranking.
+-- The lists (VARCHAR[] ids, BIGINT[] tps; NULL = every one) filter before ranking; weights_pairs
+--   (STRUCT(model_id VARCHAR, weights_dtype VARCHAR)[], NULL = no such filter) keeps only those pairs, the
+--   report's per-model precisions (kvreg/sql/031_report_weights.sql: its list plus each model's own checkpoints).
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp (as plans).
 -- Columns: every column of plans, then
 --   rank_list     which list the row is ranked in:
@@ -41,7 +43,8 @@ CREATE OR REPLACE MACRO ranked_plans(users, context_tokens, tpot_s, ttft_s := NU
                                      tco_years := NULL,
                                      tco_usd_per_kwh := NULL, tco_pue := NULL, input_tokens := NULL,
                                      output_tokens := NULL, shared_prefix_tokens := NULL, parallel_samples := NULL,
-                                     request_rate_per_s := NULL, efficiency_basis := NULL) AS TABLE
+                                     request_rate_per_s := NULL, efficiency_basis := NULL,
+                                     weights_pairs := NULL) AS TABLE
 WITH listed AS (
     -- priced on the stated cost basis (kvreg/sql/115_hardware_rates.sql; 'rental' = the plans' own price)
     SELECT p.* REPLACE (rt.usd_per_hour * p.gpus AS usd_per_hour)
@@ -60,6 +63,8 @@ WITH listed AS (
       AND (weights_dtypes IS NULL OR list_contains(weights_dtypes, p.weights_dtype))
       AND (kv_dtypes IS NULL OR list_contains(kv_dtypes, p.kv_dtype))
       AND (tps IS NULL OR list_contains(tps, p.tp))
+      AND (weights_pairs IS NULL
+           OR list_contains(weights_pairs, {'model_id': p.model_id, 'weights_dtype': p.weights_dtype}))
 ),
 basis AS (
     SELECT l.*,
