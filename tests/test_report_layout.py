@@ -200,7 +200,8 @@ def test_pdf_appendix_prints_the_shown_configurations_the_html_every_one(q4_cont
         every = _grid_lines(screen, m.model_id)
         assert len(every) == len(m.capacity.lines) > len(lines)
         # the listed bf16/fp8, plus gpt-oss-120b's own checkpoint precision (it ships only as mxfp4, report_weights)
-        assert {w for _, w, _, _, _ in every} == {"bf16", "fp8"} | ({"mxfp4"} if m.model_id == "gpt-oss-120b" else set())
+        own = {"mxfp4"} if m.model_id == "gpt-oss-120b" else set()
+        assert {w for _, w, _, _, _ in every} == {"bf16", "fp8"} | own
         assert {e for *_, e in every} >= {"first-principles", "vllm-0.33"}
     assert "Printed: the fp8 weights / fp8 KV cache configurations under vllm-0.33" in printed
     assert "Printed: the" not in screen

@@ -206,9 +206,8 @@ def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str
     side: this cut keeps far fewer rows than the focused comparison needs), the other entries of each kind
     are deleted: kept are the reports' listed entries, the touched entries, models sharing a served set with a
     kept model and resident models, and every entry of a kind some report lists none of; ``model_weights`` keeps
-    the weights dtypes the reports list (when each lists some) and the models' own (report_weights), and every row of draft and resident models.
-    Cross-entry views
-    (:data:`FROZEN_VIEWS`) are frozen first.  tests/test_diff_cut.py checks the cut side ranks every option of
+    the weights dtypes the reports list (when each lists some) and the models' own (report_weights), and every
+    row of draft and resident models.  Cross-entry views (:data:`FROZEN_VIEWS`) are frozen first.  tests/test_diff_cut.py checks the cut side ranks every option of
     the shipped reports exactly as the whole registry does.
     ``keys``: the step cache's keys, told the side was cut.
     """
@@ -225,8 +224,9 @@ def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str
             continue  # a report lists no entry of this kind: keep them all
         _keep_only(con, alias, kind, sorted({i for _, items in listed for i in items} | touched_ids[kind]))
     # Weights precisions the reports list, and each listed model's own checkpoint precision (report_weights,
-    # kvreg/sql/031: every option is at one of them): the others' pools and admission are not computed.  A draft's weights are read at its own dtype and a resident's at its stated one, so
-    # those models keep every row (as in native_model_weights).
+    # kvreg/sql/031: every option is at one of them): the others' pools and admission are not computed.  A
+    # draft's weights are read at its own dtype and a resident's at its stated one, so those models keep every row
+    # (as in native_model_weights).
     dtypes = con.execute(f"SELECT report_id, list(DISTINCT item_id) FROM {db}.report_items WHERE "
                          f"item_kind = 'weights_dtype' AND list_contains(?, report_id) GROUP BY report_id",
                          [report_ids]).fetchall()
