@@ -107,18 +107,25 @@ def test_worked_plan_cli_output(db, con):
     # measurement fits CDNA4; the MI300X/MI325X below run at CDNA3's fitted 0.297).  The rate limit by hand:
     # (W + B·kv)/(4 × 8.0 TB/s × 0.45) + B·all-reduce/0.45 ≤ 50 ms (all-reduce 2 per layer, ring, 535.5 GB/s
     # xGMI) → B = floor((50 ms − 9.80 ms) / 0.7445 ms) = 53, so ceil(200/53) = 4 replicas of ceil(200/4) = 50
-    # sequences, 16 × $2.59 = $41.44.  TP 8 also needs 16 GPUs (2 × 8, at the same $41.44).
+    # sequences, 16 × $2.59 = $41.44.
     e355 = one(con, "SELECT * FROM speed_efficiency WHERE hardware_id = 'mi355x' AND engine_family = 'first-principles'")
     assert (e355["bandwidth_basis"], e355["bandwidth_efficiency"]) == ("estimated", 0.45)
     bw355 = 4 * 8.0e12 * 0.45
     ar355 = 2 * 80 * 2 * 3 / 4 * 8192 * 2 / 535.5e9
     rate355 = math.floor((0.05 - WEIGHTS / bw355) / (S * KV_TOKEN / bw355 + ar355 / 0.45))
     assert rate355 == 53 and (math.ceil(200 / rate355), math.ceil(200 / 4)) == (4, 50)
-    assert lines[4].split()[:10] == ["mi355x", "bf16", "bf16", "4", "102", "53", "4", "50", "16", "$41.44"]
+    # TP 8 needs 16 too: (W + B·kv)/(8 × 8.0 TB/s × 0.45) + B·all-reduce (⅞ ring)/0.45 ≤ 50 ms → B = 117, 2 × 100.
+    # Equal price and devices: the more headroom first (ranked_plans), 117 ÷ 100 = 1.17 before TP 4's 53 ÷ 50 = 1.06
+    bw8 = 8 * 8.0e12 * 0.45
+    rate8 = math.floor((0.05 - WEIGHTS / bw8) / (S * KV_TOKEN / bw8 + 2 * 80 * 2 * 7 / 8 * 8192 * 2 / 535.5e9 / 0.45))
+    assert rate8 == 117 and (math.ceil(200 / rate8), math.ceil(200 / 2)) == (2, 100)
+    assert rate8 / 100 > rate355 / 50
+    assert lines[4].split()[:10] == ["mi355x", "bf16", "bf16", "8", "217", "117", "2", "100", "16", "$41.44"]
+    assert lines[5].split()[:10] == ["mi355x", "bf16", "bf16", "4", "102", "53", "4", "50", "16", "$41.44"]
     # the column holds TPUs and Gaudis too: "devices", the word the Best line uses (the trial's F2)
     header = next(line for line in lines if line.startswith("hardware "))
     assert "  devices  " in header and "GPUs" not in res.output
-    assert "Best: mi355x, 4 replicas × TP 4 = 16 devices at $41.44/hour; binding constraint: tpot." in lines
+    assert "Best: mi355x, 2 replicas × TP 8 = 16 devices at $41.44/hour; binding constraint: tpot." in lines
     # next on the rental basis: MI300X at $1.50/h (TensorWave), now at its efficiency fitted to AMD's vLLM pages
     # (0.297, n=3; test_speed.py works it), borrowed by the first-principles engine (hardware_any, derived).  The
     # rate limit by hand: (W + B·kv)/(8 × 5.3 TB/s × eff) + B·all-reduce/eff ≤ 50 ms (all-reduce 2 per layer, ring,

@@ -93,9 +93,16 @@ def test_summary_plans_on_the_engine_number(example):
     # hour's price over the hour's output: $25.60 ÷ (8,886 tok/s × 3,600 s) × 10^6 = $0.80 (the output at the A100's
     # fitted 0.682, decode-only and prompt steps costed apart in its TensorRT-LLM rows' ceilings, speed10; 8,213
     # tok/s, $0.87, at 0.630 before; 8,238 tok/s, $0.86, at 0.632; 6,059.9, $1.17, at 0.47).
+    # That bf16 option is the model's second: its fp8 checkpoint (31 GB, listed) needs the same 16 A100s at the same
+    # $25.60, and vLLM admits 140 per replica there; of equal cost and devices the more headroom ranks first
+    # (ranked_plans, issue 12): 140 ÷ 100 before 132 ÷ 100.  $/M at fp8: the same hour over 9,953 tok/s = $0.71.
+    options = model_section(html, "gemma-4-31b")
+    second = [r for r in re.findall(r"<tr[^>]*>.*?</tr>", options, re.S)
+              if all(c in r for c in (">a100-sxm-80gb<", ">vllm-0.22-0.26<", ">bf16 / fp8<", ">8<", ">132<"))]
+    assert second and ">16<" in second[0] and ">$25.60<" in second[0]
     row = row_of(summary, "Gemma 4 31B", "a100-sxm-80gb")
-    for cell in (">bf16 / fp8<", ">8<", ">132<", "<strong>16</strong>", ">$25.60<", ">$18,688<",
-                 ">$0.80<", ">8,886<", "engine admission", ">48<"):
+    for cell in (">fp8 / fp8<", ">8<", ">140<", "<strong>16</strong>", ">$25.60<", ">$18,688<",
+                 ">$0.71<", ">9,953<", "engine admission", ">48<"):
         assert cell in row, cell
     assert "$18,688.00 per month" in summary
     # every recommendation is under the one release, so the table drops its Engine column and the paragraph names it

@@ -32,10 +32,9 @@ def project(tmp_path_factory):
 
 
 def _ranked(con, registry, report_id: str):
-    from kvreg.report.context import rank_options, scope_params
+    from kvreg.report.context import rank_options, scope_from_items
 
-    report = registry.entries["report"][report_id].entry
-    workload, _ = rank_options(con, report_id, scope_params(report))
+    workload, _ = rank_options(con, report_id, scope_from_items(con, report_id))
     cur = con.execute("SELECT * FROM report_options ORDER BY ALL")
     return workload, cur.fetchall()
 

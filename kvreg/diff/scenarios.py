@@ -206,9 +206,8 @@ def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str
     side: this cut keeps far fewer rows than the focused comparison needs), the other entries of each kind
     are deleted: kept are the reports' listed entries, the touched entries, models sharing a served set with a
     kept model and resident models, and every entry of a kind some report lists none of; ``model_weights`` keeps
-    the weights dtypes the reports list (when each lists some), and every row of draft and resident models.
-    Cross-entry views
-    (:data:`FROZEN_VIEWS`) are frozen first.  tests/test_diff_cut.py checks the cut side ranks every option of
+    the weights dtypes the reports list (when each lists some) and the models' own (report_weights), and every
+    row of draft and resident models.  Cross-entry views (:data:`FROZEN_VIEWS`) are frozen first.  tests/test_diff_cut.py checks the cut side ranks every option of
     the shipped reports exactly as the whole registry does.
     ``keys``: the step cache's keys, told the side was cut.
     """
@@ -224,18 +223,21 @@ def cut_to_reports(con, alias: str, report_ids: list[str], order: list[tuple[str
         if len(listed) < len(set(report_ids)):
             continue  # a report lists no entry of this kind: keep them all
         _keep_only(con, alias, kind, sorted({i for _, items in listed for i in items} | touched_ids[kind]))
-    # Weights precisions the reports list (every option is at one of them): the others' pools and admission
-    # are not computed.  A draft's weights are read at its own dtype and a resident's at its stated one, so
-    # those models keep every row (as in native_model_weights).
+    # Weights precisions the reports list, and each listed model's own checkpoint precision (report_weights,
+    # kvreg/sql/031: every option is at one of them): the others' pools and admission are not computed.  A
+    # draft's weights are read at its own dtype and a resident's at its stated one, so those models keep every row
+    # (as in native_model_weights).
     dtypes = con.execute(f"SELECT report_id, list(DISTINCT item_id) FROM {db}.report_items WHERE "
                          f"item_kind = 'weights_dtype' AND list_contains(?, report_id) GROUP BY report_id",
                          [report_ids]).fetchall()
     if len(dtypes) == len(set(report_ids)) and _is_view(con, alias, "model_weights"):
         _view_to_table(con, alias, "model_weights",
                        f"SELECT w.* FROM {db}.model_weights w WHERE list_contains(?, w.weights_dtype) "
+                       f"OR (w.model_id, w.weights_dtype) IN (SELECT rw.model_id, rw.weights_dtype "
+                       f"FROM {db}.report_weights rw WHERE list_contains(?, rw.report_id)) "
                        f"OR w.model_id IN (SELECT s.model_id FROM {db}.served_models s WHERE s.role <> 'target') "
                        f"OR w.model_id IN (SELECT r.model_id FROM {db}.residents r WHERE r.model_id IS NOT NULL)",
-                       [sorted({d for _, items in dtypes for d in items})])
+                       [sorted({d for _, items in dtypes for d in items}), sorted(set(report_ids))])
 
 
 def copy_side(con, alias: str, copy: str, *, frozen: bool = True, keys=None) -> None:

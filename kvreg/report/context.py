@@ -98,13 +98,6 @@ def knob_params(workload) -> dict:
     return {k: getattr(workload, k, None) for k in KNOBS}
 
 
-def scope_params(report) -> dict[str, list]:
-    """The report's lists as SQL parameters for the scope_*.sql queries (VARCHAR[] ids, BIGINT[] TP sizes)."""
-    return {"models": list(report.models), "hardware": list(report.hardware), "engines": list(report.engines),
-            "weights_dtypes": list(report.weights_dtypes), "kv_dtypes": list(report.kv_dtypes),
-            "tp": [int(t) for t in report.tp]}
-
-
 def _objects(con) -> tuple[set[str], set[str]]:
     views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
     macros = {r[0] for r in con.execute(
@@ -161,7 +154,7 @@ def availability(con, workload, scope: dict, *, check_plans: bool = True, batche
     Also creates ``report_engine_capacity`` (when the view exists: a temp view over the one evaluation of the
     admission chain, ``report_engine_capacity_axis``, as ``report_engine_capacity_all``) and the temp table
     ``report_engine_admission`` (engine_capacity per scenario of the report, or empty); ``scope`` holds
-    the report's lists (:func:`scope_params`).  ``check_plans=False`` leaves ``plans`` False for the caller to
+    the report's lists (:func:`scope_from_items`).  ``check_plans=False`` leaves ``plans`` False for the caller to
     check later with :func:`with_plans` (:func:`rank_options`: once its capacity is shared, the ``DESCRIBE`` of
     ``plans`` binds the temp ``capacity_at`` instead of planning the admission chain, 0.15 → 0.05 s CPU).
     ``batched=True`` (the report) also keeps ``report_engine_batched``: every setting of the batched_tokens axis at
@@ -450,15 +443,27 @@ def _workload(con, p: dict):
 
 
 def scope_from_items(con, report_id: str) -> dict[str, list]:
-    """The report's lists read back from the ``report_items`` table (same shape as :func:`scope_params`)."""
+    """The report's lists as SQL parameters for the scope_*.sql queries, read from ``report_items`` and
+    ``report_weights`` (kvreg/sql/031: the listed weights_dtypes and each model's own published precisions).
+
+    Returns:
+        ``models``, ``hardware``, ``engines``, ``kv_dtypes`` (VARCHAR[] ids), ``tp`` (BIGINT[] TP sizes);
+        ``weights_dtypes``: every precision some model is sized at (the list, then the models' own), a coarse filter
+        the views push into their scans; ``weights_pairs``: the (model_id, weights_dtype) pairs themselves
+        (STRUCT[]), the filter each scope query and ranked_plans apply per model.
+    """
     got: dict[str, list] = {"model": [], "hardware": [], "engine": [], "weights_dtype": [], "kv_dtype": [], "tp": []}
     for kind, item_id, value in con.execute(
             "SELECT item_kind, item_id, item_value FROM report_items WHERE report_id = ? ORDER BY item_idx",
             [report_id]).fetchall():
         if kind in got:
             got[kind].append(int(value) if kind == "tp" else item_id)
+    pairs = con.execute("SELECT model_id, weights_dtype FROM report_weights WHERE report_id = ?"
+                        " ORDER BY weights_idx, model_id", [report_id]).fetchall()
+    weights = list(dict.fromkeys([*got["weights_dtype"], *(w for _, w in pairs)]))
     return {"models": got["model"], "hardware": got["hardware"], "engines": got["engine"],
-            "weights_dtypes": got["weights_dtype"], "kv_dtypes": got["kv_dtype"], "tp": got["tp"]}
+            "weights_dtypes": weights, "kv_dtypes": got["kv_dtype"], "tp": got["tp"],
+            "weights_pairs": [{"model_id": m, "weights_dtype": w} for m, w in pairs]}
 
 
 def generated_at() -> str:
@@ -509,7 +514,7 @@ def _build_context(con, registry, report_id: str, *, charts: bool, progress, tab
 
     report = registry.entries["report"][report_id].entry
     p = {"report": report_id}
-    scope = scope_params(report)
+    scope = scope_from_items(con, report_id)
     if charts:   # worker processes import matplotlib while the queries run (kvreg/report/chart_workers.py)
         from kvreg.report import chart_workers
         from kvreg.report.chart_cache import ChartCache

@@ -155,6 +155,9 @@ class ReportEntry(Entry):
     kv_dtypes: Annotated[list[Dtype], Field(min_length=1), Item("report_items", "kv_dtype")] = ["bf16"]
     tp: Annotated[list[PositiveInt], Field(min_length=1), Item("report_items", "tp")] = [1]
     contexts: Annotated[list[Tokens], Field(min_length=1), Item("report_items", "context")]
+    # each model is also sized at its own checkpoint's precision (models.dtype: gpt-oss-120b's mxfp4 beside a
+    # bf16/fp8 list), a per-model addition (kvreg/sql/031_report_weights.sql); false: the weights_dtypes list alone
+    own_checkpoints: Annotated[bool, Column()] = True
     workload: Annotated[Workload, Columns()]
     engine_settings: Annotated[EngineSettings, Columns()] = EngineSettings()
     # the registry the previous report was built from: a git revision, a previous report's registry stamp (its

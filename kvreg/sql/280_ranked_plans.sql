@@ -1,10 +1,12 @@
 -- ranked_plans(users, context_tokens, tpot_s, ttft_s := NULL, models := NULL, hardware := NULL, engines := NULL,
 --   weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL, <engine knobs as plans>, cost_basis := 'rental',
 --   tco_years, tco_usd_per_kwh, tco_pue, <workload parameters as plans: input_tokens, output_tokens,
---   shared_prefix_tokens, parallel_samples, request_rate_per_s>, efficiency_basis := NULL (as plans)): table macro, the plans
+--   shared_prefix_tokens, parallel_samples, request_rate_per_s>, efficiency_basis := NULL (as plans), weights_pairs := NULL): table macro, the plans
 -- (275) of the listed configurations, ranked per model — the ONE ranking rule, used by `kvreg plan` and by
 -- the report's sizing (kvreg/report/queries/scope_plans.sql), so both give the same rows in the same order.
--- The lists (VARCHAR[] ids, BIGINT[] tps; NULL = every one) filter before ranking.
+-- The lists (VARCHAR[] ids, BIGINT[] tps; NULL = every one) filter before ranking; weights_pairs
+--   (STRUCT(model_id VARCHAR, weights_dtype VARCHAR)[], NULL = no such filter) keeps only those pairs, the
+--   report's per-model precisions (kvreg/sql/031_report_weights.sql: its list plus each model's own checkpoints).
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp (as plans).
 -- Columns: every column of plans, then
 --   rank_list     which list the row is ranked in:
@@ -18,12 +20,20 @@
 --   rank_in_list  1 = first of its list.  Rule, in order: options sized on an engine release's admission
 --                 (pool_basis 'engine') before first-principles ones (seed rule 3, kv-arithmetic-hybrid-
 --                 attention.txt: plan on the engine's number); then $/hour ('priced'), or devices
---                 ('no price', 'other basis'); then fewer devices, hardware, tp, weights, KV, engine ids.
+--                 ('no price', 'other basis'); then fewer devices; then the most headroom (issue 12: equal-cost
+--                 options were left to the ids' alphabetical order, which picked Qwen3.6-27B's TP 1 × 2 at rate
+--                 limit 102 for a batch of 100 over TP 2 × 1 at 240 for 200, both $5.18/h); then hardware, tp,
+--                 weights, KV, engine ids (stable).
+--                 headroom = least(max_seqs_per_replica, rate_max_batch) ÷ batch_per_replica: how far each
+--                 replica's batch may grow before memory, the engine's admission or the TPOT stops it (1 = none
+--                 left); NULL on infeasible rows, which keep their own order.
 --                 Infeasible rows: the longest servable context first, then (where a context was computed: the
 --                 refusal is about memory or speed) the fastest single sequence, then fewer devices (one replica:
 --                 tp) as the options, then the ids as above.
 --   rank_in_model 1 = the recommendation when rank_list is 'priced' or 'no price': the lists in the order
 --                 above, each by rank_in_list
+--   headroom      least(max_seqs_per_replica, rate_max_batch) ÷ batch_per_replica (feasible rows; ≥ 1), the
+--                 tie-break after cost and devices
 --   rate_basis_ranked  the model's rate basis ('expected' when any feasible row has a stated efficiency)
 CREATE OR REPLACE MACRO ranked_plans(users, context_tokens, tpot_s, ttft_s := NULL, models := NULL, hardware := NULL,
                                      engines := NULL, weights_dtypes := NULL, kv_dtypes := NULL, tps := NULL,
@@ -33,7 +43,8 @@ CREATE OR REPLACE MACRO ranked_plans(users, context_tokens, tpot_s, ttft_s := NU
                                      tco_years := NULL,
                                      tco_usd_per_kwh := NULL, tco_pue := NULL, input_tokens := NULL,
                                      output_tokens := NULL, shared_prefix_tokens := NULL, parallel_samples := NULL,
-                                     request_rate_per_s := NULL, efficiency_basis := NULL) AS TABLE
+                                     request_rate_per_s := NULL, efficiency_basis := NULL,
+                                     weights_pairs := NULL) AS TABLE
 WITH listed AS (
     -- priced on the stated cost basis (kvreg/sql/115_hardware_rates.sql; 'rental' = the plans' own price)
     SELECT p.* REPLACE (rt.usd_per_hour * p.gpus AS usd_per_hour)
@@ -52,6 +63,8 @@ WITH listed AS (
       AND (weights_dtypes IS NULL OR list_contains(weights_dtypes, p.weights_dtype))
       AND (kv_dtypes IS NULL OR list_contains(kv_dtypes, p.kv_dtype))
       AND (tps IS NULL OR list_contains(tps, p.tp))
+      AND (weights_pairs IS NULL
+           OR list_contains(weights_pairs, {'model_id': p.model_id, 'weights_dtype': p.weights_dtype}))
 ),
 basis AS (
     SELECT l.*,
@@ -62,6 +75,8 @@ basis AS (
 ),
 listed_in AS (
     SELECT b.*,
+           CASE WHEN b.feasible THEN least(b.max_seqs_per_replica, b.rate_max_batch)::DOUBLE
+                                     / b.batch_per_replica END AS headroom,
            CASE WHEN NOT b.feasible THEN 'infeasible'
                 WHEN b.rate_basis <> b.rate_basis_ranked THEN 'other basis'
                 WHEN b.usd_per_hour IS NULL THEN 'no price'
@@ -82,6 +97,7 @@ ranked AS (
                              THEN r.single_seq_tpot_s END NULLS LAST,
                         -- devices: a refused row has no replica count, so its one replica (tp), as the options
                         coalesce(r.gpus, r.tp),
+                        r.headroom DESC NULLS LAST,
                         r.hardware_id, r.tp, r.weights_dtype, r.kv_dtype, r.engine_id) AS rank_in_list
     FROM listed_in r
 )

@@ -25,7 +25,7 @@ flags AS (
     FROM (
         UNPIVOT (
             SELECT c.model_id, c.engine_id, c.hardware_id, c.weights_dtype, c.kv_dtype, c.tp, c.max_model_len,
-                   c.blocks_per_request, c.num_blocks, ph.item_idx AS hw_idx, pw.item_idx AS w_idx,
+                   c.blocks_per_request, c.num_blocks, ph.item_idx AS hw_idx, pw.weights_idx AS w_idx,
                    pk.item_idx AS k_idx,
                    c.sliding_stored_as_full, c.chunked_stored_as_full,
                    c.grouped_min_block_report, c.padding_layers_wasted AS padding_layers, c.recurrent_page_alignment,
@@ -36,7 +36,8 @@ flags AS (
             JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id
             JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = c.hardware_id
             JOIN pick pe ON pe.item_kind = 'engine' AND pe.item_id = c.engine_id
-            JOIN pick pw ON pw.item_kind = 'weights_dtype' AND pw.item_id = c.weights_dtype
+            JOIN report_weights pw ON pw.report_id = $report AND pw.model_id = c.model_id
+                                 AND pw.weights_dtype = c.weights_dtype
             JOIN pick pk ON pk.item_kind = 'kv_dtype' AND pk.item_id = c.kv_dtype
             JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = c.tp
             JOIN pick pc ON pc.item_kind = 'context' AND pc.item_value = c.max_model_len

@@ -1,6 +1,7 @@
 -- grid: the capacity rows a report asks for, naive vs first principles vs engine, in the report's order.
 -- Grain: one row per model × context × hardware × weights_dtype × kv_dtype × tp × engine listed by report $report.
--- Inputs: report_capacity (scope_capacity.sql), report_items, models, hardware, report_engine_admission (engine_capacity or empty),
+-- Inputs: report_capacity (scope_capacity.sql), report_items, report_weights (kvreg/sql/031: the per-model weight
+--   precisions, weights_idx their order, published: FALSE = derived weights, which the tables mark), models, hardware, report_engine_admission (engine_capacity or empty),
 --   report_shown_precisions (shown_precisions.sql).
 -- printed: the row is the model's shown configuration family (the recommendation's weights dtype, KV dtype and engine,
 --   else the report's first; every hardware and TP): the PDF appendix prints those rows only, the HTML every row
@@ -23,12 +24,13 @@ SELECT c.model_id, coalesce(m.name, c.model_id) AS model_name, c.hardware_id,
        c.weights_dtype = sp.weights_dtype AND c.kv_dtype = sp.kv_dtype AND c.engine_id = sp.engine_id AS printed,
        c.weights_dtype = sp.weights_dtype AND c.engine_id = sp.engine_id AS weights_printed,
        pm.item_idx AS model_idx, pc.item_idx AS context_idx, ph.item_idx AS hardware_idx,
-       pw.item_idx AS weights_idx, pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx
+       pw.weights_idx AS weights_idx, pw.published AS weights_published, pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx
 FROM report_capacity c
 JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id
 JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = c.hardware_id
 JOIN pick pe ON pe.item_kind = 'engine' AND pe.item_id = c.engine_id
-JOIN pick pw ON pw.item_kind = 'weights_dtype' AND pw.item_id = c.weights_dtype
+JOIN report_weights pw ON pw.report_id = $report AND pw.model_id = c.model_id
+                      AND pw.weights_dtype = c.weights_dtype
 JOIN pick pk ON pk.item_kind = 'kv_dtype' AND pk.item_id = c.kv_dtype
 JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = c.tp
 JOIN pick pc ON pc.item_kind = 'context' AND pc.item_value = c.context_tokens
@@ -39,4 +41,4 @@ LEFT JOIN report_engine_admission e
        ON e.model_id = c.model_id AND e.hardware_id = c.hardware_id AND e.engine_id = c.engine_id
       AND e.weights_dtype = c.weights_dtype AND e.kv_dtype = c.kv_dtype AND e.tp = c.tp
       AND e.context_tokens = c.context_tokens
-ORDER BY pm.item_idx, pc.item_idx, ph.item_idx, pw.item_idx, pk.item_idx, pt.item_idx, pe.item_idx
+ORDER BY pm.item_idx, pc.item_idx, ph.item_idx, pw.weights_idx, pk.item_idx, pt.item_idx, pe.item_idx

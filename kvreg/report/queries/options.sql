@@ -1,7 +1,7 @@
 -- options: every configuration the report lists, sized for its workload from capacity alone
 -- (used when the plans macro of the roofline issue is absent).
 -- Grain: one row per model × hardware × engine × weights_dtype × kv_dtype × tp, at the workload's context.
--- Inputs: report_capacity (scope_capacity.sql), report_binding_names (binding_names.sql), report_items, report_workload (workload.sql: users resolved from a request rate), hardware, report_rates (the report's cost basis), report_engine_admission.
+-- Inputs: report_capacity (scope_capacity.sql), report_binding_names (binding_names.sql), report_items, report_weights (kvreg/sql/031), report_workload (workload.sql: users resolved from a request rate), hardware, report_rates (the report's cost basis), report_engine_admission.
 -- Units: sequences, devices, USD per hour and per month.
 --   planned_seqs  sequences one replica serves: engine-admitted when known, else first principles
 --   replicas      ceil(users / planned_seqs); devices = replicas × tp
@@ -11,6 +11,7 @@
 --   one_replica   one replica holds every user
 --   binding       binding_names.sql's words for binding_key (+ '; one replica holds every user'), as plan_options.sql
 --   reason        why nothing fits (weights do not fit, one sequence does not fit)
+--   weights_published  a checkpoint of this weight precision exists (report_weights.published); FALSE = derived
 --   rank_in_model 1 = cheapest option for the model (priced options first, then fewest devices)
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
 w AS (SELECT * FROM report_workload),
@@ -34,14 +35,15 @@ sized AS (
                 WHEN e.admitted_seqs IS NOT NULL AND e.admitted_seqs < c.max_seqs THEN 'engine'
                 ELSE 'memory' END AS binding_key,
            replicas = 1 AS one_replica,
-           pm.item_idx AS model_idx, ph.item_idx AS hardware_idx, pw.item_idx AS weights_idx,
+           pm.item_idx AS model_idx, ph.item_idx AS hardware_idx, pw.weights_idx AS weights_idx, pw.published AS weights_published,
            pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx
     FROM report_capacity c
     CROSS JOIN w
     JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = c.model_id
     JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = c.hardware_id
     JOIN pick pe ON pe.item_kind = 'engine' AND pe.item_id = c.engine_id
-    JOIN pick pw ON pw.item_kind = 'weights_dtype' AND pw.item_id = c.weights_dtype
+    JOIN report_weights pw ON pw.report_id = $report AND pw.model_id = c.model_id
+                         AND pw.weights_dtype = c.weights_dtype
     JOIN pick pk ON pk.item_kind = 'kv_dtype' AND pk.item_id = c.kv_dtype
     JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = c.tp
     JOIN models m ON m.model_id = c.model_id

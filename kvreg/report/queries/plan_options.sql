@@ -7,7 +7,7 @@
 -- Inputs: report_plans (scope_plans.sql: model_id, hardware_id, engine_id, weights_dtype, kv_dtype, tp, feasible,
 --   reason, max_seqs_per_replica, rate_max_batch, replicas, batch_per_replica, gpus, usd_per_hour,
 --   binding_constraint, tpot_at_batch_s, prefill_floor_s, max_context_tokens, pool_basis, engine_starts,
---   rank_list, rank_in_model; priced on the report's cost basis), report_capacity (naive plan), report_items,
+--   rank_list, rank_in_model; priced on the report's cost basis), report_capacity (naive plan), report_items, report_weights,
 --   report_workload (workload.sql: users resolved from a request rate), models, hardware, report_binding_names (binding_names.sql), report_rates (scope_rates.sql: the rate per device-hour on that basis).
 -- Units: sequences, devices, seconds, tokens, USD per hour and per month.
 --   planned_seqs   sequences one replica serves: least(capacity — the engine's admission for an engine release
@@ -25,6 +25,9 @@
 --                  speed with (speed_efficiency, 254) and their one-line evidence
 --   speed_estimated  the bandwidth efficiency is the hardware entry's stated figure (speed_efficiency level
 --                  'stated'): nothing measured on this device, its architecture or its other engines
+--   weights_published  a checkpoint of this weight precision exists (report_weights.published, kvreg/sql/031:
+--                  a listed checkpoint or the model's own dtype); FALSE: sized on derived weights, which the
+--                  summary and the per-model tables mark
 --   rank_in_model  ranked_plans' rank (engine-admitted options first, $/hour on one rate basis, unpriced
 --                  options ranked apart on devices); rank_list names the list
 WITH pick AS (SELECT item_kind, item_id, item_value, item_idx FROM report_items WHERE report_id = $report),
@@ -40,7 +43,7 @@ SELECT p.model_id, coalesce(m.name, p.model_id) AS model_name, p.hardware_id,
        p.binding_constraint, p.tpot_at_batch_s, p.prefill_floor_s, p.max_context_tokens,
        CASE WHEN c.naive_max_seqs > 0 THEN ceil(w.users / c.naive_max_seqs)::BIGINT * p.tp END AS naive_devices,
        rt.usd_per_hour AS price_usd_per_hour, rt.price_provider, rt.price_date,
-       pm.item_idx AS model_idx, ph.item_idx AS hardware_idx, pw.item_idx AS weights_idx,
+       pm.item_idx AS model_idx, ph.item_idx AS hardware_idx, pw.weights_idx AS weights_idx, pw.published AS weights_published,
        pk.item_idx AS kv_idx, pt.item_idx AS tp_idx, pe.item_idx AS engine_idx,
        p.feasible, p.reason, p.binding_constraint = 'admission' AS engine_limited,
        CASE WHEN p.feasible THEN least(p.max_seqs_per_replica, p.rate_max_batch) END AS planned_seqs,
@@ -60,7 +63,8 @@ CROSS JOIN w
 JOIN pick pm ON pm.item_kind = 'model' AND pm.item_id = p.model_id
 JOIN pick ph ON ph.item_kind = 'hardware' AND ph.item_id = p.hardware_id
 JOIN pick pe ON pe.item_kind = 'engine' AND pe.item_id = p.engine_id
-JOIN pick pw ON pw.item_kind = 'weights_dtype' AND pw.item_id = p.weights_dtype
+JOIN report_weights pw ON pw.report_id = $report AND pw.model_id = p.model_id
+                      AND pw.weights_dtype = p.weights_dtype
 JOIN pick pk ON pk.item_kind = 'kv_dtype' AND pk.item_id = p.kv_dtype
 JOIN pick pt ON pt.item_kind = 'tp' AND pt.item_value = p.tp
 JOIN models m ON m.model_id = p.model_id

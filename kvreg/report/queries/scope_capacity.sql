@@ -9,7 +9,7 @@
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp × context_tokens.
 -- Inputs: capacity_at over the contexts axis (kvreg/sql/245_capacity_at.sql: the capacity view with the report's
 --   engine_settings as knob parameters, NULL = each release's default); parameters $models, $hardware,
---   $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]): the report's lists; $contexts (BIGINT[]);
+--   $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]), $weights_pairs (STRUCT(model_id, weights_dtype)[]: each model's own precisions, report_weights, kvreg/sql/031): the report's lists; $contexts (BIGINT[]);
 --   $gpu_memory_utilization, $max_num_seqs, $max_num_batched_tokens, $enforce_eager, $num_speculative_tokens, $block_size.
 -- Units: as capacity (bytes, sequences, tokens).
 -- Why: filtering with constant lists lets DuckDB push the filter into the view's scans; joining the
@@ -21,3 +21,4 @@ SELECT * FROM capacity_at($contexts,
                           only_models := $models, only_hardware := $hardware)
 WHERE list_contains($models, model_id) AND list_contains($hardware, hardware_id) AND list_contains($engines, engine_id)
   AND list_contains($weights_dtypes, weights_dtype) AND list_contains($kv_dtypes, kv_dtype) AND list_contains($tp, tp)
+  AND list_contains($weights_pairs, {'model_id': model_id, 'weights_dtype': weights_dtype})

@@ -23,7 +23,7 @@
 --   × max_num_batched_tokens (the report's setting; every setting of $batched_axis at $context_tokens).
 -- Inputs: engine_capacity_at (kvreg/sql/220_engine_capacity.sql: the lists also as its only_models, only_hardware,
 --   only_engines, so its first scans are cut, not only its result); tables max_model_lens, contexts; parameters
---   $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]), $context_tokens (the
+--   $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]), $weights_pairs (STRUCT(model_id, weights_dtype)[]: the precisions each model is sized at, report_weights, kvreg/sql/031), $context_tokens (the
 --   workload's), $batched_axis (BIGINT[] constant, or NULL), and the knobs $gpu_memory_utilization, $max_num_seqs,
 --   $max_num_batched_tokens, $enforce_eager, $num_speculative_tokens, $block_size.
 -- Units: as engine_capacity (sequences, tokens, bytes); at_report_setting BOOLEAN.
@@ -40,4 +40,5 @@ FROM (SELECT *, CASE WHEN $max_num_batched_tokens IS NULL THEN default_batched
                                  only_models := $models, only_hardware := $hardware, only_engines := $engines))
 WHERE list_contains($models, model_id) AND list_contains($hardware, hardware_id) AND list_contains($engines, engine_id)
   AND list_contains($weights_dtypes, weights_dtype) AND list_contains($kv_dtypes, kv_dtype) AND list_contains($tp, tp)
+  AND list_contains($weights_pairs, {'model_id': model_id, 'weights_dtype': weights_dtype})
   AND (at_report_setting OR ($batched_axis IS NOT NULL AND max_model_len = $context_tokens))

@@ -3,7 +3,8 @@
 -- (kvreg/sql/280_ranked_plans.sql over 275_plans.sql), so the report and the CLI give the same rows.
 -- Grain: one row per listed model × hardware × engine × weights_dtype × kv_dtype × tp.
 -- Inputs: ranked_plans macro; parameters $users, $context_tokens, $tpot_s, $ttft_s (the report's workload),
---   $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]); the report's cost basis
+--   $models, $hardware, $engines, $weights_dtypes, $kv_dtypes (VARCHAR[]), $tp (BIGINT[]), $weights_pairs
+--   (the per-model precisions, report_weights, kvreg/sql/031); the report's cost basis
 --   $cost_basis, $tco_years, $tco_usd_per_kwh, $tco_pue (ranked_plans prices on it); the workload's
 --   $input_tokens, $output_tokens, $shared_prefix_tokens, $parallel_samples (NULL = not given); $users NULL and
 --   $request_rate_per_s (req/s) when the workload gives a rate: plans then applies Little's law itself
@@ -21,4 +22,5 @@ SELECT * FROM ranked_plans($users, $context_tokens, $tpot_s, ttft_s := $ttft_s, 
                            block_size := $block_size,
                            input_tokens := $input_tokens, output_tokens := $output_tokens,
                            shared_prefix_tokens := $shared_prefix_tokens, parallel_samples := $parallel_samples,
-                           request_rate_per_s := $request_rate_per_s, efficiency_basis := $efficiency_basis)
+                           request_rate_per_s := $request_rate_per_s, efficiency_basis := $efficiency_basis,
+                           weights_pairs := $weights_pairs)

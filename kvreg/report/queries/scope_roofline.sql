@@ -6,7 +6,7 @@
 --   report's engine_settings as knob parameters, NULL = each release's default, and its pool side cut to the
 --   report's models and hardware; the view over the whole registry's contexts axis cost 1.3 s CPU of the Q4 2026
 --   report); parameters $context_tokens (BIGINT), $models, $hardware, $engines, $weights_dtypes, $kv_dtypes
---   (VARCHAR[]), $tp (BIGINT[]); $gpu_memory_utilization, $max_num_seqs, $max_num_batched_tokens,
+--   (VARCHAR[]), $tp (BIGINT[]), $weights_pairs (STRUCT(model_id, weights_dtype)[]: the precisions each model is sized at, report_weights, kvreg/sql/031); $gpu_memory_utilization, $max_num_seqs, $max_num_batched_tokens,
 --   $enforce_eager, $num_speculative_tokens, $block_size.
 -- Units: as roofline (tokens per second).
 SELECT * FROM roofline_at([$context_tokens],
@@ -16,3 +16,4 @@ SELECT * FROM roofline_at([$context_tokens],
                           only_models := $models, only_hardware := $hardware)
 WHERE list_contains($models, model_id) AND list_contains($hardware, hardware_id) AND list_contains($engines, engine_id)
   AND list_contains($weights_dtypes, weights_dtype) AND list_contains($kv_dtypes, kv_dtype) AND list_contains($tp, tp)
+  AND list_contains($weights_pairs, {'model_id': model_id, 'weights_dtype': weights_dtype})

@@ -33,8 +33,8 @@ cited AS (
     WHERE NOT (p.kind = 'hardware' AND p.field LIKE 'peak_flops.%'
                AND p.field NOT IN (SELECT 'peak_flops.' || hp.compute_dtype
                                    FROM hardware_peaks hp
-                                   JOIN report_items w ON w.report_id = $report AND w.item_kind = 'weights_dtype'
-                                    AND w.item_id = hp.weights_dtype
+                                   JOIN (SELECT DISTINCT weights_dtype FROM report_weights
+                                         WHERE report_id = $report) w ON w.weights_dtype = hp.weights_dtype
                                    WHERE hp.hardware_id = p.entry_id))
     GROUP BY ALL
 )
