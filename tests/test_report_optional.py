@@ -152,28 +152,33 @@ def test_recommendation_comes_from_plans(full):
     n = -(-200 // min(43, rate))
     assert plan == (43, rate, n, n, pytest.approx(n * 2.99), "tpot" if rate < 43 else "capacity")
     # The report plans on the engine's number (seed rule 3): the recommendation is the cheapest option vLLM admits —
-    # on one B300 with bf16 weights and fp8 KV, 150,662 blocks; a request of 32Ki is charged 3,909 blocks at start-up
+    # on one B300 with fp8 weights and fp8 KV, 174,313 blocks; a request of 32Ki is charged 3,909 blocks at start-up
     # (1,024 full + 5 sliding groups × 577) but holds 1,349 while it decodes (5 × 65 window blocks), only one prefill
-    # chunk in flight: (150,662 − 3,909 + 1,349) ÷ 1,349 = 109.8 → 109 sequences per replica → ⌈200 ÷ 109⌉ = 2 devices
-    # (until the scheduler's freeing of the blocks behind the window was modelled: 133 per TP-8 A100 replica, 16 A100s).
-    (admitted, blocks, per_request, running) = con.execute(
-        "SELECT admitted_seqs, num_blocks, blocks_per_request, running_blocks_per_request FROM engine_capacity"
-        " WHERE model_id = 'gemma-4-31b' AND hardware_id = 'b300' AND engine_id = ? AND weights_dtype = 'bf16'"
-        " AND kv_dtype = 'fp8' AND tp = 1 AND max_model_len = 32768 AND default_batched", [ENGINE]).fetchone()
-    assert (blocks, per_request, running) == (150662, 1024 + 5 * 577, 1024 + 5 * 65)
-    assert admitted == (150662 - 3909 + 1349) // 1349 == 109
-    assert (g.hardware_id, g.engine_id, g.tp, g.planned_seqs, g.devices, g.binding) == (
-        "b300", ENGINE, 1, admitted, -(-200 // admitted), "KV memory at engine admission")
+    # chunk in flight: (174,313 − 3,909 + 1,349) ÷ 1,349 = 127.3 → 127 sequences per replica → ⌈200 ÷ 127⌉ = 2 devices.
+    # bf16 weights need the same 2 B300s (150,662 blocks: 109 admitted) at the same $14.80: of equal cost and devices
+    # the more headroom ranks first (ranked_plans, issue 12).  (Until the scheduler's freeing of the blocks behind
+    # the window was modelled: 140 per TP-8 A100 replica, 16 A100s.)
+    rows = {w: r for w, *r in con.execute(
+        "SELECT weights_dtype, admitted_seqs, num_blocks, blocks_per_request, running_blocks_per_request"
+        " FROM engine_capacity WHERE model_id = 'gemma-4-31b' AND hardware_id = 'b300' AND engine_id = ?"
+        " AND kv_dtype = 'fp8' AND tp = 1 AND max_model_len = 32768 AND default_batched"
+        " AND weights_dtype IN ('fp8', 'bf16')", [ENGINE]).fetchall()}
+    assert rows["fp8"] == [(174313 - 3909 + 1349) // 1349, 174313, 1024 + 5 * 577, 1024 + 5 * 65] == [127, 174313,
+                                                                                                     3909, 1349]
+    assert rows["bf16"][0] == (150662 - 3909 + 1349) // 1349 == 109
+    admitted = rows["fp8"][0]
+    assert (g.hardware_id, g.engine_id, g.weights_dtype, g.tp, g.planned_seqs, g.devices, g.binding) == (
+        "b300", ENGINE, "fp8", 1, admitted, -(-200 // admitted), "KV memory at engine admission")
     # 2 B300 × $7.40 (Hyperstack on-demand, the lowest listed quote) = $14.80 per hour
     assert g.usd_per_hour == pytest.approx(g.devices * 7.40) == pytest.approx(14.80)
     assert "sized by the plans view for memory and speed together" in html
     summary = html[html.index('id="summary"'):html.index('class="model"')]
     assert (f"<strong>Gemma 4 31B:</strong> b300, {g.devices} replicas × TP 1 = {g.devices} devices"
-            f" (bf16 weights / fp8 KV, {ENGINE})") in summary
+            f" (fp8 weights / fp8 KV, {ENGINE})") in summary
     assert (f"The {g.devices} devices hold {g.devices * admitted} sequences at 32Ki, the memory limit:"
             f" {g.devices} replicas × {admitted} that the engine admits") in summary
-    # the binding constraint is the engine's admission
-    assert f"Binding: KV memory at engine admission. It allows {admitted} sequences per replica." in summary
+    # the binding constraint is the engine's admission, with the margin to the next limit
+    assert f"Binding: KV memory at engine admission. It allows {admitted} sequences per replica; the next limit" in summary
     # plans.max_context_tokens is capped at Gemma 4's native 262,144 tokens in the text
     assert ("One sequence alone fits and meets the TPOT target on the recommended configuration up to 262,144 tokens"
             " of context (the model's native context") in summary
