@@ -28,7 +28,7 @@ def pools(con, engine="vllm-0.22-0.26", model="llama-3.1-8b", hw="h100-sxm-80gb"
 
 def test_estimate_against_the_logged_estimates(con):
     rows = con.execute("SELECT observation_id, e2e_cuda_graph_estimate_bytes, logged_cuda_graph_estimated_bytes,"
-                       " cuda_graph_estimate_error_bytes FROM calibration"
+                       " cuda_graph_estimate_error_bytes, engine_id FROM calibration"
                        " WHERE logged_cuda_graph_estimated_bytes IS NOT NULL").fetchall()
     # the per-layer constants are measured on the 18 H100 logs: the accuracy claim is theirs (other GPUs below)
     h100 = [r for r in rows if r[0].startswith("v0.19-h100-")]
@@ -37,9 +37,10 @@ def test_estimate_against_the_logged_estimates(con):
     flat = [abs(0.8 * GIB - r[2]) / GIB for r in h100]
     assert statistics.median(err) <= 0.15 and max(err) <= 0.45, (statistics.median(err), max(err))
     assert statistics.median(err) < statistics.median(flat) and max(err) < max(flat) / 2
+    # the release's summary row counts its own observations (club-3090#1087, a 0.2x log, is another release's)
     s = one(con, "SELECT * FROM calibration_summary WHERE engine_id = 'vllm-0.17-0.19'")
-    every = [abs(r[3]) / GIB for r in rows]
-    assert s["cuda_graph_estimate_checked"] == len(rows)
+    every = [abs(r[3]) / GIB for r in rows if r[4] == "vllm-0.17-0.19"]
+    assert s["cuda_graph_estimate_checked"] == len(every) == len(rows) - 1
     assert s["cuda_graph_estimate_median_abs_error_bytes"] / GIB == pytest.approx(statistics.median(every))
     assert s["cuda_graph_estimate_worst_abs_error_bytes"] / GIB == pytest.approx(max(every))
 

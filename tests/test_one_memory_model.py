@@ -74,13 +74,16 @@ def test_the_issue_case_plans_on_the_engine_reserve_and_admission(con):
     assert f["rate_max_batch"] == int((0.05 * 3.35e12 * eff_fp - f["weights_bytes"]) // (32768 * 32 * 8 * 256))
 
 
-def test_gemma4_on_h200_at_256k_plans_on_the_one_sequence_the_engine_admits(con):
+def test_gemma4_on_h200_at_256k_plans_on_the_sequences_the_engine_admits(con):
+    # 26,797 blocks; the start-up figure charges a 256Ki request 13,637 (1.97 logged), a decoding one holds 8,517
+    # (the sliding groups' window only): (26,797 − 13,637 + 8,517) ÷ 8,517 = 2.5 → 2, first principles 6
     p = one(con, "SELECT * FROM plans(20, 262144, 0.1) WHERE model_id='gemma-4-31b' AND hardware_id='h200'"
                  " AND engine_id='vllm-0.33' AND weights_dtype='bf16' AND kv_dtype='bf16' AND tp=1")
     e = one(con, "SELECT admitted_seqs, first_principles_seqs FROM engine_capacity WHERE model_id='gemma-4-31b'"
                  " AND hardware_id='h200' AND engine_id='vllm-0.33' AND weights_dtype='bf16' AND kv_dtype='bf16'"
                  " AND tp=1 AND max_model_len=262144 AND default_batched")
-    assert p["max_seqs_per_replica"] == e["admitted_seqs"] == 1 and e["first_principles_seqs"] > 1
+    assert e["admitted_seqs"] == (26797 - 13637 + 8517) // 8517 == 2
+    assert p["max_seqs_per_replica"] == e["admitted_seqs"] == 2 and e["first_principles_seqs"] > 2
     assert p["first_principles_seqs"] == e["first_principles_seqs"]
 
 
@@ -237,7 +240,7 @@ def test_report_summary_and_plan_json_agree_row_by_row(tmp_path):
     hardware = ["h100-sxm-80gb", "a100-sxm-80gb", "h200", "b200"]
     doc = {"id": "agree", "title": "Plan and report agree", "period": "test", "models": ["llama-3.1-8b"],
            "hardware": hardware, "engines": ["vllm-0.33"], "weights_dtypes": ["fp8"], "kv_dtypes": ["fp8"],
-           "tp": [1, 2, 4, 8, 16], "contexts": ["32Ki"],
+           "tp": [1, 2, 4, 8, 16], "contexts": ["32Ki"], "own_checkpoints": False,   # fp8 only, as the plan
            "workload": {"users": 200, "context": "32Ki", "tpot_ms": 50}}
     (project / "reports" / "agree.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     registry = load_registry(project)
@@ -262,11 +265,11 @@ def test_report_summary_and_plan_json_agree_row_by_row(tmp_path):
     # measurements, H200 0.366 and B200 0.382 from vLLM's) cost = replicas × TP × lowest quote:
     #   A100 80GB TP 1: 31 fit, the TPOT allows 26 → ⌈200 / 26⌉ = 8 replicas = 8 × $1.60 (Hyperstack, 2026-08-26,
     #                   the lowest of its five quotes) = $12.80/h; TP 2 (4 × 2), 4 (2 × 4) and 8 (1 × 8) tie at 8
-    #                   devices, and the tie goes to the smallest TP
+    #                   devices, and the tie goes to the most headroom (ranked_plans, issue 12): TP 4
     #   H100 TP 1:      30 admitted, the TPOT allows 42 → 7 replicas × $2.99 = $20.93/h (the admission binds)
     #   H200 TP 1:      the TPOT allows 37 → 6 × $3.99 = $23.94/h;   B200 TP 1: 64 → 4 × $6.00 = $24.00/h
     # so the A100 at TP 1 is the cheapest.
-    assert (rec.hardware_id, rec.tp, rec.devices, rec.binding) == ("a100-sxm-80gb", 1, 8, "decode speed (TPOT)")
+    assert (rec.hardware_id, rec.tp, rec.devices, rec.binding) == ("a100-sxm-80gb", 4, 8, "decode speed (TPOT)")
     assert rec.usd_per_hour == pytest.approx(8 * 1.60)
 
 
@@ -294,7 +297,7 @@ def test_report_engine_settings_size_the_report_like_plan_options(tmp_path):
     doc = {"id": "knobs", "title": "Engine settings", "period": "test", "models": ["llama-3.1-8b"],
            "hardware": ["h100-sxm-80gb"], "engines": ["vllm-0.33"], "weights_dtypes": ["fp8"], "kv_dtypes": ["fp8"],
            "tp": [1, 2], "contexts": ["32Ki"], "workload": {"users": 200, "context": "32Ki", "tpot_ms": 50},
-           "engine_settings": {"max_num_seqs": 16, "gpu_memory_utilization": 0.8}}
+           "own_checkpoints": False, "engine_settings": {"max_num_seqs": 16, "gpu_memory_utilization": 0.8}}
     (project / "reports" / "knobs.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     registry = load_registry(project)
     con = duckdb.connect(":memory:")
@@ -331,7 +334,7 @@ def test_report_chart_picks_its_tp_from_the_pool_at_the_reports_engine_settings(
     doc = {"id": "lowutil", "title": "Low utilization", "period": "test", "models": ["llama-3.3-70b"],
            "hardware": ["h100-sxm-80gb"], "engines": ["vllm-0.33"], "weights_dtypes": ["fp8"], "kv_dtypes": ["fp8"],
            "tp": [1, 2], "contexts": ["8Ki", "32Ki"], "workload": {"users": 20, "context": "32Ki", "tpot_ms": 50},
-           "engine_settings": {"gpu_memory_utilization": 0.6}}
+           "own_checkpoints": False, "engine_settings": {"gpu_memory_utilization": 0.6}}
     (project / "reports" / "lowutil.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     registry = load_registry(project)
     con = duckdb.connect(":memory:")

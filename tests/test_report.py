@@ -80,31 +80,27 @@ def test_summary_plans_on_the_engine_number(example):
     html = (example[1] / "example.html").read_text()
     summary = html[html.index('id="summary"'):html.index('class="model"')]
     # The example lists vLLM 0.22-0.26 beside first principles, so the recommendation is sized with what
-    # that release admits (the hybrid seed's rule 3: plan on the engine's number).  Gemma 4 31B, bf16
-    # weights + fp8 KV on A100 80GB at TP 8: engine_capacity admits 132 sequences of 32Ki per replica
-    # (398,554 blocks ÷ 3,013 per request, with 7.49 GiB of weights per rank — the generic bf16 checkpoint by
-    # the per-tensor rule: vocab padded and split, 0.25 GiB of rotary caches on every rank — and a 4.51 GiB
-    # reserve: non-torch 2.43 over NVLink at TP 8,
-    # cuBLAS 0.06, sampler 256 × 262,144 × 14 B + buffers 1.02, CUDA graphs 0.99 — 51 PIECEWISE + 35 FULL graphs
-    # of 60 layers, no FA3 split buffers on the A100; 204_engine_reserve.sql)
-    # (fewer than first principles and the TPOT allow) → ⌈200 / 132⌉ = 2 replicas × 8 = 16 devices ×
-    # $1.60 (Hyperstack on-demand 2026-08-26, the lowest of five listed quotes) = $25.60 per hour, × 730 hours =
-    # $18,688.00 a month (the decision line); the naive formula buys 48.  The table's $/M output tokens is the
-    # hour's price over the hour's output: $25.60 ÷ (8,886 tok/s × 3,600 s) × 10^6 = $0.80 (the output at the A100's
-    # fitted 0.682, decode-only and prompt steps costed apart in its TensorRT-LLM rows' ceilings, speed10; 8,213
-    # tok/s, $0.87, at 0.630 before; 8,238 tok/s, $0.86, at 0.632; 6,059.9, $1.17, at 0.47).
-    # That bf16 option is the model's second: its fp8 checkpoint (31 GB, listed) needs the same 16 A100s at the same
-    # $25.60, and vLLM admits 140 per replica there; of equal cost and devices the more headroom ranks first
-    # (ranked_plans, issue 12): 140 ÷ 100 before 132 ÷ 100.  $/M at fp8: the same hour over 9,953 tok/s = $0.71.
+    # that release admits (the hybrid seed's rule 3: plan on the engine's number).  Gemma 4 31B, fp8 weights + fp8
+    # KV on one B300: engine_capacity admits 127 sequences of 32Ki per replica — 174,313 blocks; the start-up figure
+    # charges a request 3,909 (1,024 full + 5 sliding groups × 577: W − 1 + T = 1,023 + 8,192 tokens), but the
+    # scheduler frees the blocks behind the 1,024-token window, so a decoding request holds 1,024 + 5 × 65 = 1,349 and
+    # only the one in prefill the 3,909: (174,313 − 3,909 + 1,349) ÷ 1,349 = 127.3 (tests/test_report_optional.py) —
+    # → ⌈200 / 127⌉ = 2 devices × $7.40 (Hyperstack, the lowest listed quote) = $14.80 per hour, × 730 hours =
+    # $10,804.00 a month (the decision line); the naive formula buys 14.  The table's $/M output tokens is the
+    # hour's price over the hour's output: $14.80 ÷ (5,173.5 tok/s × 3,600 s) × 10^6 = $0.79.
+    # The model's second option is bf16 weights on the same 2 B300s at the same $14.80 (150,662 blocks: 109 admitted);
+    # of equal cost and devices the more headroom ranks first (ranked_plans, issue 12): 127 ÷ 100 before 109 ÷ 100.
+    # (Before the window-bounded admission: 16 A100s at TP 8, 140 admitted, $25.60 per hour.)
+    assert round(14.80 / (5173.5 * 3600) * 1e6, 2) == 0.79
     options = model_section(html, "gemma-4-31b")
     second = [r for r in re.findall(r"<tr[^>]*>.*?</tr>", options, re.S)
-              if all(c in r for c in (">a100-sxm-80gb<", ">vllm-0.22-0.26<", ">bf16 / fp8<", ">8<", ">132<"))]
-    assert second and ">16<" in second[0] and ">$25.60<" in second[0]
-    row = row_of(summary, "Gemma 4 31B", "a100-sxm-80gb")
-    for cell in (">fp8 / fp8<", ">8<", ">140<", "<strong>16</strong>", ">$25.60<", ">$18,688<",
-                 ">$0.71<", ">9,953<", "engine admission", ">48<"):
+              if all(c in r for c in (">b300<", ">vllm-0.22-0.26<", ">bf16 / fp8<", ">1<", ">109<"))]
+    assert second and ">2<" in second[0] and ">$14.80<" in second[0]
+    row = row_of(summary, "Gemma 4 31B", "b300")
+    for cell in (">fp8 / fp8<", ">1<", ">127<", "<strong>2</strong>", ">$14.80<", ">$10,804<",
+                 ">$0.79<", ">5,174<", "engine admission", ">14<"):
         assert cell in row, cell
-    assert "$18,688.00 per month" in summary
+    assert "$10,804.00 per month" in summary
     # every recommendation is under the one release, so the table drops its Engine column and the paragraph names it
     assert 'Every recommendation runs under <span class="id">vllm-0.22-0.26</span>.' in summary
     assert "<th>Engine</th>" not in summary

@@ -74,10 +74,11 @@ def test_the_price_change_and_the_flip_with_its_reason(section):
     _, sec = section
     flips = [_text(li) for li in re.findall(r'<li class="flip">(.*?)</li>', sec, re.S)]
     assert len(flips) == 1
-    # Both picks are 8 devices (MI300X: 2 replicas × TP 4 at the fitted MI300X × vLLM efficiency since the kernel
-    # classes; it was 1 × TP 8 at 0.23): 8 × $1.50 = $12.00 before, 8 × $1.40 = $11.20 on the MI325X after the cut
-    assert flips[0].startswith("Llama 4 Scout 17B-16E Instruct: 8 × mi300x (TP 4, fp8 / fp8, vllm-0.33)"
-                               " → 8 × mi325x (TP 4, fp8 / fp8, vllm-0.33).")
+    # Both picks are 8 devices, 8 × $1.50 = $12.00 before, 8 × $1.40 = $11.20 on the MI325X after the cut; of the
+    # equal-cost 8-device options (2 × TP 4 or 1 × TP 8) the more headroom ranks first (ranked_plans, issue 12):
+    # 1 × TP 8, one replica holding every user
+    assert flips[0].startswith("Llama 4 Scout 17B-16E Instruct: 8 × mi300x (TP 8, fp8 / fp8, vllm-0.33)"
+                               " → 8 × mi325x (TP 8, fp8 / fp8, vllm-0.33).")
     # the reason is the diff's key-level change, with where it is written
     assert re.search(r"Because hardware mi325x: price\.rental\.0\.usd_per_hour(\.value)? 1\.95 → 1\.4"
                      r" \(hardware/mi325x\.yaml:\d+\)\.", flips[0]), flips[0]
@@ -91,7 +92,7 @@ def test_the_summary_is_the_new_recommendation(section):
     page, _ = section
     summary = page[page.index('<section id="summary">'):]
     # "R replicas × TP t = G devices", the words of `kvreg plan`'s Best line
-    assert "<strong>Llama 4 Scout 17B-16E Instruct:</strong> mi325x, 2 replicas × TP 4 = 8 devices (fp8" in summary
+    assert "<strong>Llama 4 Scout 17B-16E Instruct:</strong> mi325x, 1 replica × TP 8 = 8 devices (" in summary
 
 
 def test_a_stamp_with_dirty_names_the_same_commit(project):

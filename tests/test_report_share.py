@@ -180,7 +180,9 @@ def test_served_levers_are_the_registrys(shared):
     unshare_capacity(con)
     want = con.execute("SELECT * FROM plan_levers('report_plans')").fetchall()
     assert [tuple(r) for r in got] == want
-    assert any(r.batched_alternatives for r in got)   # an engine recommendation whose count moves with the setting
+    # every recommendation's levers come back (the batched-tokens lever itself: tests/test_report_levers.py; no
+    # recommendation of the example moves with the setting since its Gemma 4 admission is window-bounded)
+    assert got and any(r.lines for r in got)
 
 
 @pytest.mark.parametrize("call", [

@@ -27,7 +27,7 @@ listed AS (
 candidates AS (
     SELECT m.report_id, m.model_id, w.weights_dtype, l.item_idx, w.published
     FROM models_of m
-    JOIN report_workloads r ON r.report_id = m.report_id
+    LEFT JOIN report_workloads r ON r.report_id = m.report_id   -- a report without a workload row: the default
     JOIN models mo ON mo.model_id = m.model_id
     JOIN model_weights w ON w.model_id = m.model_id
     LEFT JOIN listed l ON l.report_id = m.report_id AND l.weights_dtype = w.weights_dtype

@@ -1,7 +1,8 @@
 -- engine_request_fits, engine_starts, engine_admitted_seqs, engine_running_requests, engine_max_num_seqs,
 -- engine_running_concurrency: scalar macros, whether one
 -- request of max_model_len fits the pool, whether a release starts, how many sequences it then admits, and SGLang's
--- default cap on running requests; shared by engine_capacity (220) and engine_capacity_for_memory (221).
+-- default cap on running requests, and the requests a release keeps running; shared by engine_capacity (220) and
+-- engine_capacity_for_memory (221).
 -- Units: blocks, tokens, sequences.
 -- Inputs: num_blocks, blocks_per_request, null_block_in_fit_check, long_request; concurrency, max_num_seqs.
 -- Source (engine_accounting.md §3, §4; the releases' accounting.long_request and running_requests_rule):
@@ -12,9 +13,9 @@
 --                         max_total_num_tokens ≤ 0 (model_runner.py) and caps max_req_len to the pool (tp_worker.py);
 --                         TensorRT-LLM reduces the attention window and max_seq_len to the pool (resource_manager.py
 --                         _validate_and_adjust_attention_windows)
---   engine_admitted_seqs  floor(concurrency) capped by max_num_seqs, 0 unless a request of max_model_len is served;
---                         concurrency is engine_running_concurrency (below)
---                         (a release that caps the request length serves none of that length)
+--   engine_admitted_seqs  floor(concurrency) capped by max_num_seqs, 0 unless a request of max_model_len is served
+--                         (a release that caps the request length serves none of that length); 220 passes
+--                         engine_running_concurrency (below) as the concurrency
 --   engine_running_requests  SGLang's max_running_requests with no --max-running-requests:
 --                         min(T // divisor, min(max(floor(T ÷ L × per_context), min_requests), max_requests)),
 --                         T the logged pool (max_total_num_tokens), L = context_len (tp_worker.py, model_runner.py

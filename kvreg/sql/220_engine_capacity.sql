@@ -56,8 +56,8 @@
 --                           available ÷ seq_bytes(L) × L (windows at min(L, W), state per sequence)
 --   first_principles_seqs   floor(available ÷ seq_bytes(L))
 --   first_principles_ratio  first_principles_tokens ÷ logged_kv_tokens (NULL when the engine logs 0)
---   max_num_seqs            the cap on running sequences: the knob; else the release's running_requests_rule on the
---                           logged pool where it has one (SGLang: min(T // 2, clamp(⌊T ÷ L × 512⌋, 2048, 4096))),
+--   max_num_seqs            the cap on running sequences: the knob; else the release's running_requests_rule on its
+--                           pool in tokens (num_blocks × block size) where it has one (SGLang: min(T // 2, clamp(⌊T ÷ L × 512⌋, 2048, 4096))),
 --                           else its max_num_seqs default
 --   gpu_memory_utilization, max_num_batched_tokens, enforce_eager, num_speculative_tokens:
 --                           the settings used; max_num_seqs_is_default, util_is_default, default_batched
